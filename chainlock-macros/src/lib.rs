@@ -1,0 +1,1 @@
+//! Procedural macros of [chainlock](https://docs.rs/chainlock). Use them through `chainlock`.

@@ -1,0 +1,1 @@
+//! Hand-over-hand chain locking (to be written).

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The test command of the README: everything CI checks, with its own set-up, on a fresh
+# machine. Run from anywhere: `bash scripts/test.sh`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots)"
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+if ! command -v cargo-expand >/dev/null 2>&1; then
+  cargo install cargo-expand --locked --quiet
+fi
+
+step "format"
+cargo fmt --all --check
+
+step "clippy (all targets, all features, warnings are errors)"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+step "docs (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
+
+step "tests: unit, integration, trybuild, macrotest, doc tests (all features)"
+cargo test --workspace --all-features
+
+step "benchmarks run once as tests"
+cargo test --benches --all-features
+
+step "loom models (RUSTFLAGS=--cfg loom)"
+RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
+  cargo test -p chainlock --lib --release --target-dir target/loom -- loom_

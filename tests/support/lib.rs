@@ -1,0 +1,1 @@
+//! Shared helpers of chainlock's integration tests, examples and benchmarks (not published).
