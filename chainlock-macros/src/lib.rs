@@ -1,1 +1,19 @@
-//! Procedural macros of [chainlock](https://docs.rs/chainlock). Use them through `chainlock`.
+//! Procedural macros of [chainlock](https://docs.rs/chainlock). Depend on `chainlock` and
+//! use them from there: the generated code calls `chainlock`'s runtime.
+//!
+//! Each entry point only hands its tokens to the module of its macro; errors become
+//! compile errors here, in one place.
+
+mod chain_locker;
+
+use proc_macro::TokenStream;
+
+/// Generates a typed hand-over-hand locker for a chain of levels.
+///
+/// The full documentation, with examples, is on the re-export `chainlock::chain_locker`.
+#[proc_macro]
+pub fn chain_locker(input: TokenStream) -> TokenStream {
+    chain_locker::chain_locker(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}

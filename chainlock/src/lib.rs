@@ -1,6 +1,4 @@
 //! chainlock: typed building blocks for locking structured data correctly and fast.
-//!
-//! (Crate documentation is written in `README.md` and `chain`; see the modules below.)
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod chain;
@@ -13,5 +11,7 @@ pub mod striped;
 #[doc(hidden)]
 pub mod __private;
 
+pub use chain::{ChainNode, Exit};
+pub use chainlock_macros::chain_locker;
 pub use lock_api;
 pub use parking_lot;

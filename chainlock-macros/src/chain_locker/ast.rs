@@ -1,0 +1,144 @@
+//! The syntax tree of a `chain_locker!` invocation, keeping the user's tokens for spans.
+//!
+//! ```text
+//! chain_locker!(A, shared B, C)                      // an expression: a locker value
+//! chain_locker! {                                    // items: one or more named lockers
+//!     /// docs
+//!     pub struct ClassLocker(shared Registry, shared Lecture, Class);
+//! }
+//! ```
+
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{Attribute, Ident, Token, Type, Visibility, parenthesized};
+
+/// A whole invocation.
+pub(crate) enum Input {
+    /// `chain_locker!(A, B, C)`: evaluates to a value of an unnameable locker type.
+    Anonymous(Chain),
+    /// `chain_locker!(pub struct Name(A, B, C); ...)`: defines named locker types.
+    Named(Vec<NamedLocker>),
+}
+
+/// `#[attrs] vis struct Name(levels);`
+pub(crate) struct NamedLocker {
+    pub(crate) attrs: Vec<Attribute>,
+    pub(crate) vis: Visibility,
+    pub(crate) ident: Ident,
+    pub(crate) chain: Chain,
+}
+
+/// The levels, root first. `span_source` is what an error about the whole list points at.
+pub(crate) struct Chain {
+    pub(crate) levels: Vec<Level>,
+    pub(crate) delimiter_span: proc_macro2::Span,
+}
+
+/// One level: modifiers as written (validated later, so that every mistake is reported
+/// at once) and the level's data type.
+pub(crate) struct Level {
+    pub(crate) modifiers: Vec<Ident>,
+    pub(crate) ty: Type,
+}
+
+impl Parse for Input {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        if starts_named_form(input) {
+            let mut lockers = Vec::new();
+            while !input.is_empty() {
+                lockers.push(input.parse()?);
+            }
+            Ok(Input::Named(lockers))
+        } else {
+            let levels = parse_levels(input)?;
+            Ok(Input::Anonymous(Chain {
+                levels,
+                delimiter_span: input.span(),
+            }))
+        }
+    }
+}
+
+/// The named form starts with an attribute, a visibility or `struct`.
+fn starts_named_form(input: ParseStream<'_>) -> bool {
+    input.peek(Token![#]) || input.peek(Token![pub]) || input.peek(Token![struct])
+}
+
+impl Parse for NamedLocker {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        input.parse::<Token![struct]>().map_err(|err| {
+            syn::Error::new(
+                err.span(),
+                "expected `struct`: a named locker is written `pub struct Name(A, B, C);`",
+            )
+        })?;
+        let ident: Ident = input.parse()?;
+        if input.peek(Token![<]) {
+            return Err(input.error(
+                "a chain locker takes no generic parameters: its levels are concrete types",
+            ));
+        }
+        if !input.peek(syn::token::Paren) {
+            return Err(input.error(format!(
+                "expected the levels in parentheses: `struct {ident}(A, B, C);`"
+            )));
+        }
+        let content;
+        let paren = parenthesized!(content in input);
+        let levels = parse_levels(&content)?;
+        if !input.is_empty() {
+            input
+                .parse::<Token![;]>()
+                .map_err(|err| syn::Error::new(err.span(), "expected `;` after a named locker"))?;
+        }
+        Ok(NamedLocker {
+            attrs,
+            vis,
+            ident,
+            chain: Chain {
+                levels,
+                delimiter_span: paren.span.join(),
+            },
+        })
+    }
+}
+
+/// `level, level, ...` with an optional trailing comma.
+fn parse_levels(input: ParseStream<'_>) -> syn::Result<Vec<Level>> {
+    let levels = Punctuated::<Level, Token![,]>::parse_terminated(input)?;
+    Ok(levels.into_iter().collect())
+}
+
+impl Parse for Level {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        if input.is_empty() || input.peek(Token![,]) {
+            return Err(input.error("expected a level type"));
+        }
+        let mut modifiers = Vec::new();
+        // An identifier is a modifier when what follows it cannot continue a type path.
+        while input.peek(Ident) && !continues_path(input) {
+            modifiers.push(input.parse()?);
+        }
+        let ty = input.parse().map_err(|err| {
+            let found = input.cursor().token_tree().map(|(tt, _)| tt.to_string());
+            match found {
+                Some(found) => syn::Error::new(
+                    err.span(),
+                    format!("expected a level type, found `{found}`"),
+                ),
+                None => syn::Error::new(err.span(), "expected a level type after the modifiers"),
+            }
+        })?;
+        Ok(Level { modifiers, ty })
+    }
+}
+
+/// After an identifier: is the next token one that keeps it part of a type
+/// (`,`/end: the type is that identifier; `::`, `<`: a longer path)?
+fn continues_path(input: ParseStream<'_>) -> bool {
+    let ahead = input.fork();
+    let _: Ident = ahead.parse().expect("peeked an identifier");
+    ahead.is_empty() || ahead.peek(Token![,]) || ahead.peek(Token![::]) || ahead.peek(Token![<])
+}

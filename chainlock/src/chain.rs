@@ -1,1 +1,0 @@
-//! Hand-over-hand chain locking (to be written).

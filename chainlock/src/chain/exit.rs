@@ -1,0 +1,66 @@
+//! Why a descent stopped before the leaf.
+
+/// Why a chain locker stopped before reaching (or finishing at) the leaf.
+///
+/// Levels are numbered from the root (level 0). Stage `i` runs on level `i` and finds the
+/// lock of level `i + 1`. Whatever the variant, every lock the descent took has been
+/// released by the time the caller sees it.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::{chain_locker, Exit};
+/// use chainlock::parking_lot::Mutex;
+/// use std::sync::Arc;
+///
+/// struct Dir { child: Option<Arc<Mutex<File>>> }
+/// struct File { size: u64 }
+///
+/// let root = Arc::new(Mutex::new(Dir { child: None }));
+/// let outcome = chain_locker!(Dir, File).run(&root, |dir| dir.child.clone(), |file| file.size);
+/// assert_eq!(outcome, Err(Exit::Absent { stage: 0 }));
+/// assert!(root.try_lock().is_some(), "nothing stays locked after an early exit");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum Exit {
+    /// Stage `stage` found no next lock (its closure returned `None`, or the key is missing).
+    #[error("the chain ended early: stage {stage} found no next lock")]
+    Absent {
+        /// The stage (= the level it ran on) that returned `None`.
+        stage: usize,
+    },
+    /// Level `level` was reached but is closed: it behaves as absent for new descents
+    /// (see [`ChainNode::is_closed`](crate::ChainNode::is_closed)).
+    #[error("the chain ended early: level {level} is closed")]
+    Closed {
+        /// The level whose node is closed.
+        level: usize,
+    },
+    /// The deadline passed while waiting for the lock of level `level`.
+    #[error("the deadline passed while waiting for the lock of level {level}")]
+    TimedOut {
+        /// The level whose lock could not be taken in time.
+        level: usize,
+    },
+}
+
+impl Exit {
+    /// The level at which the descent stopped: the level the absent lock would have been
+    /// (`stage + 1`), the closed level, or the level whose lock timed out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::Exit;
+    /// assert_eq!(Exit::Absent { stage: 1 }.level(), 2);
+    /// assert_eq!(Exit::TimedOut { level: 0 }.level(), 0);
+    /// ```
+    #[must_use]
+    pub const fn level(&self) -> usize {
+        match *self {
+            Exit::Absent { stage } => stage + 1,
+            Exit::Closed { level } | Exit::TimedOut { level } => level,
+        }
+    }
+}

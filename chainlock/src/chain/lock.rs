@@ -1,0 +1,254 @@
+//! The lock families a chain level can be: what "lock this level through its `Arc` and keep
+//! an owned guard" means for each lock type.
+//!
+//! Implemented for every [`lock_api`] lock (so for parking_lot's `Mutex`, `FairMutex` and
+//! `RwLock`, and for any user `RawMutex`/`RawRwLock`), and with the `tokio` feature for
+//! `tokio::sync::{Mutex, RwLock}`. Implement them for your own lock type to use it in a chain.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A lock whose holder has exclusive access, taken through an `Arc` so that the guard owns
+/// the lock handle and can outlive the guard of the parent it was found in.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an exclusive level of a chain",
+    label = "not a lock with owned guards",
+    note = "a level is an `Arc<L>` where `L` is a `lock_api`/parking_lot `Mutex`, `FairMutex` or `RwLock`; tokio's locks need the `*_async` methods"
+)]
+pub trait ExclusiveLock {
+    /// The data the lock protects.
+    type Target: ?Sized;
+    /// The owned guard: holds the lock (and a clone of the `Arc`) until dropped.
+    type Guard: DerefMut<Target = Self::Target>;
+
+    /// Blocks until the lock is held exclusively.
+    fn lock_exclusive(this: &Arc<Self>) -> Self::Guard;
+
+    /// Takes the lock exclusively if that needs no waiting.
+    fn try_lock_exclusive(this: &Arc<Self>) -> Option<Self::Guard>;
+}
+
+/// An [`ExclusiveLock`] that can give up waiting at a deadline (lock_api's `RawMutexTimed`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be locked with a deadline",
+    label = "its raw lock has no timed acquisition",
+    note = "deadline methods (`*_until`) need a raw lock implementing `lock_api::RawMutexTimed` or `RawRwLockTimed`, as parking_lot's locks do"
+)]
+pub trait TimedExclusiveLock: ExclusiveLock {
+    /// Waits for the lock until `deadline`; `None` if the deadline passed first.
+    fn try_lock_exclusive_until(this: &Arc<Self>, deadline: Instant) -> Option<Self::Guard>;
+}
+
+/// A lock that many holders may hold at once for reading (an `RwLock`'s read side).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no shared mode",
+    label = "a `shared` level needs a lock with a read mode",
+    note = "use an `RwLock` for this level, or make the level exclusive (drop the `shared` modifier)"
+)]
+pub trait SharedLock {
+    /// The data the lock protects.
+    type Target: ?Sized;
+    /// The owned read guard.
+    type Guard: Deref<Target = Self::Target>;
+
+    /// Blocks until the lock is held in shared mode.
+    fn lock_shared(this: &Arc<Self>) -> Self::Guard;
+
+    /// Takes the lock in shared mode if that needs no waiting.
+    fn try_lock_shared(this: &Arc<Self>) -> Option<Self::Guard>;
+}
+
+/// A [`SharedLock`] that can give up waiting at a deadline.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be read-locked with a deadline",
+    label = "its raw lock has no timed acquisition",
+    note = "deadline methods (`*_until`) need a raw lock implementing `lock_api::RawRwLockTimed`, as parking_lot's `RwLock` does"
+)]
+pub trait TimedSharedLock: SharedLock {
+    /// Waits for the shared lock until `deadline`; `None` if the deadline passed first.
+    fn try_lock_shared_until(this: &Arc<Self>, deadline: Instant) -> Option<Self::Guard>;
+}
+
+impl<R: lock_api::RawMutex, T: ?Sized> ExclusiveLock for lock_api::Mutex<R, T> {
+    type Target = T;
+    type Guard = lock_api::ArcMutexGuard<R, T>;
+
+    #[inline]
+    fn lock_exclusive(this: &Arc<Self>) -> Self::Guard {
+        this.lock_arc()
+    }
+
+    #[inline]
+    fn try_lock_exclusive(this: &Arc<Self>) -> Option<Self::Guard> {
+        this.try_lock_arc()
+    }
+}
+
+impl<R, T> TimedExclusiveLock for lock_api::Mutex<R, T>
+where
+    R: lock_api::RawMutexTimed<Instant = Instant>,
+    T: ?Sized,
+{
+    #[inline]
+    fn try_lock_exclusive_until(this: &Arc<Self>, deadline: Instant) -> Option<Self::Guard> {
+        this.try_lock_arc_until(deadline)
+    }
+}
+
+impl<R: lock_api::RawRwLock, T: ?Sized> ExclusiveLock for lock_api::RwLock<R, T> {
+    type Target = T;
+    type Guard = lock_api::ArcRwLockWriteGuard<R, T>;
+
+    #[inline]
+    fn lock_exclusive(this: &Arc<Self>) -> Self::Guard {
+        this.write_arc()
+    }
+
+    #[inline]
+    fn try_lock_exclusive(this: &Arc<Self>) -> Option<Self::Guard> {
+        this.try_write_arc()
+    }
+}
+
+impl<R, T> TimedExclusiveLock for lock_api::RwLock<R, T>
+where
+    R: lock_api::RawRwLockTimed<Instant = Instant>,
+    T: ?Sized,
+{
+    #[inline]
+    fn try_lock_exclusive_until(this: &Arc<Self>, deadline: Instant) -> Option<Self::Guard> {
+        this.try_write_arc_until(deadline)
+    }
+}
+
+impl<R: lock_api::RawRwLock, T: ?Sized> SharedLock for lock_api::RwLock<R, T> {
+    type Target = T;
+    type Guard = lock_api::ArcRwLockReadGuard<R, T>;
+
+    #[inline]
+    fn lock_shared(this: &Arc<Self>) -> Self::Guard {
+        this.read_arc()
+    }
+
+    #[inline]
+    fn try_lock_shared(this: &Arc<Self>) -> Option<Self::Guard> {
+        this.try_read_arc()
+    }
+}
+
+impl<R, T> TimedSharedLock for lock_api::RwLock<R, T>
+where
+    R: lock_api::RawRwLockTimed<Instant = Instant>,
+    T: ?Sized,
+{
+    #[inline]
+    fn try_lock_shared_until(this: &Arc<Self>, deadline: Instant) -> Option<Self::Guard> {
+        this.try_read_arc_until(deadline)
+    }
+}
+
+/// An exclusive lock acquired asynchronously through an owned `Arc` (tokio's `lock_owned`).
+///
+/// The returned futures are `Send` so that a generated `*_async` method can run inside
+/// `tokio::spawn`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an exclusive level of an async chain",
+    label = "not an async lock with owned guards",
+    note = "the `*_async` methods need `tokio::sync::Mutex` or `tokio::sync::RwLock` levels (feature `tokio`)"
+)]
+pub trait AsyncExclusiveLock {
+    /// The data the lock protects.
+    type Target: ?Sized;
+    /// The owned guard.
+    type Guard: DerefMut<Target = Self::Target>;
+
+    /// Waits until the lock is held exclusively.
+    fn lock_exclusive_async(this: Arc<Self>) -> impl Future<Output = Self::Guard> + Send;
+
+    /// Waits for the lock until `deadline`; `None` if the deadline passed first.
+    fn lock_exclusive_async_until(
+        this: Arc<Self>,
+        deadline: Instant,
+    ) -> impl Future<Output = Option<Self::Guard>> + Send;
+}
+
+/// A lock acquired asynchronously in shared mode through an owned `Arc` (tokio's `read_owned`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no async shared mode",
+    label = "a `shared` level of an async chain needs `tokio::sync::RwLock`",
+    note = "use `tokio::sync::RwLock` for this level, or make the level exclusive"
+)]
+pub trait AsyncSharedLock {
+    /// The data the lock protects.
+    type Target: ?Sized;
+    /// The owned read guard.
+    type Guard: Deref<Target = Self::Target>;
+
+    /// Waits until the lock is held in shared mode.
+    fn lock_shared_async(this: Arc<Self>) -> impl Future<Output = Self::Guard> + Send;
+
+    /// Waits for the shared lock until `deadline`; `None` if the deadline passed first.
+    fn lock_shared_async_until(
+        this: Arc<Self>,
+        deadline: Instant,
+    ) -> impl Future<Output = Option<Self::Guard>> + Send;
+}
+
+#[cfg(feature = "tokio")]
+mod tokio_impls {
+    use super::{AsyncExclusiveLock, AsyncSharedLock, Instant};
+    use std::sync::Arc;
+    use tokio::sync::{
+        Mutex, OwnedMutexGuard, OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock,
+    };
+    use tokio::time::timeout_at;
+
+    impl<T: ?Sized + Send> AsyncExclusiveLock for Mutex<T> {
+        type Target = T;
+        type Guard = OwnedMutexGuard<T>;
+
+        fn lock_exclusive_async(this: Arc<Self>) -> impl Future<Output = Self::Guard> + Send {
+            this.lock_owned()
+        }
+
+        async fn lock_exclusive_async_until(
+            this: Arc<Self>,
+            deadline: Instant,
+        ) -> Option<Self::Guard> {
+            timeout_at(deadline.into(), this.lock_owned()).await.ok()
+        }
+    }
+
+    impl<T: ?Sized + Send + Sync> AsyncExclusiveLock for RwLock<T> {
+        type Target = T;
+        type Guard = OwnedRwLockWriteGuard<T>;
+
+        fn lock_exclusive_async(this: Arc<Self>) -> impl Future<Output = Self::Guard> + Send {
+            this.write_owned()
+        }
+
+        async fn lock_exclusive_async_until(
+            this: Arc<Self>,
+            deadline: Instant,
+        ) -> Option<Self::Guard> {
+            timeout_at(deadline.into(), this.write_owned()).await.ok()
+        }
+    }
+
+    impl<T: ?Sized + Send + Sync> AsyncSharedLock for RwLock<T> {
+        type Target = T;
+        type Guard = OwnedRwLockReadGuard<T>;
+
+        fn lock_shared_async(this: Arc<Self>) -> impl Future<Output = Self::Guard> + Send {
+            this.read_owned()
+        }
+
+        async fn lock_shared_async_until(
+            this: Arc<Self>,
+            deadline: Instant,
+        ) -> Option<Self::Guard> {
+            timeout_at(deadline.into(), this.read_owned()).await.ok()
+        }
+    }
+}
