@@ -1,1 +1,3 @@
 //! Shared helpers of chainlock's integration tests, examples and benchmarks (not published).
+
+pub mod logged;
