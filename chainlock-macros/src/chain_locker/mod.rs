@@ -2,6 +2,7 @@
 
 mod ast;
 mod expand;
+mod fallback;
 mod validate;
 
 use proc_macro2::TokenStream;
@@ -9,6 +10,8 @@ use proc_macro2::TokenStream;
 /// Parses, validates and expands one `chain_locker!` invocation.
 pub(crate) fn chain_locker(input: TokenStream) -> syn::Result<TokenStream> {
     let input: ast::Input = syn::parse2(input)?;
-    validate::validate(&input)?;
-    Ok(expand::expand(&input))
+    Ok(match validate::validate(&input) {
+        Ok(()) => expand::expand(&input),
+        Err(errors) => fallback::fallback(&input, &errors),
+    })
 }

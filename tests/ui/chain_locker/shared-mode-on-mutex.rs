@@ -1,0 +1,16 @@
+use chainlock::chain_locker;
+use chainlock::parking_lot::Mutex;
+use std::sync::Arc;
+
+struct Registry {
+    lecture: Arc<Mutex<Lecture>>,
+}
+struct Lecture;
+
+chain_locker!(struct LectureLocker(shared Registry, Lecture););
+
+fn main() {
+    let lecture = Arc::new(Mutex::new(Lecture));
+    let root = Arc::new(Mutex::new(Registry { lecture }));
+    let _ = LectureLocker.descend(&root, |registry| Some(registry.lecture.clone()));
+}

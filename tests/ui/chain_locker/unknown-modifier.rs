@@ -1,0 +1,8 @@
+use chainlock::chain_locker;
+
+struct Registry;
+struct Lecture;
+
+fn main() {
+    let _locker = chain_locker!(sharde Registry, Lecture);
+}
