@@ -23,8 +23,12 @@ chain_locker!(
 
 fn registry() -> Arc<RwLock<Registry>> {
     let class = Arc::new(Mutex::new(Class { students: vec![] }));
-    let lecture = Arc::new(RwLock::new(Lecture { classes: vec![class] }));
-    Arc::new(RwLock::new(Registry { lectures: HashMap::from([(1, lecture)]) }))
+    let lecture = Arc::new(RwLock::new(Lecture {
+        classes: vec![class],
+    }));
+    Arc::new(RwLock::new(Registry {
+        lectures: HashMap::from([(1, lecture)]),
+    }))
 }
 
 fn lecture(id: u32) -> impl FnOnce(&Registry) -> Option<Arc<RwLock<Lecture>>> {
@@ -44,7 +48,10 @@ async fn descents_run_on_spawned_tasks() {
             // `tokio::spawn` proves the future is `Send`: owned tokio guards may be held
             // across `.await`.
             tokio::spawn(async move {
-                let mut class = ClassLocker.descend_async(&root, lecture(1), first_class).await.unwrap();
+                let mut class = ClassLocker
+                    .descend_async(&root, lecture(1), first_class)
+                    .await
+                    .unwrap();
                 tokio::task::yield_now().await;
                 class.students.push(student);
             })
@@ -53,9 +60,16 @@ async fn descents_run_on_spawned_tasks() {
     for task in tasks {
         task.await.unwrap();
     }
-    let count = ClassLocker.run_async(&root, lecture(1), first_class, |class| class.students.len()).await;
+    let count = ClassLocker
+        .run_async(&root, lecture(1), first_class, |class| class.students.len())
+        .await;
     assert_eq!(count, Ok(32));
-    assert_eq!(ClassLocker.run_async(&root, lecture(9), first_class, |c| c.students.len()).await, Err(Exit::Absent { stage: 0 }));
+    assert_eq!(
+        ClassLocker
+            .run_async(&root, lecture(9), first_class, |c| c.students.len())
+            .await,
+        Err(Exit::Absent { stage: 0 })
+    );
 }
 
 #[tokio::test]
@@ -64,13 +78,24 @@ async fn async_deadline_names_the_level() {
     let class = root.read().await.lectures[&1].read().await.classes[0].clone();
     let held = class.lock_owned().await;
     let deadline = Instant::now() + Duration::from_millis(20);
-    let outcome = ClassLocker.run_async_until(&root, deadline, lecture(1), first_class, |c| c.students.len()).await;
+    let outcome = ClassLocker
+        .run_async_until(&root, deadline, lecture(1), first_class, |c| {
+            c.students.len()
+        })
+        .await;
     assert_eq!(outcome, Err(Exit::TimedOut { level: 2 }));
     // The levels above were released when the descent gave up.
     assert!(root.try_write().is_ok());
     drop(held);
     let deadline = Instant::now() + Duration::from_secs(5);
-    assert_eq!(ClassLocker.run_async_until(&root, deadline, lecture(1), first_class, |c| c.students.len()).await, Ok(0));
+    assert_eq!(
+        ClassLocker
+            .run_async_until(&root, deadline, lecture(1), first_class, |c| c
+                .students
+                .len())
+            .await,
+        Ok(0)
+    );
 }
 
 #[tokio::test]

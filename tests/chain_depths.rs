@@ -98,7 +98,6 @@ macro_rules! depth_test {
     };
 }
 
-
 depth_test!(depth_1: Node);
 depth_test!(depth_2: Node Node);
 depth_test!(depth_3: Node Node Node);

@@ -39,7 +39,9 @@ fn registry() -> Arc<RwLock<Registry>> {
             classes: vec![Arc::new(FairMutex::new(Class { students: vec![] }))],
         }))
     };
-    Arc::new(RwLock::new(Registry { lectures: BTreeMap::from([(1, lecture(false)), (2, lecture(true))]) }))
+    Arc::new(RwLock::new(Registry {
+        lectures: BTreeMap::from([(1, lecture(false)), (2, lecture(true))]),
+    }))
 }
 
 fn lecture(id: u32) -> impl FnOnce(&Registry) -> Option<Arc<RwLock<Lecture>>> {
@@ -68,10 +70,22 @@ fn shared_levels_admit_other_readers_and_exclusive_levels_do_not() {
     assert_eq!(students, Ok(1));
     // ... an exclusive one is not: the descent waits and its deadline passes at level 0.
     let deadline = Instant::now() + Duration::from_millis(20);
-    let outcome = Exclusive.run_until(&root, deadline, |r| r.lectures.get(&1).cloned(), |l| l.classes.first().cloned(), |c| c.students.len());
+    let outcome = Exclusive.run_until(
+        &root,
+        deadline,
+        |r| r.lectures.get(&1).cloned(),
+        |l| l.classes.first().cloned(),
+        |c| c.students.len(),
+    );
     assert_eq!(outcome, Err(Exit::TimedOut { level: 0 }));
     drop(reader);
-    let outcome = Exclusive.run_until(&root, Instant::now() + Duration::from_secs(5), |r| r.lectures.get(&1).cloned(), |l| l.classes.first().cloned(), |c| c.students.len());
+    let outcome = Exclusive.run_until(
+        &root,
+        Instant::now() + Duration::from_secs(5),
+        |r| r.lectures.get(&1).cloned(),
+        |l| l.classes.first().cloned(),
+        |c| c.students.len(),
+    );
     assert_eq!(outcome, Ok(1));
 }
 
@@ -89,7 +103,9 @@ fn deadline_names_the_level_and_releases_the_levels_above() {
     held_rx.recv().unwrap();
 
     let deadline = Instant::now() + Duration::from_millis(30);
-    let outcome = Crab.descend_until(&root, deadline, lecture(1), first_class).map(|_| ());
+    let outcome = Crab
+        .descend_until(&root, deadline, lecture(1), first_class)
+        .map(|_| ());
     assert_eq!(outcome, Err(Exit::TimedOut { level: 2 }));
     assert!(Instant::now() >= deadline, "gave up before the deadline");
     // Levels 0 and 1 were released when the descent gave up, while level 2 is still held.
@@ -98,19 +114,36 @@ fn deadline_names_the_level_and_releases_the_levels_above() {
 
     release_tx.send(()).unwrap();
     holder.join().unwrap();
-    assert!(Crab.descend_until(&root, Instant::now() + Duration::from_secs(5), lecture(1), first_class).is_ok());
+    assert!(
+        Crab.descend_until(
+            &root,
+            Instant::now() + Duration::from_secs(5),
+            lecture(1),
+            first_class
+        )
+        .is_ok()
+    );
 }
 
 #[test]
 fn closed_level_behaves_as_absent_and_threads_inside_finish() {
     let root = registry();
-    assert_eq!(Crab.run(&root, lecture(2), first_class, |c| c.students.len()), Err(Exit::Closed { level: 1 }));
-    assert_eq!(Crab.run(&root, lecture(3), first_class, |c| c.students.len()), Err(Exit::Absent { stage: 0 }));
+    assert_eq!(
+        Crab.run(&root, lecture(2), first_class, |c| c.students.len()),
+        Err(Exit::Closed { level: 1 })
+    );
+    assert_eq!(
+        Crab.run(&root, lecture(3), first_class, |c| c.students.len()),
+        Err(Exit::Absent { stage: 0 })
+    );
 
     // A thread already at the leaf finishes its work after the lecture is closed.
     let inside = Crab.descend(&root, lecture(1), first_class).unwrap();
     root.read().lectures[&1].write().cancelled = true;
-    assert_eq!(Crab.run(&root, lecture(1), first_class, |c| c.students.len()), Err(Exit::Closed { level: 1 }));
+    assert_eq!(
+        Crab.run(&root, lecture(1), first_class, |c| c.students.len()),
+        Err(Exit::Closed { level: 1 })
+    );
     drop(inside);
     assert!(root.try_write().is_some());
 }
@@ -127,7 +160,12 @@ fn parent_stays_locked_until_the_child_is_locked() {
         let (root, started) = (root.clone(), started.clone());
         thread::spawn(move || {
             started.wait();
-            Exclusive.run(&root, |r| r.lectures.get(&1).cloned(), |l| l.classes.first().cloned(), |c| c.students.len())
+            Exclusive.run(
+                &root,
+                |r| r.lectures.get(&1).cloned(),
+                |l| l.classes.first().cloned(),
+                |c| c.students.len(),
+            )
         })
     };
     started.wait();
@@ -138,7 +176,10 @@ fn parent_stays_locked_until_the_child_is_locked() {
         thread::yield_now();
     }
     thread::sleep(Duration::from_millis(20));
-    assert!(root.try_read().is_none(), "the parent was released before the child was locked");
+    assert!(
+        root.try_read().is_none(),
+        "the parent was released before the child was locked"
+    );
     drop(writer);
     assert_eq!(descent.join().unwrap(), Ok(0));
     assert!(root.try_write().is_some());
@@ -149,10 +190,17 @@ fn plain_mutex_levels() {
     struct Dir {
         files: Vec<Arc<Mutex<u64>>>,
     }
-    let root = Arc::new(Mutex::new(Dir { files: vec![Arc::new(Mutex::new(3))] }));
+    let root = Arc::new(Mutex::new(Dir {
+        files: vec![Arc::new(Mutex::new(3))],
+    }));
     let locker = chain_locker!(Dir, u64);
-    let mut size = locker.descend(&root, |dir| dir.files.first().cloned()).unwrap();
+    let mut size = locker
+        .descend(&root, |dir| dir.files.first().cloned())
+        .unwrap();
     *size += 1;
     drop(size);
-    assert_eq!(locker.run(&root, |dir| dir.files.first().cloned(), |size| *size), Ok(4));
+    assert_eq!(
+        locker.run(&root, |dir| dir.files.first().cloned(), |size| *size),
+        Ok(4)
+    );
 }

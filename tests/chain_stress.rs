@@ -41,14 +41,22 @@ chain_locker! {
 }
 
 fn new_class() -> Arc<Mutex<Class>> {
-    Arc::new(Mutex::new(Class { occupied: AtomicBool::new(false), count: 0 }))
+    Arc::new(Mutex::new(Class {
+        occupied: AtomicBool::new(false),
+        count: 0,
+    }))
 }
 
 #[test]
 fn random_paths_keep_the_invariants() {
     let root = Arc::new(RwLock::new(Registry {
         lectures: (0..LECTURES)
-            .map(|_| Arc::new(RwLock::new(Lecture { closed: false, classes: vec![new_class()] })))
+            .map(|_| {
+                Arc::new(RwLock::new(Lecture {
+                    closed: false,
+                    classes: vec![new_class()],
+                }))
+            })
             .collect(),
     }));
     let increments = Arc::new(AtomicU64::new(0));
@@ -68,7 +76,10 @@ fn random_paths_keep_the_invariants() {
                                 |r| r.lectures.get(lecture).cloned(),
                                 |l| l.classes.get(pick % l.classes.len()).cloned(),
                                 |class| {
-                                    assert!(!class.occupied.swap(true, Ordering::SeqCst), "two threads in one class");
+                                    assert!(
+                                        !class.occupied.swap(true, Ordering::SeqCst),
+                                        "two threads in one class"
+                                    );
                                     let count = class.count;
                                     thread::yield_now();
                                     class.count = count + 1;
@@ -84,11 +95,15 @@ fn random_paths_keep_the_invariants() {
                             }
                         }
                         90..=95 => {
-                            let added = ToLecture.run(&root, |r| r.lectures.get(lecture).cloned(), |l| {
-                                if l.classes.len() < 4 {
-                                    l.classes.push(new_class());
-                                }
-                            });
+                            let added = ToLecture.run(
+                                &root,
+                                |r| r.lectures.get(lecture).cloned(),
+                                |l| {
+                                    if l.classes.len() < 4 {
+                                        l.classes.push(new_class());
+                                    }
+                                },
+                            );
                             assert!(matches!(added, Ok(()) | Err(Exit::Closed { level: 1 })));
                         }
                         _ => {
@@ -113,6 +128,10 @@ fn random_paths_keep_the_invariants() {
         .flat_map(|lecture| lecture.read().classes.clone())
         .map(|class| class.lock().count)
         .sum();
-    assert_eq!(total, increments.load(Ordering::Relaxed), "an update was lost or invented");
+    assert_eq!(
+        total,
+        increments.load(Ordering::Relaxed),
+        "an update was lost or invented"
+    );
     assert!(total > 0);
 }

@@ -1,0 +1,493 @@
+use chainlock::chain_locker;
+struct Registry;
+struct Lecture;
+struct Class;
+/// Registry → lecture → class, exclusive at every level.
+pub struct ClassLocker;
+#[automatically_derived]
+#[doc(hidden)]
+unsafe impl ::core::clone::TrivialClone for ClassLocker {}
+#[automatically_derived]
+impl ::core::clone::Clone for ClassLocker {
+    #[inline]
+    fn clone(&self) -> ClassLocker {
+        *self
+    }
+}
+#[automatically_derived]
+impl ::core::marker::Copy for ClassLocker {}
+#[automatically_derived]
+impl ::core::fmt::Debug for ClassLocker {
+    #[inline]
+    fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+        ::core::fmt::Formatter::write_str(f, "ClassLocker")
+    }
+}
+#[automatically_derived]
+impl ::core::default::Default for ClassLocker {
+    #[inline]
+    fn default() -> ClassLocker {
+        ClassLocker {}
+    }
+}
+const _: () = {
+    use ::chainlock::__private as __chainlock;
+    #[allow(unused_imports)]
+    use __chainlock::{ProbeNode as _, ProbeOther as _};
+    #[allow(
+        clippy::too_many_arguments,
+        clippy::type_complexity,
+        clippy::needless_pass_by_value
+    )]
+    impl ClassLocker {
+        /// The number of levels of this chain, root included.
+        pub const DEPTH: usize = 3usize;
+        /**Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard, with only the leaf still locked.
+
+Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acquired before level `i` is released. `None` ends the descent with [`Exit::Absent`]; a closed level ([`ChainNode`]) with [`Exit::Closed`]. Every lock taken is released before an `Err` is returned, and on panic.
+
+[`Exit::Absent`]: ::chainlock::Exit::Absent
+[`Exit::Closed`]: ::chainlock::Exit::Closed
+[`Exit::TimedOut`]: ::chainlock::Exit::TimedOut
+[`ChainNode`]: ::chainlock::ChainNode*/
+        #[inline]
+        pub fn descend<__L0, __L1, __L2, __S0, __S1>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            stage0: __S0,
+            stage1: __S1,
+        ) -> __chainlock::Result<
+            <__L2 as __chainlock::ExclusiveLock>::Guard,
+            __chainlock::Exit,
+        >
+        where
+            __L0: __chainlock::ExclusiveLock<Target = Registry> + ?::core::marker::Sized,
+            __L1: __chainlock::ExclusiveLock<Target = Lecture> + ?::core::marker::Sized,
+            __L2: __chainlock::ExclusiveLock<Target = Class> + ?::core::marker::Sized,
+            __S0: __chainlock::FnOnce(
+                &mut Registry,
+            ) -> __chainlock::Option<__chainlock::Arc<__L1>>,
+            __S1: __chainlock::FnOnce(
+                &mut Lecture,
+            ) -> __chainlock::Option<__chainlock::Arc<__L2>>,
+        {
+            let mut __guard0 = <__L0 as __chainlock::ExclusiveLock>::lock_exclusive(
+                root,
+            );
+            let __next = match stage0(&mut *__guard0) {
+                __chainlock::Some(next) => next,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::Absent {
+                        stage: 0usize,
+                    });
+                }
+            };
+            let mut __guard1 = <__L1 as __chainlock::ExclusiveLock>::lock_exclusive(
+                &__next,
+            );
+            ::core::mem::drop(__guard0);
+            if (&__chainlock::ClosedProbe(&*__guard1)).level_is_closed() {
+                return __chainlock::Err(__chainlock::Exit::Closed {
+                    level: 1usize,
+                });
+            }
+            let __next = match stage1(&mut *__guard1) {
+                __chainlock::Some(next) => next,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::Absent {
+                        stage: 1usize,
+                    });
+                }
+            };
+            let __guard2 = <__L2 as __chainlock::ExclusiveLock>::lock_exclusive(&__next);
+            ::core::mem::drop(__guard1);
+            if (&__chainlock::ClosedProbe(&*__guard2)).level_is_closed() {
+                return __chainlock::Err(__chainlock::Exit::Closed {
+                    level: 2usize,
+                });
+            }
+            __chainlock::Ok(__guard2)
+        }
+        ///Locks `Registry` → `Lecture` → `Class` hand over hand like [`descend`](Self::descend), runs `leaf` on the leaf and releases it: `Ok` with `leaf`'s value, or the [`Exit`](::chainlock::Exit) that ended the descent early.
+        #[inline]
+        pub fn run<__L0, __L1, __L2, __S0, __S1, __F, __R>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            stage0: __S0,
+            stage1: __S1,
+            leaf: __F,
+        ) -> __chainlock::Result<__R, __chainlock::Exit>
+        where
+            __L0: __chainlock::ExclusiveLock<Target = Registry> + ?::core::marker::Sized,
+            __L1: __chainlock::ExclusiveLock<Target = Lecture> + ?::core::marker::Sized,
+            __L2: __chainlock::ExclusiveLock<Target = Class> + ?::core::marker::Sized,
+            __S0: __chainlock::FnOnce(
+                &mut Registry,
+            ) -> __chainlock::Option<__chainlock::Arc<__L1>>,
+            __S1: __chainlock::FnOnce(
+                &mut Lecture,
+            ) -> __chainlock::Option<__chainlock::Arc<__L2>>,
+            __F: __chainlock::FnOnce(&mut Class) -> __R,
+        {
+            let mut __guard2 = self.descend(root, stage0, stage1)?;
+            __chainlock::Ok(leaf(&mut *__guard2))
+        }
+        /**Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard, with only the leaf still locked.
+
+Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acquired before level `i` is released. `None` ends the descent with [`Exit::Absent`]; a closed level ([`ChainNode`]) with [`Exit::Closed`]; a lock not taken by `deadline` with [`Exit::TimedOut`]. Every lock taken is released before an `Err` is returned, and on panic.
+
+[`Exit::Absent`]: ::chainlock::Exit::Absent
+[`Exit::Closed`]: ::chainlock::Exit::Closed
+[`Exit::TimedOut`]: ::chainlock::Exit::TimedOut
+[`ChainNode`]: ::chainlock::ChainNode*/
+        #[inline]
+        pub fn descend_until<__L0, __L1, __L2, __S0, __S1>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            deadline: __chainlock::Instant,
+            stage0: __S0,
+            stage1: __S1,
+        ) -> __chainlock::Result<
+            <__L2 as __chainlock::ExclusiveLock>::Guard,
+            __chainlock::Exit,
+        >
+        where
+            __L0: __chainlock::TimedExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::TimedExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::TimedExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __S0: __chainlock::FnOnce(
+                &mut Registry,
+            ) -> __chainlock::Option<__chainlock::Arc<__L1>>,
+            __S1: __chainlock::FnOnce(
+                &mut Lecture,
+            ) -> __chainlock::Option<__chainlock::Arc<__L2>>,
+        {
+            let mut __guard0 = match <__L0 as __chainlock::TimedExclusiveLock>::try_lock_exclusive_until(
+                root,
+                deadline,
+            ) {
+                __chainlock::Some(guard) => guard,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::TimedOut {
+                        level: 0usize,
+                    });
+                }
+            };
+            let __next = match stage0(&mut *__guard0) {
+                __chainlock::Some(next) => next,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::Absent {
+                        stage: 0usize,
+                    });
+                }
+            };
+            let mut __guard1 = match <__L1 as __chainlock::TimedExclusiveLock>::try_lock_exclusive_until(
+                &__next,
+                deadline,
+            ) {
+                __chainlock::Some(guard) => guard,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::TimedOut {
+                        level: 1usize,
+                    });
+                }
+            };
+            ::core::mem::drop(__guard0);
+            if (&__chainlock::ClosedProbe(&*__guard1)).level_is_closed() {
+                return __chainlock::Err(__chainlock::Exit::Closed {
+                    level: 1usize,
+                });
+            }
+            let __next = match stage1(&mut *__guard1) {
+                __chainlock::Some(next) => next,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::Absent {
+                        stage: 1usize,
+                    });
+                }
+            };
+            let __guard2 = match <__L2 as __chainlock::TimedExclusiveLock>::try_lock_exclusive_until(
+                &__next,
+                deadline,
+            ) {
+                __chainlock::Some(guard) => guard,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::TimedOut {
+                        level: 2usize,
+                    });
+                }
+            };
+            ::core::mem::drop(__guard1);
+            if (&__chainlock::ClosedProbe(&*__guard2)).level_is_closed() {
+                return __chainlock::Err(__chainlock::Exit::Closed {
+                    level: 2usize,
+                });
+            }
+            __chainlock::Ok(__guard2)
+        }
+        ///Locks `Registry` → `Lecture` → `Class` hand over hand like [`descend_until`](Self::descend_until), runs `leaf` on the leaf and releases it: `Ok` with `leaf`'s value, or the [`Exit`](::chainlock::Exit) that ended the descent early.
+        #[inline]
+        pub fn run_until<__L0, __L1, __L2, __S0, __S1, __F, __R>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            deadline: __chainlock::Instant,
+            stage0: __S0,
+            stage1: __S1,
+            leaf: __F,
+        ) -> __chainlock::Result<__R, __chainlock::Exit>
+        where
+            __L0: __chainlock::TimedExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::TimedExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::TimedExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __S0: __chainlock::FnOnce(
+                &mut Registry,
+            ) -> __chainlock::Option<__chainlock::Arc<__L1>>,
+            __S1: __chainlock::FnOnce(
+                &mut Lecture,
+            ) -> __chainlock::Option<__chainlock::Arc<__L2>>,
+            __F: __chainlock::FnOnce(&mut Class) -> __R,
+        {
+            let mut __guard2 = self.descend_until(root, deadline, stage0, stage1)?;
+            __chainlock::Ok(leaf(&mut *__guard2))
+        }
+        /**Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard, with only the leaf still locked.
+
+Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acquired before level `i` is released. `None` ends the descent with [`Exit::Absent`]; a closed level ([`ChainNode`]) with [`Exit::Closed`]. Every lock taken is released before an `Err` is returned, and on panic.
+
+[`Exit::Absent`]: ::chainlock::Exit::Absent
+[`Exit::Closed`]: ::chainlock::Exit::Closed
+[`Exit::TimedOut`]: ::chainlock::Exit::TimedOut
+[`ChainNode`]: ::chainlock::ChainNode*/
+        #[inline]
+        pub async fn descend_async<__L0, __L1, __L2, __S0, __S1>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            stage0: __S0,
+            stage1: __S1,
+        ) -> __chainlock::Result<
+            <__L2 as __chainlock::AsyncExclusiveLock>::Guard,
+            __chainlock::Exit,
+        >
+        where
+            __L0: __chainlock::AsyncExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::AsyncExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::AsyncExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __S0: __chainlock::FnOnce(
+                &mut Registry,
+            ) -> __chainlock::Option<__chainlock::Arc<__L1>>,
+            __S1: __chainlock::FnOnce(
+                &mut Lecture,
+            ) -> __chainlock::Option<__chainlock::Arc<__L2>>,
+        {
+            let mut __guard0 = <__L0 as __chainlock::AsyncExclusiveLock>::lock_exclusive_async(
+                    __chainlock::Arc::clone(root),
+                )
+                .await;
+            let __next = match stage0(&mut *__guard0) {
+                __chainlock::Some(next) => next,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::Absent {
+                        stage: 0usize,
+                    });
+                }
+            };
+            let mut __guard1 = <__L1 as __chainlock::AsyncExclusiveLock>::lock_exclusive_async(
+                    __next,
+                )
+                .await;
+            ::core::mem::drop(__guard0);
+            if (&__chainlock::ClosedProbe(&*__guard1)).level_is_closed() {
+                return __chainlock::Err(__chainlock::Exit::Closed {
+                    level: 1usize,
+                });
+            }
+            let __next = match stage1(&mut *__guard1) {
+                __chainlock::Some(next) => next,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::Absent {
+                        stage: 1usize,
+                    });
+                }
+            };
+            let __guard2 = <__L2 as __chainlock::AsyncExclusiveLock>::lock_exclusive_async(
+                    __next,
+                )
+                .await;
+            ::core::mem::drop(__guard1);
+            if (&__chainlock::ClosedProbe(&*__guard2)).level_is_closed() {
+                return __chainlock::Err(__chainlock::Exit::Closed {
+                    level: 2usize,
+                });
+            }
+            __chainlock::Ok(__guard2)
+        }
+        ///Locks `Registry` → `Lecture` → `Class` hand over hand like [`descend_async`](Self::descend_async), runs `leaf` on the leaf and releases it: `Ok` with `leaf`'s value, or the [`Exit`](::chainlock::Exit) that ended the descent early.
+        #[inline]
+        pub async fn run_async<__L0, __L1, __L2, __S0, __S1, __F, __R>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            stage0: __S0,
+            stage1: __S1,
+            leaf: __F,
+        ) -> __chainlock::Result<__R, __chainlock::Exit>
+        where
+            __L0: __chainlock::AsyncExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::AsyncExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::AsyncExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __S0: __chainlock::FnOnce(
+                &mut Registry,
+            ) -> __chainlock::Option<__chainlock::Arc<__L1>>,
+            __S1: __chainlock::FnOnce(
+                &mut Lecture,
+            ) -> __chainlock::Option<__chainlock::Arc<__L2>>,
+            __F: __chainlock::FnOnce(&mut Class) -> __R,
+        {
+            let mut __guard2 = self.descend_async(root, stage0, stage1).await?;
+            __chainlock::Ok(leaf(&mut *__guard2))
+        }
+        /**Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard, with only the leaf still locked.
+
+Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acquired before level `i` is released. `None` ends the descent with [`Exit::Absent`]; a closed level ([`ChainNode`]) with [`Exit::Closed`]; a lock not taken by `deadline` with [`Exit::TimedOut`]. Every lock taken is released before an `Err` is returned, and on panic.
+
+[`Exit::Absent`]: ::chainlock::Exit::Absent
+[`Exit::Closed`]: ::chainlock::Exit::Closed
+[`Exit::TimedOut`]: ::chainlock::Exit::TimedOut
+[`ChainNode`]: ::chainlock::ChainNode*/
+        #[inline]
+        pub async fn descend_async_until<__L0, __L1, __L2, __S0, __S1>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            deadline: __chainlock::Instant,
+            stage0: __S0,
+            stage1: __S1,
+        ) -> __chainlock::Result<
+            <__L2 as __chainlock::AsyncExclusiveLock>::Guard,
+            __chainlock::Exit,
+        >
+        where
+            __L0: __chainlock::AsyncExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::AsyncExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::AsyncExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __S0: __chainlock::FnOnce(
+                &mut Registry,
+            ) -> __chainlock::Option<__chainlock::Arc<__L1>>,
+            __S1: __chainlock::FnOnce(
+                &mut Lecture,
+            ) -> __chainlock::Option<__chainlock::Arc<__L2>>,
+        {
+            let mut __guard0 = match <__L0 as __chainlock::AsyncExclusiveLock>::lock_exclusive_async_until(
+                    __chainlock::Arc::clone(root),
+                    deadline,
+                )
+                .await
+            {
+                __chainlock::Some(guard) => guard,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::TimedOut {
+                        level: 0usize,
+                    });
+                }
+            };
+            let __next = match stage0(&mut *__guard0) {
+                __chainlock::Some(next) => next,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::Absent {
+                        stage: 0usize,
+                    });
+                }
+            };
+            let mut __guard1 = match <__L1 as __chainlock::AsyncExclusiveLock>::lock_exclusive_async_until(
+                    __next,
+                    deadline,
+                )
+                .await
+            {
+                __chainlock::Some(guard) => guard,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::TimedOut {
+                        level: 1usize,
+                    });
+                }
+            };
+            ::core::mem::drop(__guard0);
+            if (&__chainlock::ClosedProbe(&*__guard1)).level_is_closed() {
+                return __chainlock::Err(__chainlock::Exit::Closed {
+                    level: 1usize,
+                });
+            }
+            let __next = match stage1(&mut *__guard1) {
+                __chainlock::Some(next) => next,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::Absent {
+                        stage: 1usize,
+                    });
+                }
+            };
+            let __guard2 = match <__L2 as __chainlock::AsyncExclusiveLock>::lock_exclusive_async_until(
+                    __next,
+                    deadline,
+                )
+                .await
+            {
+                __chainlock::Some(guard) => guard,
+                __chainlock::None => {
+                    return __chainlock::Err(__chainlock::Exit::TimedOut {
+                        level: 2usize,
+                    });
+                }
+            };
+            ::core::mem::drop(__guard1);
+            if (&__chainlock::ClosedProbe(&*__guard2)).level_is_closed() {
+                return __chainlock::Err(__chainlock::Exit::Closed {
+                    level: 2usize,
+                });
+            }
+            __chainlock::Ok(__guard2)
+        }
+        ///Locks `Registry` → `Lecture` → `Class` hand over hand like [`descend_async_until`](Self::descend_async_until), runs `leaf` on the leaf and releases it: `Ok` with `leaf`'s value, or the [`Exit`](::chainlock::Exit) that ended the descent early.
+        #[inline]
+        pub async fn run_async_until<__L0, __L1, __L2, __S0, __S1, __F, __R>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            deadline: __chainlock::Instant,
+            stage0: __S0,
+            stage1: __S1,
+            leaf: __F,
+        ) -> __chainlock::Result<__R, __chainlock::Exit>
+        where
+            __L0: __chainlock::AsyncExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::AsyncExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::AsyncExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __S0: __chainlock::FnOnce(
+                &mut Registry,
+            ) -> __chainlock::Option<__chainlock::Arc<__L1>>,
+            __S1: __chainlock::FnOnce(
+                &mut Lecture,
+            ) -> __chainlock::Option<__chainlock::Arc<__L2>>,
+            __F: __chainlock::FnOnce(&mut Class) -> __R,
+        {
+            let mut __guard2 = self
+                .descend_async_until(root, deadline, stage0, stage1)
+                .await?;
+            __chainlock::Ok(leaf(&mut *__guard2))
+        }
+    }
+};
