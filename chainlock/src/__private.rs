@@ -2,9 +2,10 @@
 //! here may change in any release; the macros pin this crate's exact version.
 
 pub use crate::chain::{
-    AsyncExclusiveLock, AsyncSharedLock, ChainNode, ExclusiveLock, Exit, SharedLock,
-    TimedExclusiveLock, TimedSharedLock,
+    AsyncExclusiveLock, AsyncSharedLock, ChainNode, Children, ExclusiveLock, Exit, SharedLock,
+    TimedExclusiveLock, TimedSharedLock, lock_leaves, lock_leaves_until,
 };
+pub use std::vec::Vec;
 pub use core::ops::FnOnce;
 pub use core::option::Option::{self, None, Some};
 pub use core::result::Result::{self, Err, Ok};

@@ -46,11 +46,14 @@ fn locker(attrs: &[Attribute], vis: &TokenStream, ident: &Ident, chain: &Chain) 
         .collect();
     let depth = levels.len();
     let summary = summary(&levels);
+    let key_levels = share_repeated_steps(&levels);
     let methods = Flavor::ALL.iter().map(|flavor| {
         let descend = descend_method(vis, &levels, *flavor, &summary);
         let run = run_method(vis, &levels, *flavor, &summary);
-        quote! { #descend #run }
+        let keys = (levels.len() > 1).then(|| keys_methods(vis, &key_levels, *flavor, &summary));
+        quote! { #descend #run #keys }
     });
+    let lock_leaves = lock_leaves_methods(vis, &key_levels, &summary);
     quote! {
         #(#attrs)*
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
@@ -67,12 +70,14 @@ fn locker(attrs: &[Attribute], vis: &TokenStream, ident: &Ident, chain: &Chain) 
                 #vis const DEPTH: usize = #depth;
 
                 #(#methods)*
+                #lock_leaves
             }
         };
     }
 }
 
 /// What the generator needs to know of one level.
+#[derive(Clone)]
 struct LevelCode<'a> {
     index: usize,
     ty: &'a Type,
@@ -111,6 +116,41 @@ impl<'a> LevelCode<'a> {
             Mode::Shared => quote!(&*#guard),
         }
     }
+}
+
+/// For the key-path methods: a step between the same two types (`Node` → `Node`) always
+/// finds the same lock type through the same `Children` impl, so later repeats reuse the
+/// first one's lock parameter. Distinct parameters would make the `Children` bounds
+/// ambiguous (`<Node as Children<Node>>::Lock` equal to two unrelated parameters).
+fn share_repeated_steps<'a>(levels: &[LevelCode<'a>]) -> Vec<LevelCode<'a>> {
+    let mut shared = levels.to_vec();
+    let mut seen: Vec<(String, String, Ident)> = Vec::new();
+    for child in 1..levels.len() {
+        let parent_ty = levels[child - 1].ty.to_token_stream().to_string();
+        let child_ty = levels[child].ty.to_token_stream().to_string();
+        match seen.iter().find(|(parent, kid, _)| *parent == parent_ty && *kid == child_ty) {
+            Some((_, _, lock)) => shared[child].lock = lock.clone(),
+            None => seen.push((parent_ty, child_ty, levels[child].lock.clone())),
+        }
+    }
+    shared
+}
+
+/// The key type parameter of the step into `child`; a repeated step shares the first one's.
+fn key_type(levels: &[LevelCode<'_>], child: &LevelCode<'_>) -> Ident {
+    let first = levels.iter().position(|level| level.lock == child.lock).unwrap_or(child.index);
+    format_ident!("__K{}", first - 1)
+}
+
+/// Keeps the first of each repeated generic parameter (see [`share_repeated_steps`]).
+fn dedup_generics(generics: &mut Vec<TokenStream>) {
+    let mut seen = Vec::new();
+    generics.retain(|generic| {
+        let text = generic.to_string();
+        let first = !seen.contains(&text);
+        seen.push(text);
+        first
+    });
 }
 
 /// A way of waiting for each lock.
@@ -281,64 +321,77 @@ fn method_ident(base: &str, flavor: Flavor) -> Ident {
     Ident::new(&format!("{base}{}", flavor.suffix()), Span::call_site())
 }
 
-/// `descend*`: hand over hand to the leaf, returning its owned guard.
-fn descend_method(
-    vis: &TokenStream,
-    levels: &[LevelCode<'_>],
-    flavor: Flavor,
-    summary: &str,
-) -> TokenStream {
-    let name = method_ident("descend", flavor);
-    let Signature {
-        generics,
-        params,
-        bounds,
-        ..
-    } = signature(levels, flavor);
-    let leaf = levels.last().expect("validated: at least one level");
-    let (leaf_lock, leaf_trait) = (&leaf.lock, flavor.guard_trait(leaf.mode));
-    let asyncness = flavor.is_async().then(|| quote!(async));
+/// How a stage finds the next lock: the user's closure, or a key lookup through `Children`.
+#[derive(Clone, Copy)]
+enum Stages {
+    Closures,
+    Keys,
+}
 
-    let root = &levels[0];
-    let root_handle = if flavor.is_async() {
-        quote!(__chainlock::Arc::clone(root))
-    } else {
-        quote!(root)
+impl Stages {
+    /// The expression that runs the stage on `parent`, giving `Option<Arc<next lock>>`.
+    fn call(self, parent: &LevelCode<'_>, child: &LevelCode<'_>) -> TokenStream {
+        let index = parent.index;
+        match self {
+            Stages::Closures => {
+                let stage = format_ident!("stage{}", index);
+                let borrow = parent.borrow_guard();
+                quote!(#stage(#borrow))
+            }
+            Stages::Keys => {
+                let (guard, key, child_ty) = (&parent.guard, format_ident!("key{}", index), child.ty);
+                let (parent_lock, parent_trait) = (&parent.lock, Flavor::Blocking.lock_trait(parent.mode));
+                quote!(<<#parent_lock as #parent_trait>::Target as __chainlock::Children<#child_ty>>::child(&*#guard, #key))
+            }
+        }
+    }
+
+    /// Whether a stage borrows its level mutably (so the guard binding needs `mut`).
+    fn borrows_mutably(self, level: &LevelCode<'_>) -> bool {
+        matches!(self, Stages::Closures) && level.mode == Mode::Exclusive
+    }
+}
+
+/// The straight-line hand-over-hand statements that lock `levels` from the root down and
+/// leave the last level's guard bound to its `guard` local.
+fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> Vec<TokenStream> {
+    let last = levels.len() - 1;
+    let mutability = |level: &LevelCode<'_>| {
+        (level.index < last && stages.borrows_mutably(level)).then(|| quote!(mut))
     };
-    let (root_guard, acquire_root) = (&root.guard, flavor.acquire(root, &root_handle));
-    let mut body = vec![quote!(let #root_guard = #acquire_root;)];
+    let root = &levels[0];
+    let root_handle = if flavor.is_async() { quote!(__chainlock::Arc::clone(root)) } else { quote!(root) };
+    let (root_guard, acquire_root, root_mut) = (&root.guard, flavor.acquire(root, &root_handle), mutability(root));
+    let mut body = vec![quote!(let #root_mut #root_guard = #acquire_root;)];
     for pair in levels.windows(2) {
         let (parent, child) = (&pair[0], &pair[1]);
-        let (stage, stage_index) = (format_ident!("stage{}", parent.index), parent.index);
-        let borrow = parent.borrow_guard();
-        let handle = if flavor.is_async() {
-            quote!(__next)
-        } else {
-            quote!(&__next)
-        };
+        let (stage_index, find_next) = (parent.index, stages.call(parent, child));
+        let handle = if flavor.is_async() { quote!(__next) } else { quote!(&__next) };
         let acquire = flavor.acquire(child, &handle);
-        let (parent_guard, child_guard, child_index) = (&parent.guard, &child.guard, child.index);
-        let mutability =
-            (child.mode == Mode::Exclusive && !std::ptr::eq(child, leaf)).then(|| quote!(mut));
+        let (parent_guard, child_guard, child_index, child_mut) = (&parent.guard, &child.guard, child.index, mutability(child));
         body.push(quote! {
-            let __next = match #stage(#borrow) {
+            let __next = match #find_next {
                 __chainlock::Some(next) => next,
                 __chainlock::None => return __chainlock::Err(__chainlock::Exit::Absent { stage: #stage_index }),
             };
-            // The child is locked while its parent is still held; only then is the parent released.
-            let #mutability #child_guard = #acquire;
+            let #child_mut #child_guard = #acquire;
             ::core::mem::drop(#parent_guard);
             if (&__chainlock::ClosedProbe(&*#child_guard)).level_is_closed() {
                 return __chainlock::Err(__chainlock::Exit::Closed { level: #child_index });
             }
         });
     }
-    // The root guard needs `mut` when a stage borrows it mutably.
-    if root.mode == Mode::Exclusive && levels.len() > 1 {
-        body[0] = quote!(let mut #root_guard = #acquire_root;);
-    }
-    let leaf_guard = &leaf.guard;
+    body
+}
 
+/// `descend*`: hand over hand to the leaf, returning its owned guard.
+fn descend_method(vis: &TokenStream, levels: &[LevelCode<'_>], flavor: Flavor, summary: &str) -> TokenStream {
+    let name = method_ident("descend", flavor);
+    let Signature { generics, params, bounds, .. } = signature(levels, flavor);
+    let leaf = levels.last().expect("validated: at least one level");
+    let (leaf_lock, leaf_trait, leaf_guard) = (&leaf.lock, flavor.guard_trait(leaf.mode), &leaf.guard);
+    let asyncness = flavor.is_async().then(|| quote!(async));
+    let body = hand_over_hand(levels, flavor, Stages::Closures);
     let doc = format!(
         "Locks {summary} hand over hand and returns the leaf's owned guard, with only the leaf \
          still locked.\n\nStage `i` runs on level `i` and returns the lock of level `i + 1`, which is \
@@ -347,11 +400,7 @@ fn descend_method(
          an `Err` is returned, and on panic.\n\n[`Exit::Absent`]: ::chainlock::Exit::Absent\n\
          [`Exit::Closed`]: ::chainlock::Exit::Closed\n[`Exit::TimedOut`]: ::chainlock::Exit::TimedOut\n\
          [`ChainNode`]: ::chainlock::ChainNode",
-        if flavor.has_deadline() {
-            "; a lock not taken by `deadline` with [`Exit::TimedOut`]"
-        } else {
-            ""
-        },
+        if flavor.has_deadline() { "; a lock not taken by `deadline` with [`Exit::TimedOut`]" } else { "" },
     );
     quote! {
         #[doc = #doc]
@@ -363,6 +412,169 @@ fn descend_method(
         {
             #(#body)*
             __chainlock::Ok(#leaf_guard)
+        }
+    }
+}
+
+/// Generics, parameters and bounds of the key-path methods: a key per stage instead of a
+/// closure, and `Children` bounds that tie each level to the next. The bounds name the
+/// methods' own generic parameters, so a chain whose types do not implement `Children`
+/// still compiles; only calling these methods needs them.
+fn keys_signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
+    let mut signature = signature(levels, flavor);
+    let stage_count = levels.len() - 1;
+    signature.generics.truncate(levels.len());
+    signature.params.truncate(signature.params.len() - stage_count);
+    signature.bounds.truncate(levels.len());
+    signature.stage_args.clear();
+    for pair in levels.windows(2) {
+        let (parent, child) = (&pair[0], &pair[1]);
+        let key = format_ident!("key{}", parent.index);
+        let key_type = key_type(levels, child);
+        let (child_ty, child_lock) = (child.ty, &child.lock);
+        signature.generics.push(key_type.to_token_stream());
+        signature.params.push(quote!(#key: &#key_type));
+        signature.bounds.push(quote!(#key_type: ?::core::marker::Sized));
+        // Written on the lock's `Target` (which is `#parent_ty`) so that the bound names a
+        // generic parameter: a bound on a concrete type would be checked where the locker is
+        // defined, breaking every chain whose types do not implement `Children`.
+        let (parent_lock, parent_trait) = (&parent.lock, flavor.guard_trait(parent.mode));
+        signature.bounds.push(quote! {
+            <#parent_lock as #parent_trait>::Target: __chainlock::Children<#child_ty, Key = #key_type, Lock = #child_lock>
+        });
+        signature.stage_args.push(key);
+    }
+    dedup_generics(&mut signature.generics);
+    dedup_generics(&mut signature.bounds);
+    signature
+}
+
+/// `descend_keys*` and `run_keys*`: the same descents, each stage a key lookup.
+fn keys_methods(vis: &TokenStream, levels: &[LevelCode<'_>], flavor: Flavor, summary: &str) -> TokenStream {
+    let Signature { generics, params, bounds, .. } = keys_signature(levels, flavor);
+    let leaf = levels.last().expect("validated: at least one level");
+    let (leaf_lock, leaf_trait, leaf_reference) = (&leaf.lock, flavor.guard_trait(leaf.mode), leaf.reference());
+    let (descend, run) = (method_ident("descend", flavor), method_ident("run", flavor));
+    let (descend_keys, run_keys) = (method_ident("descend_keys", flavor), method_ident("run_keys", flavor));
+    let asyncness = flavor.is_async().then(|| quote!(async));
+    let dot_await = flavor.is_async().then(|| quote!(.await));
+    let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
+    let stages = levels.windows(2).map(|pair| {
+        let (child_ty, key) = (pair[1].ty, format_ident!("key{}", pair[0].index));
+        let (parent_lock, parent_trait) = (&pair[0].lock, flavor.guard_trait(pair[0].mode));
+        let reference = pair[0].reference();
+        quote! {
+            |node: #reference| <<#parent_lock as #parent_trait>::Target as __chainlock::Children<#child_ty>>::child(&*node, #key)
+        }
+    });
+    let stages: Vec<TokenStream> = stages.collect();
+    let descend_doc = format!(
+        "Like [`{descend}`](Self::{descend}), each stage looking the next level up by key \
+         (`key{{i}}` on level `i`, through [`Children`](::chainlock::chain::Children), which \
+         `#[derive(ChainNode)]` implements): locks {summary} and returns the leaf's owned guard."
+    );
+    let run_doc = format!(
+        "Like [`{run}`](Self::{run}), each stage looking the next level up by key: locks \
+         {summary}, runs `leaf` on the leaf and releases it."
+    );
+    quote! {
+        #[doc = #descend_doc]
+        #[inline]
+        #vis #asyncness fn #descend_keys<#(#generics),*>(&self, #(#params),*)
+            -> __chainlock::Result<<#leaf_lock as #leaf_trait>::Guard, __chainlock::Exit>
+        where
+            #(#bounds,)*
+        {
+            self.#descend(root, #deadline_arg #(#stages),*) #dot_await
+        }
+
+        #[doc = #run_doc]
+        #[inline]
+        #vis #asyncness fn #run_keys<#(#generics,)* __F, __R>(&self, #(#params,)* leaf: __F)
+            -> __chainlock::Result<__R, __chainlock::Exit>
+        where
+            #(#bounds,)*
+            __F: __chainlock::FnOnce(#leaf_reference) -> __R,
+        {
+            self.#run(root, #deadline_arg #(#stages,)* leaf) #dot_await
+        }
+    }
+}
+
+/// `lock_leaves` and `lock_leaves_until`: several leaves by key path, all or nothing.
+/// Generated for chains of two or more levels whose leaf is exclusive.
+fn lock_leaves_methods(vis: &TokenStream, levels: &[LevelCode<'_>], summary: &str) -> TokenStream {
+    let leaf = levels.last().expect("validated: at least one level");
+    if levels.len() < 2 || leaf.mode == Mode::Shared {
+        return TokenStream::new();
+    }
+    [Flavor::Blocking, Flavor::Deadline]
+        .into_iter()
+        .map(|flavor| lock_leaves_method(vis, levels, flavor, summary))
+        .collect()
+}
+
+fn lock_leaves_method(vis: &TokenStream, levels: &[LevelCode<'_>], flavor: Flavor, summary: &str) -> TokenStream {
+    let Signature { generics, params, bounds, stage_args: keys } = keys_signature(levels, flavor);
+    let (parents, leaf) = levels.split_at(levels.len() - 1);
+    let leaf = &leaf[0];
+    let parent = parents.last().expect("two or more levels");
+    let (leaf_lock, leaf_level) = (&leaf.lock, leaf.index);
+    let leaf_trait = Flavor::Blocking.lock_trait(Mode::Exclusive);
+    let name = method_ident("lock_leaves", flavor);
+    let lock_all = match flavor {
+        Flavor::Deadline => quote!(__chainlock::lock_leaves_until(&handles, #leaf_level, deadline)),
+        _ => quote!(__chainlock::lock_leaves(&handles, #leaf_level)),
+    };
+    // Find each leaf's lock hand over hand down to its parent, then release everything.
+    let mut find = hand_over_hand(parents, flavor, Stages::Keys);
+    let find_leaf = Stages::Keys.call(parent, leaf);
+    let stage_index = parent.index;
+    find.push(quote! {
+        match #find_leaf {
+            __chainlock::Some(handle) => handles.push(handle),
+            __chainlock::None => return __chainlock::Err(__chainlock::Exit::Absent { stage: #stage_index }),
+        }
+    });
+    let key_types: Vec<Ident> = levels[1..].iter().map(|child| key_type(levels, child)).collect();
+    let mut lifetime_bounds: Vec<TokenStream> = key_types.iter().map(|key_type| quote!(#key_type: '__path)).collect();
+    dedup_generics(&mut lifetime_bounds);
+    let (path_item, path_pattern) = if keys.len() == 1 {
+        let (key_type, key) = (&key_types[0], &keys[0]);
+        (quote!(&'__path #key_type), quote!(#key))
+    } else {
+        (quote!((#(&'__path #key_types),*)), quote!((#(#keys),*)))
+    };
+    let mut params = params;
+    params.truncate(params.len() - keys.len());
+    let doc = format!(
+        "Locks the leaves at the end of several key paths of {summary} at once, all or nothing, and \
+         returns their guards in the order of `paths`.\n\nEach leaf's lock is found hand over hand \
+         and its parents released; then the leaves are locked in one global order (by address), \
+         holding nothing else, so that threads locking overlapping sets in any order never \
+         deadlock. If any path is absent or closed{}, nothing stays locked. Two paths to the same \
+         leaf give [`Exit::SameLeaf`](::chainlock::Exit::SameLeaf).",
+        if flavor.has_deadline() { ", or the deadline passes" } else { "" },
+    );
+    quote! {
+        #[doc = #doc]
+        #vis fn #name<'__path, #(#generics,)* __P>(&self, #(#params,)* paths: __P)
+            -> __chainlock::Result<__chainlock::Vec<<#leaf_lock as #leaf_trait>::Guard>, __chainlock::Exit>
+        where
+            #(#bounds,)*
+            #leaf_lock: #leaf_trait,
+            __P: ::core::iter::IntoIterator<Item = #path_item>,
+            #(#lifetime_bounds,)*
+        {
+            let mut handles = __chainlock::Vec::new();
+            for #path_pattern in paths {
+                #(#find)*
+            }
+            let guards = #lock_all?;
+            if guards.iter().any(|guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed()) {
+                return __chainlock::Err(__chainlock::Exit::Closed { level: #leaf_level });
+            }
+            __chainlock::Ok(guards)
         }
     }
 }

@@ -37,6 +37,15 @@ pub enum Exit {
         /// The level whose node is closed.
         level: usize,
     },
+    /// Two of the paths given to `lock_leaves` lead to the same leaf; locking it twice
+    /// would deadlock, so nothing was locked.
+    #[error("paths {first} and {second} lead to the same leaf")]
+    SameLeaf {
+        /// The index of the first of the two paths.
+        first: usize,
+        /// The index of the second.
+        second: usize,
+    },
     /// The deadline passed while waiting for the lock of level `level`.
     #[error("the deadline passed while waiting for the lock of level {level}")]
     TimedOut {
@@ -47,20 +56,23 @@ pub enum Exit {
 
 impl Exit {
     /// The level at which the descent stopped: the level the absent lock would have been
-    /// (`stage + 1`), the closed level, or the level whose lock timed out.
+    /// (`stage + 1`), the closed level, or the level whose lock timed out; `None` for
+    /// [`Exit::SameLeaf`], which stopped before locking anything.
     ///
     /// # Examples
     ///
     /// ```
     /// # use chainlock::Exit;
-    /// assert_eq!(Exit::Absent { stage: 1 }.level(), 2);
-    /// assert_eq!(Exit::TimedOut { level: 0 }.level(), 0);
+    /// assert_eq!(Exit::Absent { stage: 1 }.level(), Some(2));
+    /// assert_eq!(Exit::TimedOut { level: 0 }.level(), Some(0));
+    /// assert_eq!(Exit::SameLeaf { first: 0, second: 1 }.level(), None);
     /// ```
     #[must_use]
-    pub const fn level(&self) -> usize {
+    pub const fn level(&self) -> Option<usize> {
         match *self {
-            Exit::Absent { stage } => stage + 1,
-            Exit::Closed { level } | Exit::TimedOut { level } => level,
+            Exit::Absent { stage } => Some(stage + 1),
+            Exit::Closed { level } | Exit::TimedOut { level } => Some(level),
+            Exit::SameLeaf { .. } => None,
         }
     }
 }

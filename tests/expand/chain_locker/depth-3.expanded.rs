@@ -132,6 +132,82 @@ Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acqu
             let mut __guard2 = self.descend(root, stage0, stage1)?;
             __chainlock::Ok(leaf(&mut *__guard2))
         }
+        ///Like [`descend`](Self::descend), each stage looking the next level up by key (`key{i}` on level `i`, through [`Children`](::chainlock::chain::Children), which `#[derive(ChainNode)]` implements): locks `Registry` → `Lecture` → `Class` and returns the leaf's owned guard.
+        #[inline]
+        pub fn descend_keys<__L0, __L1, __L2, __K0, __K1>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            key0: &__K0,
+            key1: &__K1,
+        ) -> __chainlock::Result<
+            <__L2 as __chainlock::ExclusiveLock>::Guard,
+            __chainlock::Exit,
+        >
+        where
+            __L0: __chainlock::ExclusiveLock<Target = Registry> + ?::core::marker::Sized,
+            __L1: __chainlock::ExclusiveLock<Target = Lecture> + ?::core::marker::Sized,
+            __L2: __chainlock::ExclusiveLock<Target = Class> + ?::core::marker::Sized,
+            __K0: ?::core::marker::Sized,
+            <__L0 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Lecture,
+                Key = __K0,
+                Lock = __L1,
+            >,
+            __K1: ?::core::marker::Sized,
+            <__L1 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Class,
+                Key = __K1,
+                Lock = __L2,
+            >,
+        {
+            self.descend(
+                root,
+                |node: &mut Registry| <<__L0 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Lecture,
+                >>::child(&*node, key0),
+                |node: &mut Lecture| <<__L1 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Class,
+                >>::child(&*node, key1),
+            )
+        }
+        ///Like [`run`](Self::run), each stage looking the next level up by key: locks `Registry` → `Lecture` → `Class`, runs `leaf` on the leaf and releases it.
+        #[inline]
+        pub fn run_keys<__L0, __L1, __L2, __K0, __K1, __F, __R>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            key0: &__K0,
+            key1: &__K1,
+            leaf: __F,
+        ) -> __chainlock::Result<__R, __chainlock::Exit>
+        where
+            __L0: __chainlock::ExclusiveLock<Target = Registry> + ?::core::marker::Sized,
+            __L1: __chainlock::ExclusiveLock<Target = Lecture> + ?::core::marker::Sized,
+            __L2: __chainlock::ExclusiveLock<Target = Class> + ?::core::marker::Sized,
+            __K0: ?::core::marker::Sized,
+            <__L0 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Lecture,
+                Key = __K0,
+                Lock = __L1,
+            >,
+            __K1: ?::core::marker::Sized,
+            <__L1 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Class,
+                Key = __K1,
+                Lock = __L2,
+            >,
+            __F: __chainlock::FnOnce(&mut Class) -> __R,
+        {
+            self.run(
+                root,
+                |node: &mut Registry| <<__L0 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Lecture,
+                >>::child(&*node, key0),
+                |node: &mut Lecture| <<__L1 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Class,
+                >>::child(&*node, key1),
+                leaf,
+            )
+        }
         /**Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard, with only the leaf still locked.
 
 Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acquired before level `i` is released. `None` ends the descent with [`Exit::Absent`]; a closed level ([`ChainNode`]) with [`Exit::Closed`]; a lock not taken by `deadline` with [`Exit::TimedOut`]. Every lock taken is released before an `Err` is returned, and on panic.
@@ -256,6 +332,92 @@ Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acqu
             let mut __guard2 = self.descend_until(root, deadline, stage0, stage1)?;
             __chainlock::Ok(leaf(&mut *__guard2))
         }
+        ///Like [`descend_until`](Self::descend_until), each stage looking the next level up by key (`key{i}` on level `i`, through [`Children`](::chainlock::chain::Children), which `#[derive(ChainNode)]` implements): locks `Registry` → `Lecture` → `Class` and returns the leaf's owned guard.
+        #[inline]
+        pub fn descend_keys_until<__L0, __L1, __L2, __K0, __K1>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            deadline: __chainlock::Instant,
+            key0: &__K0,
+            key1: &__K1,
+        ) -> __chainlock::Result<
+            <__L2 as __chainlock::ExclusiveLock>::Guard,
+            __chainlock::Exit,
+        >
+        where
+            __L0: __chainlock::TimedExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::TimedExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::TimedExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __K0: ?::core::marker::Sized,
+            <__L0 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Lecture,
+                Key = __K0,
+                Lock = __L1,
+            >,
+            __K1: ?::core::marker::Sized,
+            <__L1 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Class,
+                Key = __K1,
+                Lock = __L2,
+            >,
+        {
+            self.descend_until(
+                root,
+                deadline,
+                |node: &mut Registry| <<__L0 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Lecture,
+                >>::child(&*node, key0),
+                |node: &mut Lecture| <<__L1 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Class,
+                >>::child(&*node, key1),
+            )
+        }
+        ///Like [`run_until`](Self::run_until), each stage looking the next level up by key: locks `Registry` → `Lecture` → `Class`, runs `leaf` on the leaf and releases it.
+        #[inline]
+        pub fn run_keys_until<__L0, __L1, __L2, __K0, __K1, __F, __R>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            deadline: __chainlock::Instant,
+            key0: &__K0,
+            key1: &__K1,
+            leaf: __F,
+        ) -> __chainlock::Result<__R, __chainlock::Exit>
+        where
+            __L0: __chainlock::TimedExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::TimedExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::TimedExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __K0: ?::core::marker::Sized,
+            <__L0 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Lecture,
+                Key = __K0,
+                Lock = __L1,
+            >,
+            __K1: ?::core::marker::Sized,
+            <__L1 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Class,
+                Key = __K1,
+                Lock = __L2,
+            >,
+            __F: __chainlock::FnOnce(&mut Class) -> __R,
+        {
+            self.run_until(
+                root,
+                deadline,
+                |node: &mut Registry| <<__L0 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Lecture,
+                >>::child(&*node, key0),
+                |node: &mut Lecture| <<__L1 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Class,
+                >>::child(&*node, key1),
+                leaf,
+            )
+        }
         /**Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard, with only the leaf still locked.
 
 Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acquired before level `i` is released. `None` ends the descent with [`Exit::Absent`]; a closed level ([`ChainNode`]) with [`Exit::Closed`]. Every lock taken is released before an `Err` is returned, and on panic.
@@ -356,6 +518,90 @@ Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acqu
         {
             let mut __guard2 = self.descend_async(root, stage0, stage1).await?;
             __chainlock::Ok(leaf(&mut *__guard2))
+        }
+        ///Like [`descend_async`](Self::descend_async), each stage looking the next level up by key (`key{i}` on level `i`, through [`Children`](::chainlock::chain::Children), which `#[derive(ChainNode)]` implements): locks `Registry` → `Lecture` → `Class` and returns the leaf's owned guard.
+        #[inline]
+        pub async fn descend_keys_async<__L0, __L1, __L2, __K0, __K1>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            key0: &__K0,
+            key1: &__K1,
+        ) -> __chainlock::Result<
+            <__L2 as __chainlock::AsyncExclusiveLock>::Guard,
+            __chainlock::Exit,
+        >
+        where
+            __L0: __chainlock::AsyncExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::AsyncExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::AsyncExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __K0: ?::core::marker::Sized,
+            <__L0 as __chainlock::AsyncExclusiveLock>::Target: __chainlock::Children<
+                Lecture,
+                Key = __K0,
+                Lock = __L1,
+            >,
+            __K1: ?::core::marker::Sized,
+            <__L1 as __chainlock::AsyncExclusiveLock>::Target: __chainlock::Children<
+                Class,
+                Key = __K1,
+                Lock = __L2,
+            >,
+        {
+            self.descend_async(
+                    root,
+                    |node: &mut Registry| <<__L0 as __chainlock::AsyncExclusiveLock>::Target as __chainlock::Children<
+                        Lecture,
+                    >>::child(&*node, key0),
+                    |node: &mut Lecture| <<__L1 as __chainlock::AsyncExclusiveLock>::Target as __chainlock::Children<
+                        Class,
+                    >>::child(&*node, key1),
+                )
+                .await
+        }
+        ///Like [`run_async`](Self::run_async), each stage looking the next level up by key: locks `Registry` → `Lecture` → `Class`, runs `leaf` on the leaf and releases it.
+        #[inline]
+        pub async fn run_keys_async<__L0, __L1, __L2, __K0, __K1, __F, __R>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            key0: &__K0,
+            key1: &__K1,
+            leaf: __F,
+        ) -> __chainlock::Result<__R, __chainlock::Exit>
+        where
+            __L0: __chainlock::AsyncExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::AsyncExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::AsyncExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __K0: ?::core::marker::Sized,
+            <__L0 as __chainlock::AsyncExclusiveLock>::Target: __chainlock::Children<
+                Lecture,
+                Key = __K0,
+                Lock = __L1,
+            >,
+            __K1: ?::core::marker::Sized,
+            <__L1 as __chainlock::AsyncExclusiveLock>::Target: __chainlock::Children<
+                Class,
+                Key = __K1,
+                Lock = __L2,
+            >,
+            __F: __chainlock::FnOnce(&mut Class) -> __R,
+        {
+            self.run_async(
+                    root,
+                    |node: &mut Registry| <<__L0 as __chainlock::AsyncExclusiveLock>::Target as __chainlock::Children<
+                        Lecture,
+                    >>::child(&*node, key0),
+                    |node: &mut Lecture| <<__L1 as __chainlock::AsyncExclusiveLock>::Target as __chainlock::Children<
+                        Class,
+                    >>::child(&*node, key1),
+                    leaf,
+                )
+                .await
         }
         /**Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard, with only the leaf still locked.
 
@@ -488,6 +734,270 @@ Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acqu
                 .descend_async_until(root, deadline, stage0, stage1)
                 .await?;
             __chainlock::Ok(leaf(&mut *__guard2))
+        }
+        ///Like [`descend_async_until`](Self::descend_async_until), each stage looking the next level up by key (`key{i}` on level `i`, through [`Children`](::chainlock::chain::Children), which `#[derive(ChainNode)]` implements): locks `Registry` → `Lecture` → `Class` and returns the leaf's owned guard.
+        #[inline]
+        pub async fn descend_keys_async_until<__L0, __L1, __L2, __K0, __K1>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            deadline: __chainlock::Instant,
+            key0: &__K0,
+            key1: &__K1,
+        ) -> __chainlock::Result<
+            <__L2 as __chainlock::AsyncExclusiveLock>::Guard,
+            __chainlock::Exit,
+        >
+        where
+            __L0: __chainlock::AsyncExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::AsyncExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::AsyncExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __K0: ?::core::marker::Sized,
+            <__L0 as __chainlock::AsyncExclusiveLock>::Target: __chainlock::Children<
+                Lecture,
+                Key = __K0,
+                Lock = __L1,
+            >,
+            __K1: ?::core::marker::Sized,
+            <__L1 as __chainlock::AsyncExclusiveLock>::Target: __chainlock::Children<
+                Class,
+                Key = __K1,
+                Lock = __L2,
+            >,
+        {
+            self.descend_async_until(
+                    root,
+                    deadline,
+                    |node: &mut Registry| <<__L0 as __chainlock::AsyncExclusiveLock>::Target as __chainlock::Children<
+                        Lecture,
+                    >>::child(&*node, key0),
+                    |node: &mut Lecture| <<__L1 as __chainlock::AsyncExclusiveLock>::Target as __chainlock::Children<
+                        Class,
+                    >>::child(&*node, key1),
+                )
+                .await
+        }
+        ///Like [`run_async_until`](Self::run_async_until), each stage looking the next level up by key: locks `Registry` → `Lecture` → `Class`, runs `leaf` on the leaf and releases it.
+        #[inline]
+        pub async fn run_keys_async_until<__L0, __L1, __L2, __K0, __K1, __F, __R>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            deadline: __chainlock::Instant,
+            key0: &__K0,
+            key1: &__K1,
+            leaf: __F,
+        ) -> __chainlock::Result<__R, __chainlock::Exit>
+        where
+            __L0: __chainlock::AsyncExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::AsyncExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::AsyncExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __K0: ?::core::marker::Sized,
+            <__L0 as __chainlock::AsyncExclusiveLock>::Target: __chainlock::Children<
+                Lecture,
+                Key = __K0,
+                Lock = __L1,
+            >,
+            __K1: ?::core::marker::Sized,
+            <__L1 as __chainlock::AsyncExclusiveLock>::Target: __chainlock::Children<
+                Class,
+                Key = __K1,
+                Lock = __L2,
+            >,
+            __F: __chainlock::FnOnce(&mut Class) -> __R,
+        {
+            self.run_async_until(
+                    root,
+                    deadline,
+                    |node: &mut Registry| <<__L0 as __chainlock::AsyncExclusiveLock>::Target as __chainlock::Children<
+                        Lecture,
+                    >>::child(&*node, key0),
+                    |node: &mut Lecture| <<__L1 as __chainlock::AsyncExclusiveLock>::Target as __chainlock::Children<
+                        Class,
+                    >>::child(&*node, key1),
+                    leaf,
+                )
+                .await
+        }
+        /**Locks the leaves at the end of several key paths of `Registry` → `Lecture` → `Class` at once, all or nothing, and returns their guards in the order of `paths`.
+
+Each leaf's lock is found hand over hand and its parents released; then the leaves are locked in one global order (by address), holding nothing else, so that threads locking overlapping sets in any order never deadlock. If any path is absent or closed, nothing stays locked. Two paths to the same leaf give [`Exit::SameLeaf`](::chainlock::Exit::SameLeaf).*/
+        pub fn lock_leaves<'__path, __L0, __L1, __L2, __K0, __K1, __P>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            paths: __P,
+        ) -> __chainlock::Result<
+            __chainlock::Vec<<__L2 as __chainlock::ExclusiveLock>::Guard>,
+            __chainlock::Exit,
+        >
+        where
+            __L0: __chainlock::ExclusiveLock<Target = Registry> + ?::core::marker::Sized,
+            __L1: __chainlock::ExclusiveLock<Target = Lecture> + ?::core::marker::Sized,
+            __L2: __chainlock::ExclusiveLock<Target = Class> + ?::core::marker::Sized,
+            __K0: ?::core::marker::Sized,
+            <__L0 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Lecture,
+                Key = __K0,
+                Lock = __L1,
+            >,
+            __K1: ?::core::marker::Sized,
+            <__L1 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Class,
+                Key = __K1,
+                Lock = __L2,
+            >,
+            __L2: __chainlock::ExclusiveLock,
+            __P: ::core::iter::IntoIterator<Item = (&'__path __K0, &'__path __K1)>,
+            __K0: '__path,
+            __K1: '__path,
+        {
+            let mut handles = __chainlock::Vec::new();
+            for (key0, key1) in paths {
+                let __guard0 = <__L0 as __chainlock::ExclusiveLock>::lock_exclusive(
+                    root,
+                );
+                let __next = match <<__L0 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Lecture,
+                >>::child(&*__guard0, key0) {
+                    __chainlock::Some(next) => next,
+                    __chainlock::None => {
+                        return __chainlock::Err(__chainlock::Exit::Absent {
+                            stage: 0usize,
+                        });
+                    }
+                };
+                let __guard1 = <__L1 as __chainlock::ExclusiveLock>::lock_exclusive(
+                    &__next,
+                );
+                ::core::mem::drop(__guard0);
+                if (&__chainlock::ClosedProbe(&*__guard1)).level_is_closed() {
+                    return __chainlock::Err(__chainlock::Exit::Closed {
+                        level: 1usize,
+                    });
+                }
+                match <<__L1 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Class,
+                >>::child(&*__guard1, key1) {
+                    __chainlock::Some(handle) => handles.push(handle),
+                    __chainlock::None => {
+                        return __chainlock::Err(__chainlock::Exit::Absent {
+                            stage: 1usize,
+                        });
+                    }
+                }
+            }
+            let guards = __chainlock::lock_leaves(&handles, 2usize)?;
+            if guards
+                .iter()
+                .any(|guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed())
+            {
+                return __chainlock::Err(__chainlock::Exit::Closed {
+                    level: 2usize,
+                });
+            }
+            __chainlock::Ok(guards)
+        }
+        /**Locks the leaves at the end of several key paths of `Registry` → `Lecture` → `Class` at once, all or nothing, and returns their guards in the order of `paths`.
+
+Each leaf's lock is found hand over hand and its parents released; then the leaves are locked in one global order (by address), holding nothing else, so that threads locking overlapping sets in any order never deadlock. If any path is absent or closed, or the deadline passes, nothing stays locked. Two paths to the same leaf give [`Exit::SameLeaf`](::chainlock::Exit::SameLeaf).*/
+        pub fn lock_leaves_until<'__path, __L0, __L1, __L2, __K0, __K1, __P>(
+            &self,
+            root: &__chainlock::Arc<__L0>,
+            deadline: __chainlock::Instant,
+            paths: __P,
+        ) -> __chainlock::Result<
+            __chainlock::Vec<<__L2 as __chainlock::ExclusiveLock>::Guard>,
+            __chainlock::Exit,
+        >
+        where
+            __L0: __chainlock::TimedExclusiveLock<Target = Registry>
+                + ?::core::marker::Sized,
+            __L1: __chainlock::TimedExclusiveLock<Target = Lecture>
+                + ?::core::marker::Sized,
+            __L2: __chainlock::TimedExclusiveLock<Target = Class>
+                + ?::core::marker::Sized,
+            __K0: ?::core::marker::Sized,
+            <__L0 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Lecture,
+                Key = __K0,
+                Lock = __L1,
+            >,
+            __K1: ?::core::marker::Sized,
+            <__L1 as __chainlock::ExclusiveLock>::Target: __chainlock::Children<
+                Class,
+                Key = __K1,
+                Lock = __L2,
+            >,
+            __L2: __chainlock::ExclusiveLock,
+            __P: ::core::iter::IntoIterator<Item = (&'__path __K0, &'__path __K1)>,
+            __K0: '__path,
+            __K1: '__path,
+        {
+            let mut handles = __chainlock::Vec::new();
+            for (key0, key1) in paths {
+                let __guard0 = match <__L0 as __chainlock::TimedExclusiveLock>::try_lock_exclusive_until(
+                    root,
+                    deadline,
+                ) {
+                    __chainlock::Some(guard) => guard,
+                    __chainlock::None => {
+                        return __chainlock::Err(__chainlock::Exit::TimedOut {
+                            level: 0usize,
+                        });
+                    }
+                };
+                let __next = match <<__L0 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Lecture,
+                >>::child(&*__guard0, key0) {
+                    __chainlock::Some(next) => next,
+                    __chainlock::None => {
+                        return __chainlock::Err(__chainlock::Exit::Absent {
+                            stage: 0usize,
+                        });
+                    }
+                };
+                let __guard1 = match <__L1 as __chainlock::TimedExclusiveLock>::try_lock_exclusive_until(
+                    &__next,
+                    deadline,
+                ) {
+                    __chainlock::Some(guard) => guard,
+                    __chainlock::None => {
+                        return __chainlock::Err(__chainlock::Exit::TimedOut {
+                            level: 1usize,
+                        });
+                    }
+                };
+                ::core::mem::drop(__guard0);
+                if (&__chainlock::ClosedProbe(&*__guard1)).level_is_closed() {
+                    return __chainlock::Err(__chainlock::Exit::Closed {
+                        level: 1usize,
+                    });
+                }
+                match <<__L1 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                    Class,
+                >>::child(&*__guard1, key1) {
+                    __chainlock::Some(handle) => handles.push(handle),
+                    __chainlock::None => {
+                        return __chainlock::Err(__chainlock::Exit::Absent {
+                            stage: 1usize,
+                        });
+                    }
+                }
+            }
+            let guards = __chainlock::lock_leaves_until(&handles, 2usize, deadline)?;
+            if guards
+                .iter()
+                .any(|guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed())
+            {
+                return __chainlock::Err(__chainlock::Exit::Closed {
+                    level: 2usize,
+                });
+            }
+            __chainlock::Ok(guards)
         }
     }
 };
