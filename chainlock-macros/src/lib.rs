@@ -5,6 +5,7 @@
 //! compile errors here, in one place.
 
 mod chain_locker;
+mod chain_node;
 
 use proc_macro::TokenStream;
 
@@ -14,6 +15,17 @@ use proc_macro::TokenStream;
 #[proc_macro]
 pub fn chain_locker(input: TokenStream) -> TokenStream {
     chain_locker::chain_locker(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Derives `chainlock::ChainNode` and `chainlock::chain::Children` for a tree node type, so
+/// that generated lockers can descend into it by key and treat it as absent once closed.
+///
+/// The full documentation, with examples, is on the re-export `chainlock::ChainNode`.
+#[proc_macro_derive(ChainNode, attributes(chain))]
+pub fn derive_chain_node(input: TokenStream) -> TokenStream {
+    chain_node::derive(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

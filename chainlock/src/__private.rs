@@ -5,12 +5,12 @@ pub use crate::chain::{
     AsyncExclusiveLock, AsyncSharedLock, ChainNode, Children, ExclusiveLock, Exit, SharedLock,
     TimedExclusiveLock, TimedSharedLock, lock_leaves, lock_leaves_until,
 };
-pub use std::vec::Vec;
 pub use core::ops::FnOnce;
 pub use core::option::Option::{self, None, Some};
 pub use core::result::Result::{self, Err, Ok};
 pub use std::sync::Arc;
 pub use std::time::Instant;
+pub use std::vec::Vec;
 
 /// Asks a level whether it is closed, when its type implements [`ChainNode`], and
 /// answers "no" at compile time otherwise (autoref specialization: the generated code

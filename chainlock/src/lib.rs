@@ -12,6 +12,8 @@ pub mod striped;
 pub mod __private;
 
 pub use chain::{ChainNode, Exit};
+#[doc = include_str!("derive_chain_node.md")]
+pub use chainlock_macros::ChainNode;
 #[doc = include_str!("chain_locker.md")]
 pub use chainlock_macros::chain_locker;
 pub use lock_api;

@@ -128,7 +128,10 @@ fn share_repeated_steps<'a>(levels: &[LevelCode<'a>]) -> Vec<LevelCode<'a>> {
     for child in 1..levels.len() {
         let parent_ty = levels[child - 1].ty.to_token_stream().to_string();
         let child_ty = levels[child].ty.to_token_stream().to_string();
-        match seen.iter().find(|(parent, kid, _)| *parent == parent_ty && *kid == child_ty) {
+        match seen
+            .iter()
+            .find(|(parent, kid, _)| *parent == parent_ty && *kid == child_ty)
+        {
             Some((_, _, lock)) => shared[child].lock = lock.clone(),
             None => seen.push((parent_ty, child_ty, levels[child].lock.clone())),
         }
@@ -138,7 +141,10 @@ fn share_repeated_steps<'a>(levels: &[LevelCode<'a>]) -> Vec<LevelCode<'a>> {
 
 /// The key type parameter of the step into `child`; a repeated step shares the first one's.
 fn key_type(levels: &[LevelCode<'_>], child: &LevelCode<'_>) -> Ident {
-    let first = levels.iter().position(|level| level.lock == child.lock).unwrap_or(child.index);
+    let first = levels
+        .iter()
+        .position(|level| level.lock == child.lock)
+        .unwrap_or(child.index);
     format_ident!("__K{}", first - 1)
 }
 
@@ -339,8 +345,10 @@ impl Stages {
                 quote!(#stage(#borrow))
             }
             Stages::Keys => {
-                let (guard, key, child_ty) = (&parent.guard, format_ident!("key{}", index), child.ty);
-                let (parent_lock, parent_trait) = (&parent.lock, Flavor::Blocking.lock_trait(parent.mode));
+                let (guard, key, child_ty) =
+                    (&parent.guard, format_ident!("key{}", index), child.ty);
+                let (parent_lock, parent_trait) =
+                    (&parent.lock, Flavor::Blocking.lock_trait(parent.mode));
                 quote!(<<#parent_lock as #parent_trait>::Target as __chainlock::Children<#child_ty>>::child(&*#guard, #key))
             }
         }
@@ -360,15 +368,28 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
         (level.index < last && stages.borrows_mutably(level)).then(|| quote!(mut))
     };
     let root = &levels[0];
-    let root_handle = if flavor.is_async() { quote!(__chainlock::Arc::clone(root)) } else { quote!(root) };
-    let (root_guard, acquire_root, root_mut) = (&root.guard, flavor.acquire(root, &root_handle), mutability(root));
+    let root_handle = if flavor.is_async() {
+        quote!(__chainlock::Arc::clone(root))
+    } else {
+        quote!(root)
+    };
+    let (root_guard, acquire_root, root_mut) = (
+        &root.guard,
+        flavor.acquire(root, &root_handle),
+        mutability(root),
+    );
     let mut body = vec![quote!(let #root_mut #root_guard = #acquire_root;)];
     for pair in levels.windows(2) {
         let (parent, child) = (&pair[0], &pair[1]);
         let (stage_index, find_next) = (parent.index, stages.call(parent, child));
-        let handle = if flavor.is_async() { quote!(__next) } else { quote!(&__next) };
+        let handle = if flavor.is_async() {
+            quote!(__next)
+        } else {
+            quote!(&__next)
+        };
         let acquire = flavor.acquire(child, &handle);
-        let (parent_guard, child_guard, child_index, child_mut) = (&parent.guard, &child.guard, child.index, mutability(child));
+        let (parent_guard, child_guard, child_index, child_mut) =
+            (&parent.guard, &child.guard, child.index, mutability(child));
         body.push(quote! {
             let __next = match #find_next {
                 __chainlock::Some(next) => next,
@@ -385,11 +406,22 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
 }
 
 /// `descend*`: hand over hand to the leaf, returning its owned guard.
-fn descend_method(vis: &TokenStream, levels: &[LevelCode<'_>], flavor: Flavor, summary: &str) -> TokenStream {
+fn descend_method(
+    vis: &TokenStream,
+    levels: &[LevelCode<'_>],
+    flavor: Flavor,
+    summary: &str,
+) -> TokenStream {
     let name = method_ident("descend", flavor);
-    let Signature { generics, params, bounds, .. } = signature(levels, flavor);
+    let Signature {
+        generics,
+        params,
+        bounds,
+        ..
+    } = signature(levels, flavor);
     let leaf = levels.last().expect("validated: at least one level");
-    let (leaf_lock, leaf_trait, leaf_guard) = (&leaf.lock, flavor.guard_trait(leaf.mode), &leaf.guard);
+    let (leaf_lock, leaf_trait, leaf_guard) =
+        (&leaf.lock, flavor.guard_trait(leaf.mode), &leaf.guard);
     let asyncness = flavor.is_async().then(|| quote!(async));
     let body = hand_over_hand(levels, flavor, Stages::Closures);
     let doc = format!(
@@ -400,7 +432,11 @@ fn descend_method(vis: &TokenStream, levels: &[LevelCode<'_>], flavor: Flavor, s
          an `Err` is returned, and on panic.\n\n[`Exit::Absent`]: ::chainlock::Exit::Absent\n\
          [`Exit::Closed`]: ::chainlock::Exit::Closed\n[`Exit::TimedOut`]: ::chainlock::Exit::TimedOut\n\
          [`ChainNode`]: ::chainlock::ChainNode",
-        if flavor.has_deadline() { "; a lock not taken by `deadline` with [`Exit::TimedOut`]" } else { "" },
+        if flavor.has_deadline() {
+            "; a lock not taken by `deadline` with [`Exit::TimedOut`]"
+        } else {
+            ""
+        },
     );
     quote! {
         #[doc = #doc]
@@ -424,7 +460,9 @@ fn keys_signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
     let mut signature = signature(levels, flavor);
     let stage_count = levels.len() - 1;
     signature.generics.truncate(levels.len());
-    signature.params.truncate(signature.params.len() - stage_count);
+    signature
+        .params
+        .truncate(signature.params.len() - stage_count);
     signature.bounds.truncate(levels.len());
     signature.stage_args.clear();
     for pair in levels.windows(2) {
@@ -434,7 +472,9 @@ fn keys_signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
         let (child_ty, child_lock) = (child.ty, &child.lock);
         signature.generics.push(key_type.to_token_stream());
         signature.params.push(quote!(#key: &#key_type));
-        signature.bounds.push(quote!(#key_type: ?::core::marker::Sized));
+        signature
+            .bounds
+            .push(quote!(#key_type: ?::core::marker::Sized));
         // Written on the lock's `Target` (which is `#parent_ty`) so that the bound names a
         // generic parameter: a bound on a concrete type would be checked where the locker is
         // defined, breaking every chain whose types do not implement `Children`.
@@ -450,12 +490,26 @@ fn keys_signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
 }
 
 /// `descend_keys*` and `run_keys*`: the same descents, each stage a key lookup.
-fn keys_methods(vis: &TokenStream, levels: &[LevelCode<'_>], flavor: Flavor, summary: &str) -> TokenStream {
-    let Signature { generics, params, bounds, .. } = keys_signature(levels, flavor);
+fn keys_methods(
+    vis: &TokenStream,
+    levels: &[LevelCode<'_>],
+    flavor: Flavor,
+    summary: &str,
+) -> TokenStream {
+    let Signature {
+        generics,
+        params,
+        bounds,
+        ..
+    } = keys_signature(levels, flavor);
     let leaf = levels.last().expect("validated: at least one level");
-    let (leaf_lock, leaf_trait, leaf_reference) = (&leaf.lock, flavor.guard_trait(leaf.mode), leaf.reference());
+    let (leaf_lock, leaf_trait, leaf_reference) =
+        (&leaf.lock, flavor.guard_trait(leaf.mode), leaf.reference());
     let (descend, run) = (method_ident("descend", flavor), method_ident("run", flavor));
-    let (descend_keys, run_keys) = (method_ident("descend_keys", flavor), method_ident("run_keys", flavor));
+    let (descend_keys, run_keys) = (
+        method_ident("descend_keys", flavor),
+        method_ident("run_keys", flavor),
+    );
     let asyncness = flavor.is_async().then(|| quote!(async));
     let dot_await = flavor.is_async().then(|| quote!(.await));
     let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
@@ -514,8 +568,18 @@ fn lock_leaves_methods(vis: &TokenStream, levels: &[LevelCode<'_>], summary: &st
         .collect()
 }
 
-fn lock_leaves_method(vis: &TokenStream, levels: &[LevelCode<'_>], flavor: Flavor, summary: &str) -> TokenStream {
-    let Signature { generics, params, bounds, stage_args: keys } = keys_signature(levels, flavor);
+fn lock_leaves_method(
+    vis: &TokenStream,
+    levels: &[LevelCode<'_>],
+    flavor: Flavor,
+    summary: &str,
+) -> TokenStream {
+    let Signature {
+        generics,
+        params,
+        bounds,
+        stage_args: keys,
+    } = keys_signature(levels, flavor);
     let (parents, leaf) = levels.split_at(levels.len() - 1);
     let leaf = &leaf[0];
     let parent = parents.last().expect("two or more levels");
@@ -536,8 +600,14 @@ fn lock_leaves_method(vis: &TokenStream, levels: &[LevelCode<'_>], flavor: Flavo
             __chainlock::None => return __chainlock::Err(__chainlock::Exit::Absent { stage: #stage_index }),
         }
     });
-    let key_types: Vec<Ident> = levels[1..].iter().map(|child| key_type(levels, child)).collect();
-    let mut lifetime_bounds: Vec<TokenStream> = key_types.iter().map(|key_type| quote!(#key_type: '__path)).collect();
+    let key_types: Vec<Ident> = levels[1..]
+        .iter()
+        .map(|child| key_type(levels, child))
+        .collect();
+    let mut lifetime_bounds: Vec<TokenStream> = key_types
+        .iter()
+        .map(|key_type| quote!(#key_type: '__path))
+        .collect();
     dedup_generics(&mut lifetime_bounds);
     let (path_item, path_pattern) = if keys.len() == 1 {
         let (key_type, key) = (&key_types[0], &keys[0]);
@@ -554,7 +624,11 @@ fn lock_leaves_method(vis: &TokenStream, levels: &[LevelCode<'_>], flavor: Flavo
          holding nothing else, so that threads locking overlapping sets in any order never \
          deadlock. If any path is absent or closed{}, nothing stays locked. Two paths to the same \
          leaf give [`Exit::SameLeaf`](::chainlock::Exit::SameLeaf).",
-        if flavor.has_deadline() { ", or the deadline passes" } else { "" },
+        if flavor.has_deadline() {
+            ", or the deadline passes"
+        } else {
+            ""
+        },
     );
     quote! {
         #[doc = #doc]

@@ -20,7 +20,10 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
     let address = |index: usize| Arc::as_ptr(&handles[index]).cast::<()>();
     let mut order: Vec<usize> = (0..handles.len()).collect();
     order.sort_unstable_by_key(|&index| address(index));
-    if let Some(pair) = order.windows(2).find(|pair| address(pair[0]) == address(pair[1])) {
+    if let Some(pair) = order
+        .windows(2)
+        .find(|pair| address(pair[0]) == address(pair[1]))
+    {
         let (first, second) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
         return Err(Exit::SameLeaf { first, second });
     }
@@ -29,11 +32,17 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
         // On `TimedOut`, `guards` drops and releases every leaf taken so far.
         guards[index] = Some(lock(&handles[index]).ok_or(Exit::TimedOut { level })?);
     }
-    Ok(guards.into_iter().map(|guard| guard.expect("every leaf was locked")).collect())
+    Ok(guards
+        .into_iter()
+        .map(|guard| guard.expect("every leaf was locked"))
+        .collect())
 }
 
 /// [`lock_all`] without a deadline.
-pub fn lock_leaves<L: ExclusiveLock + ?Sized>(handles: &[Arc<L>], level: usize) -> Result<Vec<L::Guard>, Exit> {
+pub fn lock_leaves<L: ExclusiveLock + ?Sized>(
+    handles: &[Arc<L>],
+    level: usize,
+) -> Result<Vec<L::Guard>, Exit> {
     lock_all(handles, level, |handle| Some(L::lock_exclusive(handle)))
 }
 
@@ -43,5 +52,7 @@ pub fn lock_leaves_until<L: TimedExclusiveLock + ?Sized>(
     level: usize,
     deadline: Instant,
 ) -> Result<Vec<L::Guard>, Exit> {
-    lock_all(handles, level, |handle| L::try_lock_exclusive_until(handle, deadline))
+    lock_all(handles, level, |handle| {
+        L::try_lock_exclusive_until(handle, deadline)
+    })
 }

@@ -11,10 +11,10 @@ mod node;
 
 pub use children::{ChildContainer, Children};
 pub use exit::Exit;
+#[doc(hidden)]
+pub use leaves::{lock_leaves, lock_leaves_until};
 pub use lock::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, SharedLock, TimedExclusiveLock,
     TimedSharedLock,
 };
 pub use node::ChainNode;
-#[doc(hidden)]
-pub use leaves::{lock_leaves, lock_leaves_until};

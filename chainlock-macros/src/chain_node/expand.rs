@@ -1,0 +1,59 @@
+//! Code generation: `ChainNode` (is the node closed?) and one `Children<Child>` impl per
+//! child type, delegating the lookup to the field's `ChildContainer`.
+
+use super::validate::{ChildField, Closed, ValidNode};
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+pub(crate) fn expand(node: &ValidNode<'_>) -> TokenStream {
+    let ident = &node.input.ident;
+    let (impl_generics, type_generics, where_clause) = node.input.generics.split_for_impl();
+    let is_closed = match &node.closed {
+        Closed::Never => TokenStream::new(),
+        Closed::Field(field) => quote! {
+            #[inline]
+            fn is_closed(&self) -> bool {
+                self.#field
+            }
+        },
+        Closed::Method(method) => quote! {
+            #[inline]
+            fn is_closed(&self) -> bool {
+                Self::#method(self)
+            }
+        },
+    };
+    let children = node.children.iter().map(|child| children_impl(node, child));
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics ::chainlock::ChainNode for #ident #type_generics #where_clause {
+                #is_closed
+            }
+            #(#children)*
+        };
+    }
+}
+
+fn children_impl(node: &ValidNode<'_>, child: &ChildField<'_>) -> TokenStream {
+    let ident = &node.input.ident;
+    let (impl_generics, type_generics, where_clause) = node.input.generics.split_for_impl();
+    let (field, child_ty) = (child.ident, &child.child);
+    // Spanned at the field's type, so that a container without `ChildContainer` is reported there.
+    let container = child.container;
+    let container_trait =
+        quote_spanned!(container.span()=> <#container as ::chainlock::chain::ChildContainer>);
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics ::chainlock::chain::Children<#child_ty> for #ident #type_generics #where_clause {
+            type Key = #container_trait::Key;
+            type Lock = #container_trait::Lock;
+
+            #[inline]
+            fn child(&self, key: &Self::Key) -> ::core::option::Option<::std::sync::Arc<Self::Lock>> {
+                #container_trait::lookup(&self.#field, key)
+            }
+        }
+    }
+}

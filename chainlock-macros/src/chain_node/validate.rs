@@ -1,0 +1,190 @@
+//! Semantic rules of the derive: what a closed marker and a child field may be, and that
+//! the fields descended by type are unambiguous. Every violation is reported at once.
+
+use super::ast::{Errors, Node, Role};
+use syn::{GenericArgument, Ident, Path, PathArguments, Type};
+
+/// A node that passed validation: what `expand` needs and nothing more.
+pub(crate) struct ValidNode<'a> {
+    pub(crate) input: &'a syn::DeriveInput,
+    pub(crate) closed: Closed<'a>,
+    /// The child fields found by child type (one per child type).
+    pub(crate) children: Vec<ChildField<'a>>,
+}
+
+/// How the node tells whether it is closed.
+pub(crate) enum Closed<'a> {
+    Never,
+    Field(&'a Ident),
+    Method(Path),
+}
+
+pub(crate) struct ChildField<'a> {
+    pub(crate) ident: &'a Ident,
+    pub(crate) container: &'a Type,
+    pub(crate) child: Type,
+}
+
+pub(crate) fn validate(node: Node<'_>) -> syn::Result<ValidNode<'_>> {
+    let mut errors = Errors::default();
+    let mut closed = node
+        .closed_method
+        .clone()
+        .map_or(Closed::Never, Closed::Method);
+    // (child type as text, field, explicitly `default`)
+    let mut candidates: Vec<(String, ChildField<'_>, bool)> = Vec::new();
+
+    for field in &node.fields {
+        match &field.role {
+            Role::Plain => {}
+            Role::Conflict(span) => errors.push(syn::Error::new(
+                *span,
+                "a field is either `#[chain(children)]` or `#[chain(closed)]`, once",
+            )),
+            Role::Closed(span) => {
+                if !is_bool(&field.field.ty) {
+                    errors.push(syn::Error::new_spanned(
+                        &field.field.ty,
+                        format!(
+                            "`#[chain(closed)]` needs a `bool` field, found `{}`; for another test write `#[chain(closed = method)]` on the struct",
+                            text(&field.field.ty)
+                        ),
+                    ));
+                } else if !matches!(closed, Closed::Never) {
+                    errors.push(syn::Error::new(
+                        *span,
+                        "a node has one closed marker; this is a second one",
+                    ));
+                } else {
+                    closed = Closed::Field(field.ident);
+                }
+            }
+            Role::Children(args) => {
+                let child = args
+                    .child
+                    .clone()
+                    .or_else(|| container_child(&field.field.ty).cloned());
+                let Some(child) = child else {
+                    errors.push(syn::Error::new_spanned(
+                        &field.field.ty,
+                        format!(
+                            "unsupported child container `{}`: expected `HashMap<K, Arc<Lock<Child>>>`, `BTreeMap<K, Arc<Lock<Child>>>`, `Vec<Arc<Lock<Child>>>`, `Option<Arc<Lock<Child>>>` or `Arc<Lock<Child>>`; for another container implement `chainlock::chain::ChildContainer` and name the child type with `#[chain(children, child = Child)]`",
+                            text(&field.field.ty)
+                        ),
+                    ));
+                    continue;
+                };
+                let key = text(&child);
+                let entry = ChildField {
+                    ident: field.ident,
+                    container: &field.field.ty,
+                    child,
+                };
+                candidates.push((key, entry, args.default.is_some()));
+            }
+        }
+    }
+
+    let mut children = Vec::new();
+    let mut handled: Vec<String> = Vec::new();
+    for (key, _, _) in &candidates {
+        if handled.contains(key) {
+            continue;
+        }
+        handled.push(key.clone());
+        let same: Vec<&(String, ChildField<'_>, bool)> = candidates
+            .iter()
+            .filter(|(other, _, _)| other == key)
+            .collect();
+        let defaults: Vec<_> = same.iter().filter(|(_, _, default)| *default).collect();
+        match (same.len(), defaults.len()) {
+            (1, _) | (_, 1) => {
+                let chosen = if same.len() == 1 {
+                    same[0]
+                } else {
+                    defaults[0]
+                };
+                children.push(ChildField {
+                    ident: chosen.1.ident,
+                    container: chosen.1.container,
+                    child: chosen.1.child.clone(),
+                });
+            }
+            (_, 0) => {
+                let names: Vec<String> = same
+                    .iter()
+                    .map(|(_, field, _)| format!("`{}`", field.ident))
+                    .collect();
+                errors.push(syn::Error::new_spanned(
+                    same[1].1.ident,
+                    format!(
+                        "fields {} all hold children of type `{key}`, so a descent by type cannot tell them apart: mark the one to descend by type `#[chain(children, default)]` and reach the others by name (`node.{}.lookup(&key)`)",
+                        names.join(" and "),
+                        same[1].1.ident
+                    ),
+                ));
+            }
+            _ => errors.push(syn::Error::new_spanned(
+                defaults[1].1.ident,
+                format!("only one field holding `{key}` children can be the `default`"),
+            )),
+        }
+    }
+    errors.finish()?;
+    Ok(ValidNode {
+        input: node.input,
+        closed,
+        children,
+    })
+}
+
+fn is_bool(ty: &Type) -> bool {
+    matches!(ty, Type::Path(path) if path.qself.is_none() && path.path.is_ident("bool"))
+}
+
+fn text(tokens: &impl quote::ToTokens) -> String {
+    tokens
+        .to_token_stream()
+        .to_string()
+        .replace(" < ", "<")
+        .replace(" >", ">")
+        .replace("< ", "<")
+        .replace(" ,", ",")
+}
+
+/// The type arguments of the last segment of a path type: `HashMap<K, V>` gives `[K, V]`.
+fn type_arguments(ty: &Type) -> Option<(&Ident, Vec<&Type>)> {
+    let Type::Path(path) = ty else { return None };
+    let segment = path.path.segments.last()?;
+    let arguments = match &segment.arguments {
+        PathArguments::AngleBracketed(arguments) => arguments
+            .args
+            .iter()
+            .filter_map(|argument| match argument {
+                GenericArgument::Type(ty) => Some(ty),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Some((&segment.ident, arguments))
+}
+
+/// The child type of a container the derive can read: the `Child` of
+/// `HashMap<K, Arc<Lock<Child>>>`, `Vec<Arc<Lock<Child>>>`, `Arc<Lock<Child>>`, ...
+fn container_child(ty: &Type) -> Option<&Type> {
+    let (container, arguments) = type_arguments(ty)?;
+    let arc = match container.to_string().as_str() {
+        "HashMap" | "BTreeMap" => *arguments.get(1)?,
+        "Vec" | "Option" => *arguments.first()?,
+        "Arc" => ty,
+        _ => return None,
+    };
+    let (arc_ident, arc_arguments) = type_arguments(arc)?;
+    if arc_ident != "Arc" {
+        return None;
+    }
+    // The lock's last type argument is the data: `Mutex<C>`, `lock_api::Mutex<R, C>`.
+    let (_, lock_arguments) = type_arguments(arc_arguments.first()?)?;
+    lock_arguments.last().copied()
+}
