@@ -138,7 +138,7 @@ fn zero_cost(c: &mut Criterion) {
             "both sides reach the same leaf"
         );
         group.bench_function(format!("generated/{depth}"), |b| {
-            b.iter(|| generated(black_box(&root), black_box(1)))
+            b.iter(|| generated(black_box(&root), black_box(1)));
         });
         group.bench_function(format!("hand_written/{depth}"), |b| {
             b.iter(|| hand_written(black_box(&root), black_box(1)));

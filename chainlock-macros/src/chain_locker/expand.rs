@@ -586,9 +586,10 @@ fn lock_leaves_method(
     let (leaf_lock, leaf_level) = (&leaf.lock, leaf.index);
     let leaf_trait = Flavor::Blocking.lock_trait(Mode::Exclusive);
     let name = method_ident("lock_leaves", flavor);
-    let lock_all = match flavor {
-        Flavor::Deadline => quote!(__chainlock::lock_leaves_until(&handles, #leaf_level, deadline)),
-        _ => quote!(__chainlock::lock_leaves(&handles, #leaf_level)),
+    let lock_all = if flavor.has_deadline() {
+        quote!(__chainlock::lock_leaves_until(&handles, #leaf_level, deadline))
+    } else {
+        quote!(__chainlock::lock_leaves(&handles, #leaf_level))
     };
     // Find each leaf's lock hand over hand down to its parent, then release everything.
     let mut find = hand_over_hand(parents, flavor, Stages::Keys);

@@ -27,7 +27,7 @@ pub(crate) enum Role {
     /// `#[chain(closed)]`.
     Closed(proc_macro2::Span),
     /// `#[chain(children, ..)]`.
-    Children(ChildrenArgs),
+    Children(Box<ChildrenArgs>),
     /// Several roles on one field; an error reported by `validate`.
     Conflict(proc_macro2::Span),
 }
@@ -156,7 +156,7 @@ fn parse_field_attrs(attrs: &[Attribute], errors: &mut Errors) -> Role {
             (Some(mut args), None) => {
                 args.child = child.take().map(|(_, ty)| ty);
                 args.default = default.take();
-                Role::Children(args)
+                Role::Children(Box::new(args))
             }
             (None, Some(span)) => Role::Closed(span),
             (Some(_), Some(span)) => Role::Conflict(span),

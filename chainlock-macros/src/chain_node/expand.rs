@@ -17,12 +17,20 @@ pub(crate) fn expand(node: &ValidNode<'_>) -> TokenStream {
                 self.#field
             }
         },
-        Closed::Method(method) => quote! {
-            #[inline]
-            fn is_closed(&self) -> bool {
-                Self::#method(self)
+        Closed::Method(method) => {
+            // `closed = is_full` names a method of the node; a longer path is used as written.
+            let method = if method.get_ident().is_some() {
+                quote!(Self::#method)
+            } else {
+                quote!(#method)
+            };
+            quote! {
+                #[inline]
+                fn is_closed(&self) -> bool {
+                    #method(self)
+                }
             }
-        },
+        }
     };
     let children = node.children.iter().map(|child| children_impl(node, child));
     quote! {

@@ -11,6 +11,6 @@ use proc_macro2::TokenStream;
 pub(crate) fn derive(input: TokenStream) -> syn::Result<TokenStream> {
     let input: syn::DeriveInput = syn::parse2(input)?;
     let node = ast::Node::from_syn(&input)?;
-    let node = validate::validate(node)?;
+    let node = validate::validate(&node)?;
     Ok(expand::expand(&node))
 }

@@ -25,7 +25,7 @@ pub(crate) struct ChildField<'a> {
     pub(crate) child: Type,
 }
 
-pub(crate) fn validate(node: Node<'_>) -> syn::Result<ValidNode<'_>> {
+pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
     let mut errors = Errors::default();
     let mut closed = node
         .closed_method
@@ -85,9 +85,23 @@ pub(crate) fn validate(node: Node<'_>) -> syn::Result<ValidNode<'_>> {
         }
     }
 
+    let children = choose_by_type(&candidates, &mut errors);
+    errors.finish()?;
+    Ok(ValidNode {
+        input: node.input,
+        closed,
+        children,
+    })
+}
+
+/// One field per child type: the only one, or the one marked `default`.
+fn choose_by_type<'a>(
+    candidates: &[(String, ChildField<'a>, bool)],
+    errors: &mut Errors,
+) -> Vec<ChildField<'a>> {
     let mut children = Vec::new();
     let mut handled: Vec<String> = Vec::new();
-    for (key, _, _) in &candidates {
+    for (key, _, _) in candidates {
         if handled.contains(key) {
             continue;
         }
@@ -118,7 +132,7 @@ pub(crate) fn validate(node: Node<'_>) -> syn::Result<ValidNode<'_>> {
                 errors.push(syn::Error::new_spanned(
                     same[1].1.ident,
                     format!(
-                        "fields {} all hold children of type `{key}`, so a descent by type cannot tell them apart: mark the one to descend by type `#[chain(children, default)]` and reach the others by name (`node.{}.lookup(&key)`)",
+                        "fields {} hold children of the same type `{key}`, so a descent by type cannot tell them apart: mark the one to descend by type `#[chain(children, default)]` and reach the others by name (`node.{}.lookup(&key)`)",
                         names.join(" and "),
                         same[1].1.ident
                     ),
@@ -130,12 +144,7 @@ pub(crate) fn validate(node: Node<'_>) -> syn::Result<ValidNode<'_>> {
             )),
         }
     }
-    errors.finish()?;
-    Ok(ValidNode {
-        input: node.input,
-        closed,
-        children,
-    })
+    children
 }
 
 fn is_bool(ty: &Type) -> bool {

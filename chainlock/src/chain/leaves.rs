@@ -39,6 +39,10 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
 }
 
 /// [`lock_all`] without a deadline.
+///
+/// # Errors
+///
+/// [`Exit::SameLeaf`] when two handles are the same lock.
 pub fn lock_leaves<L: ExclusiveLock + ?Sized>(
     handles: &[Arc<L>],
     level: usize,
@@ -47,6 +51,11 @@ pub fn lock_leaves<L: ExclusiveLock + ?Sized>(
 }
 
 /// [`lock_all`] with a deadline.
+///
+/// # Errors
+///
+/// [`Exit::SameLeaf`] when two handles are the same lock, [`Exit::TimedOut`] when the
+/// deadline passes first.
 pub fn lock_leaves_until<L: TimedExclusiveLock + ?Sized>(
     handles: &[Arc<L>],
     level: usize,

@@ -1,0 +1,55 @@
+use chainlock::ChainNode;
+use chainlock::parking_lot::{Mutex, RwLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+struct Class;
+struct Room;
+struct Lecture {
+    #[chain(closed)]
+    cancelled: bool,
+    #[chain(children, default)]
+    classes: Vec<Arc<Mutex<Class>>>,
+    #[chain(children)]
+    waitlists: Vec<Arc<Mutex<Class>>>,
+    #[chain(children)]
+    room: Option<Arc<Mutex<Room>>>,
+}
+const _: () = {
+    #[automatically_derived]
+    impl ::chainlock::ChainNode for Lecture {
+        #[inline]
+        fn is_closed(&self) -> bool {
+            self.cancelled
+        }
+    }
+    #[automatically_derived]
+    impl ::chainlock::chain::Children<Class> for Lecture {
+        type Key = <Vec<Arc<Mutex<Class>>> as ::chainlock::chain::ChildContainer>::Key;
+        type Lock = <Vec<Arc<Mutex<Class>>> as ::chainlock::chain::ChildContainer>::Lock;
+        #[inline]
+        fn child(
+            &self,
+            key: &Self::Key,
+        ) -> ::core::option::Option<::std::sync::Arc<Self::Lock>> {
+            <Vec<
+                Arc<Mutex<Class>>,
+            > as ::chainlock::chain::ChildContainer>::lookup(&self.classes, key)
+        }
+    }
+    #[automatically_derived]
+    impl ::chainlock::chain::Children<Room> for Lecture {
+        type Key = <Option<Arc<Mutex<Room>>> as ::chainlock::chain::ChildContainer>::Key;
+        type Lock = <Option<
+            Arc<Mutex<Room>>,
+        > as ::chainlock::chain::ChildContainer>::Lock;
+        #[inline]
+        fn child(
+            &self,
+            key: &Self::Key,
+        ) -> ::core::option::Option<::std::sync::Arc<Self::Lock>> {
+            <Option<
+                Arc<Mutex<Room>>,
+            > as ::chainlock::chain::ChildContainer>::lookup(&self.room, key)
+        }
+    }
+};

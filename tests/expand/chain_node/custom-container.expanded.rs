@@ -1,0 +1,34 @@
+use chainlock::ChainNode;
+use chainlock::parking_lot::{Mutex, RwLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+struct Class;
+/// A container of its own.
+struct Shelf(Vec<Arc<Mutex<Class>>>);
+impl chainlock::chain::ChildContainer for Shelf {
+    type Key = usize;
+    type Lock = Mutex<Class>;
+    fn lookup(&self, key: &usize) -> Option<Arc<Mutex<Class>>> {
+        self.0.get(*key).cloned()
+    }
+}
+struct Lecture {
+    #[chain(children, child = Class)]
+    classes: Shelf,
+}
+const _: () = {
+    #[automatically_derived]
+    impl ::chainlock::ChainNode for Lecture {}
+    #[automatically_derived]
+    impl ::chainlock::chain::Children<Class> for Lecture {
+        type Key = <Shelf as ::chainlock::chain::ChildContainer>::Key;
+        type Lock = <Shelf as ::chainlock::chain::ChildContainer>::Lock;
+        #[inline]
+        fn child(
+            &self,
+            key: &Self::Key,
+        ) -> ::core::option::Option<::std::sync::Arc<Self::Lock>> {
+            <Shelf as ::chainlock::chain::ChildContainer>::lookup(&self.classes, key)
+        }
+    }
+};

@@ -1,0 +1,34 @@
+use chainlock::ChainNode;
+use chainlock::parking_lot::{Mutex, RwLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+struct Class;
+struct Lecture {
+    #[chain(children)]
+    classes: HashMap<u32, Arc<Mutex<Class>>>,
+}
+const _: () = {
+    #[automatically_derived]
+    impl ::chainlock::ChainNode for Lecture {}
+    #[automatically_derived]
+    impl ::chainlock::chain::Children<Class> for Lecture {
+        type Key = <HashMap<
+            u32,
+            Arc<Mutex<Class>>,
+        > as ::chainlock::chain::ChildContainer>::Key;
+        type Lock = <HashMap<
+            u32,
+            Arc<Mutex<Class>>,
+        > as ::chainlock::chain::ChildContainer>::Lock;
+        #[inline]
+        fn child(
+            &self,
+            key: &Self::Key,
+        ) -> ::core::option::Option<::std::sync::Arc<Self::Lock>> {
+            <HashMap<
+                u32,
+                Arc<Mutex<Class>>,
+            > as ::chainlock::chain::ChildContainer>::lookup(&self.classes, key)
+        }
+    }
+};

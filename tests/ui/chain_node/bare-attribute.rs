@@ -1,0 +1,9 @@
+use chainlock::ChainNode;
+
+#[derive(ChainNode)]
+struct Lecture {
+    #[chain]
+    cancelled: bool,
+}
+
+fn main() {}

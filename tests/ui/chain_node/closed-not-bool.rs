@@ -1,0 +1,9 @@
+use chainlock::ChainNode;
+
+#[derive(ChainNode)]
+struct Lecture {
+    #[chain(closed)]
+    cancelled: u8,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use chainlock::ChainNode;
+
+#[derive(ChainNode)]
+enum Node {
+    Leaf,
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use chainlock::ChainNode;
+
+#[derive(ChainNode)]
+struct Node(u32);
+
+fn main() {}

@@ -1,0 +1,6 @@
+use chainlock::ChainNode;
+
+#[derive(ChainNode)]
+struct Node;
+
+fn main() {}
