@@ -2,6 +2,9 @@
 //! work (3 and 8 levels, uncontended, parking_lot locks), side by side in one run.
 //!
 //! Run: `cargo bench --bench chain_zero_cost`. The README quotes the medians and ratios.
+//! The four functions are `#[inline(never)]` so that both sides pay one call and so that
+//! `valgrind --tool=callgrind --toggle-collect=<function>` can count each one's
+//! instructions: run the bench binary with `--instructions` for that (see DEVELOPMENT.md).
 
 use chainlock::chain_locker;
 use chainlock::parking_lot::{Mutex, RwLock};
@@ -51,6 +54,7 @@ fn child(node: &mut Node, key: usize) -> Option<Arc<Mutex<Node>>> {
     node.children.get(key).cloned()
 }
 
+#[inline(never)]
 fn generated_3(root: &Arc<RwLock<Root>>, key: usize) -> Option<u64> {
     Three
         .run(
@@ -65,6 +69,7 @@ fn generated_3(root: &Arc<RwLock<Root>>, key: usize) -> Option<u64> {
         .ok()
 }
 
+#[inline(never)]
 fn hand_written_3(root: &Arc<RwLock<Root>>, key: usize) -> Option<u64> {
     let guard0 = root.read_arc();
     let next = guard0.children.get(key)?.clone();
@@ -77,6 +82,7 @@ fn hand_written_3(root: &Arc<RwLock<Root>>, key: usize) -> Option<u64> {
     Some(guard2.value)
 }
 
+#[inline(never)]
 fn generated_8(root: &Arc<RwLock<Root>>, key: usize) -> Option<u64> {
     let step = |n: &mut Node| child(n, key);
     Eight
@@ -97,27 +103,33 @@ fn generated_8(root: &Arc<RwLock<Root>>, key: usize) -> Option<u64> {
         .ok()
 }
 
+#[inline(never)]
 fn hand_written_8(root: &Arc<RwLock<Root>>, key: usize) -> Option<u64> {
+    // Straight-line, one guard per level, each parent released after its child is locked.
     let guard0 = root.read_arc();
     let next = guard0.children.get(key)?.clone();
-    let mut guard = next.lock_arc();
+    let guard1 = next.lock_arc();
     drop(guard0);
-    // Seven hand-over-hand steps written out, as the generated code does.
-    macro_rules! step {
-        () => {
-            let next = guard.children.get(key)?.clone();
-            let child = next.lock_arc();
-            drop(std::mem::replace(&mut guard, child));
-        };
-    }
-    step!();
-    step!();
-    step!();
-    step!();
-    step!();
-    step!();
-    guard.value += 1;
-    Some(guard.value)
+    let next = guard1.children.get(key)?.clone();
+    let guard2 = next.lock_arc();
+    drop(guard1);
+    let next = guard2.children.get(key)?.clone();
+    let guard3 = next.lock_arc();
+    drop(guard2);
+    let next = guard3.children.get(key)?.clone();
+    let guard4 = next.lock_arc();
+    drop(guard3);
+    let next = guard4.children.get(key)?.clone();
+    let guard5 = next.lock_arc();
+    drop(guard4);
+    let next = guard5.children.get(key)?.clone();
+    let guard6 = next.lock_arc();
+    drop(guard5);
+    let next = guard6.children.get(key)?.clone();
+    let mut guard7 = next.lock_arc();
+    drop(guard6);
+    guard7.value += 1;
+    Some(guard7.value)
 }
 
 fn zero_cost(c: &mut Criterion) {
@@ -148,4 +160,28 @@ fn zero_cost(c: &mut Criterion) {
 }
 
 criterion_group!(benches, zero_cost);
-criterion_main!(benches);
+
+/// `--instructions`: call each function a fixed number of times without criterion, for
+/// callgrind's instruction counts. Otherwise: criterion.
+fn main() {
+    if std::env::args().any(|arg| arg == "--instructions") {
+        const CALLS: u64 = 10_000;
+        for (depth, function) in [
+            (
+                3,
+                generated_3 as fn(&Arc<RwLock<Root>>, usize) -> Option<u64>,
+            ),
+            (3, hand_written_3),
+            (8, generated_8),
+            (8, hand_written_8),
+        ] {
+            let root = root(depth);
+            for _ in 0..CALLS {
+                black_box(function(black_box(&root), black_box(1)));
+            }
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
