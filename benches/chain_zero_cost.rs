@@ -8,7 +8,7 @@
 
 use chainlock::chain_locker;
 use chainlock::parking_lot::{Mutex, RwLock};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use std::hint::black_box;
 use std::sync::Arc;
 

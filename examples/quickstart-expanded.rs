@@ -1,0 +1,142 @@
+//! What `examples/quickstart.rs` becomes after macro expansion, simplified by hand: the
+//! derive's trait impls and two of the locker's methods (`descend` and `run_keys`; the
+//! deadline, async and multi-leaf methods follow the same pattern). The exact expansion of
+//! every case is in `tests/expand/**/*.expanded.rs`.
+//!
+//! Run: `cargo run --example quickstart-expanded`.
+
+use chainlock::chain::{ChildContainer, Children, ExclusiveLock, SharedLock};
+use chainlock::parking_lot::{Mutex, RwLock};
+use chainlock::{ChainNode, Exit};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub struct Registry {
+    lectures: HashMap<u32, Arc<RwLock<Lecture>>>,
+}
+
+pub struct Lecture {
+    cancelled: bool,
+    classes: Vec<Arc<Mutex<Class>>>,
+}
+
+pub struct Class {
+    students: Vec<u32>,
+}
+
+// #[derive(ChainNode)] on Registry: never closed; its `lectures` are `Lecture` children.
+impl ChainNode for Registry {}
+impl Children<Lecture> for Registry {
+    type Key = <HashMap<u32, Arc<RwLock<Lecture>>> as ChildContainer>::Key; // u32
+    type Lock = <HashMap<u32, Arc<RwLock<Lecture>>> as ChildContainer>::Lock; // RwLock<Lecture>
+    fn child(&self, key: &Self::Key) -> Option<Arc<Self::Lock>> {
+        self.lectures.lookup(key)
+    }
+}
+
+// #[derive(ChainNode)] on Lecture: closed when `cancelled`; its `classes` are found by index.
+impl ChainNode for Lecture {
+    fn is_closed(&self) -> bool {
+        self.cancelled
+    }
+}
+impl Children<Class> for Lecture {
+    type Key = usize;
+    type Lock = Mutex<Class>;
+    fn child(&self, key: &usize) -> Option<Arc<Mutex<Class>>> {
+        self.classes.lookup(key)
+    }
+}
+
+// #[derive(ChainNode)] on Class: a leaf, never closed.
+impl ChainNode for Class {}
+
+// chain_locker!(pub struct ClassLocker(shared Registry, shared Lecture, Class));
+/// Registry (shared) → lecture (shared) → class (exclusive).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClassLocker;
+
+impl ClassLocker {
+    /// The number of levels of this chain, root included.
+    pub const DEPTH: usize = 3;
+
+    /// Locks the chain hand over hand and returns the class's owned guard.
+    pub fn descend<L0, L1, L2, S0, S1>(
+        &self,
+        root: &Arc<L0>,
+        stage0: S0,
+        stage1: S1,
+    ) -> Result<L2::Guard, Exit>
+    where
+        L0: SharedLock<Target = Registry> + ?Sized,
+        L1: SharedLock<Target = Lecture> + ?Sized,
+        L2: ExclusiveLock<Target = Class> + ?Sized,
+        S0: FnOnce(&Registry) -> Option<Arc<L1>>,
+        S1: FnOnce(&Lecture) -> Option<Arc<L2>>,
+    {
+        let guard0 = L0::lock_shared(root);
+        let Some(next) = stage0(&guard0) else {
+            return Err(Exit::Absent { stage: 0 });
+        };
+        let guard1 = L1::lock_shared(&next); // the lecture is locked while the registry is held,
+        drop(guard0); // only then is the registry released
+        if guard1.is_closed() {
+            // (the real expansion asks `ChainNode` only of types that implement it)
+            return Err(Exit::Closed { level: 1 });
+        }
+        let Some(next) = stage1(&guard1) else {
+            return Err(Exit::Absent { stage: 1 });
+        };
+        let guard2 = L2::lock_exclusive(&next);
+        drop(guard1);
+        if guard2.is_closed() {
+            return Err(Exit::Closed { level: 2 });
+        }
+        Ok(guard2)
+    }
+
+    /// The same descent by key path, running `leaf` on the class.
+    pub fn run_keys<L0, L1, L2, K0, K1, F, R>(
+        &self,
+        root: &Arc<L0>,
+        key0: &K0,
+        key1: &K1,
+        leaf: F,
+    ) -> Result<R, Exit>
+    where
+        L0: SharedLock<Target = Registry> + ?Sized,
+        L1: SharedLock<Target = Lecture> + ?Sized,
+        L2: ExclusiveLock<Target = Class> + ?Sized,
+        K0: ?Sized,
+        K1: ?Sized,
+        L0::Target: Children<Lecture, Key = K0, Lock = L1>,
+        L1::Target: Children<Class, Key = K1, Lock = L2>,
+        F: FnOnce(&mut Class) -> R,
+    {
+        let mut guard = self.descend(
+            root,
+            |registry| registry.child(key0),
+            |lecture| lecture.child(key1),
+        )?;
+        Ok(leaf(&mut guard))
+    }
+}
+
+fn main() {
+    let class = Arc::new(Mutex::new(Class {
+        students: Vec::new(),
+    }));
+    let lecture = Arc::new(RwLock::new(Lecture {
+        cancelled: false,
+        classes: vec![class],
+    }));
+    let registry = Arc::new(RwLock::new(Registry {
+        lectures: HashMap::from([(42, lecture)]),
+    }));
+    let joined = ClassLocker.run_keys(&registry, &42, &0, |class| {
+        class.students.push(7);
+        class.students.len()
+    });
+    println!("joined: {joined:?} (depth {})", ClassLocker::DEPTH);
+    assert_eq!(joined, Ok(1));
+}
