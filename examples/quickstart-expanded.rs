@@ -11,15 +11,18 @@ use chainlock::{ChainNode, Exit};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// The root: lectures by id.
 pub struct Registry {
     lectures: HashMap<u32, Arc<RwLock<Lecture>>>,
 }
 
+/// A lecture: its classes, and whether it was cancelled.
 pub struct Lecture {
     cancelled: bool,
     classes: Vec<Arc<Mutex<Class>>>,
 }
 
+/// A class: its students.
 pub struct Class {
     students: Vec<u32>,
 }
@@ -61,6 +64,10 @@ impl ClassLocker {
     pub const DEPTH: usize = 3;
 
     /// Locks the chain hand over hand and returns the class's owned guard.
+    ///
+    /// # Errors
+    ///
+    /// The [`Exit`] that ended the descent early; nothing stays locked.
     pub fn descend<L0, L1, L2, S0, S1>(
         &self,
         root: &Arc<L0>,
@@ -96,6 +103,10 @@ impl ClassLocker {
     }
 
     /// The same descent by key path, running `leaf` on the class.
+    ///
+    /// # Errors
+    ///
+    /// The [`Exit`] that ended the descent early; nothing stays locked.
     pub fn run_keys<L0, L1, L2, K0, K1, F, R>(
         &self,
         root: &Arc<L0>,
