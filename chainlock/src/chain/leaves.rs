@@ -38,7 +38,8 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
         .collect())
 }
 
-/// [`lock_all`] without a deadline.
+/// Locks `handles` in ascending address order, holding nothing else, and returns their
+/// guards in the order of `handles` (used by the generated `lock_leaves`).
 ///
 /// # Errors
 ///
@@ -50,7 +51,7 @@ pub fn lock_leaves<L: ExclusiveLock + ?Sized>(
     lock_all(handles, level, |handle| Some(L::lock_exclusive(handle)))
 }
 
-/// [`lock_all`] with a deadline.
+/// Like [`lock_leaves`], giving up at `deadline` and releasing what it took.
 ///
 /// # Errors
 ///
