@@ -6,6 +6,11 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Every test runner's output also goes to this log; the last line sums up its results.
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+run_tests() { "$@" 2>&1 | tee -a "$results"; }
+
 step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots)"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 if ! command -v cargo-expand >/dev/null 2>&1; then
@@ -22,11 +27,15 @@ step "docs (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
 
 step "tests: unit, integration, trybuild, macrotest, doc tests (all features)"
-cargo test --workspace --all-features
+run_tests cargo test --workspace --all-features
 
 step "benchmarks run once as tests"
-cargo test --benches --all-features
+run_tests cargo test --benches --all-features
 
 step "loom models (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
-  cargo test -p chainlock --lib --release --target-dir target/loom -- loom_
+  run_tests cargo test -p chainlock --lib --release --target-dir target/loom -- loom_
+
+passed=$(grep -Eo '^test result: [a-zA-Z]+\. [0-9]+ passed' "$results" | awk '{s += $4} END {print s + 0}')
+failed=$(grep -Eo '[0-9]+ failed;' "$results" | awk '{s += $1} END {print s + 0}')
+printf '\nall tests: %s passed, %s failed\n' "$passed" "$failed"
