@@ -1,1 +1,84 @@
-//! (to be written)
+//! A keyed lock manager: exact per-key locking for any `K: Eq + Hash`, with bounded memory.
+//!
+//! [`KeyedLocks<K>`] locks *names*: a file name, a user id, a key of a dictionary. Unlike
+//! [striping](crate::striped), two different keys never exclude each other; unlike a map of
+//! mutexes that only grows, memory is bounded by the keys currently held or awaited.
+//! (`OmniThreadLibrary`'s `TOmniLockManager<K>` is the model, minus its lost-signal bug.)
+//!
+//! # Guarantees
+//!
+//! - **Exact:** a key is held by at most one owner at a time; different keys never block
+//!   each other beyond a short critical section on their shard of the registry.
+//! - **Reentrant per thread:** the thread holding a key may lock it again; the key is free
+//!   when its last guard drops. Guards are `!Send`, so a hold never migrates to another
+//!   thread (checked at compile time).
+//! - **Strict FIFO:** on release the key is handed directly to the longest waiter, before
+//!   that waiter even wakes up; a newcomer (even the releasing thread) cannot barge in.
+//! - **Timeouts without lost grants:** a waiter whose timeout fires as the key is handed to
+//!   it re-checks under the registry lock; it then either owns the key (and returns it) or
+//!   has left the queue. No grant is lost, no later waiter is stranded.
+//! - **Bounded memory:** the entry of a key is removed atomically with its last release
+//!   (not by a sweep). Nothing stays for a key that is neither held nor awaited:
+//!   [`KeyedLocks::is_empty`] is true again once all guards are dropped.
+//! - **Sharded:** the registry is split into independently locked shards, so that unrelated
+//!   keys rarely contend on one lock.
+//! - **All-or-nothing multi-key locking** ([`KeyedLocks::lock_all`]): locks a set of keys
+//!   in one total order (`K: Ord`), within one deadline, or none of them.
+//!
+//! With the `tokio` feature, [`AsyncKeyedLocks`] offers the same registry to async tasks:
+//! per-acquisition ownership (no reentrancy) and cancel-safe lock futures.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::time::Duration;
+//! use chainlock::keyed::KeyedLocks;
+//!
+//! let locks = KeyedLocks::new();
+//! let report = locks.lock("report.pdf");
+//! let again = locks.lock("report.pdf"); // same thread: reentrant
+//! std::thread::scope(|s| {
+//!     s.spawn(|| {
+//!         // Another thread waits, here at most 10 ms.
+//!         assert!(locks.try_lock_for("report.pdf", Duration::from_millis(10)).is_none());
+//!         // Other keys are independent.
+//!         let _other = locks.lock("notes.txt");
+//!     });
+//! });
+//! drop((report, again));
+//! assert!(locks.is_empty()); // nothing left behind
+//! ```
+//!
+//! # Ordering of multi-key locking
+//!
+//! To lock several keys without deadlock, every caller must take them in the same total
+//! order. `Eq + Hash` alone gives none: ordering by hash cannot break ties between two
+//! distinct keys with equal hashes in a way all callers agree on. So
+//! [`lock_all`](KeyedLocks::lock_all) requires `K: Ord` and locks keys in ascending `Ord`
+//! order (equal keys once). Keys held already by the calling thread (reentrancy) are outside
+//! that order: hold nothing else when calling it, or use a deadline.
+
+mod blocking;
+#[cfg(feature = "tokio")]
+mod future;
+mod registry;
+
+pub use blocking::{KeyGuard, KeyedLocks, KeysGuard};
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub use future::{Acquire, AsyncKeyGuard, AsyncKeyedLocks, AsyncKeysGuard};
+
+pub use crate::striped::DefaultHashBuilder;
+
+/// The default number of shards: four per available core, rounded up to a power of two, so
+/// that threads rarely meet on a shard.
+fn default_shards() -> usize {
+    std::thread::available_parallelism()
+        .map_or(8, |cores| cores.get() * 4)
+        .next_power_of_two()
+}
+
+#[cfg(all(test, loom))]
+mod tests {
+    mod loom_keyed;
+}

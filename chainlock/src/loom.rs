@@ -2,9 +2,9 @@
 //!
 //! Under `--cfg loom` this re-exports [loom]'s mocks so that `cargo test` with
 //! `RUSTFLAGS="--cfg loom"` explores every interleaving of the code written against it;
-//! otherwise it is `std` plus parking_lot (tokio's `src/loom/mod.rs` does the same).
+//! otherwise it is `std` plus `parking_lot` (tokio's `src/loom/mod.rs` does the same).
 //!
-//! [`Mutex`] and [`Condvar`] expose parking_lot's API (no poisoning, `wait(&mut guard)`)
+//! [`Mutex`] and [`Condvar`] expose `parking_lot`'s API (no poisoning, `wait(&mut guard)`)
 //! in both configurations, so code above this module never branches on `cfg(loom)`.
 //!
 //! [loom]: https://docs.rs/loom
@@ -21,6 +21,22 @@ mod imp {
     }
     pub(crate) mod thread {
         pub(crate) use std::thread::{Thread, current, park, park_timeout, spawn, yield_now};
+
+        /// A token naming the calling thread, unique for the life of the process (see
+        /// [`unique_token`](crate::loom::unique_token)); cheaper than `current().id()`.
+        #[inline]
+        pub(crate) fn token() -> u64 {
+            std::thread_local!(static TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) });
+            TOKEN
+                .try_with(|token| {
+                    if token.get() == 0 {
+                        token.set(crate::loom::unique_token());
+                    }
+                    token.get()
+                })
+                // During thread-local destruction: a fresh token is still unique.
+                .unwrap_or_else(|_| crate::loom::unique_token())
+        }
     }
     pub(crate) mod cell {
         /// `UnsafeCell` with loom's closure API, so that loom can track every access.
@@ -116,6 +132,12 @@ mod imp {
     }
     pub(crate) mod thread {
         pub(crate) use loom::thread::{Thread, current, park, spawn, yield_now};
+
+        /// A token naming the calling (loom) thread, unique for the life of the process.
+        pub(crate) fn token() -> u64 {
+            loom::thread_local!(static TOKEN: u64 = crate::loom::unique_token());
+            TOKEN.with(|token| *token)
+        }
         /// loom has no clock: a timed park is a park.
         pub(crate) fn park_timeout(_: std::time::Duration) {
             park();
@@ -130,3 +152,12 @@ mod imp {
 }
 
 pub(crate) use imp::*;
+
+/// A number never returned before in this process (never 0): names owners of locks, such as
+/// threads ([`thread::token`]) or single acquisitions. A plain `std` atomic in both
+/// configurations: it only needs uniqueness, not to be part of a loom model.
+#[inline]
+pub(crate) fn unique_token() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}

@@ -1,0 +1,339 @@
+//! The engine of the keyed lock managers: a sharded table of held keys with FIFO queues.
+//!
+//! Invariant (under the shard's lock): an entry exists for a key **iff** the key is held.
+//! Every entry has an owner; waiters queue behind it. Releasing the last hold either hands
+//! the entry to the queue's front waiter (new owner set, waiter marked granted, all under
+//! the shard lock, then woken after it) or removes the entry. Hence:
+//!
+//! - nothing stays for a key neither held nor awaited (a waiter only exists behind a
+//!   holder), and removal is atomic with the last release;
+//! - a newcomer finds the entry present and queues at the back: no barging;
+//! - a waiter that gives up (timeout, dropped future) re-checks `granted` under the shard
+//!   lock, so a grant racing with its timeout is seen: the waiter either owns the key or
+//!   is removed from the queue, never both and never neither.
+//!
+//! The blocking facade (`KeyedLocks`) and the async one (`AsyncKeyedLocks`) differ only in
+//! how a waiter sleeps ([`Wake`]) and in what names an owner (a thread, or one acquisition).
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+
+use crossbeam_utils::CachePadded;
+use hashbrown::HashTable;
+
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::{Arc, Mutex};
+use crate::loom::thread::Thread;
+
+/// At most this many shards: the shard index uses hash bits 32.., the table probe bits ..32.
+const MAX_SHARDS: usize = 1 << 16;
+
+/// Tables with at most this capacity are never shrunk (avoids churn on small tables).
+const MIN_SHRINK_CAPACITY: usize = 64;
+
+/// The sharded table of held keys.
+pub(crate) struct Registry<K, S> {
+    shards: Box<[CachePadded<Mutex<Shard<K>>>]>,
+    /// `shards.len() - 1`; the count is a power of two.
+    shard_mask: usize,
+    hasher: S,
+}
+
+struct Shard<K> {
+    table: HashTable<Entry<K>>,
+    /// Source of [`Entry::id`]s, unique within this shard.
+    next_id: u64,
+}
+
+/// A held key.
+struct Entry<K> {
+    /// The key's hash, kept so the table can rehash and entries be found without `K`.
+    hash: u64,
+    /// Names this entry for its guards: they find it again by id, without the key.
+    id: u64,
+    key: K,
+    /// Who holds the key: a thread token or an acquisition token.
+    owner: u64,
+    /// Holds by `owner` (reentrancy); the key is released when it drops to 0.
+    depth: usize,
+    /// Waiters in arrival order; the front one is granted the key next.
+    waiters: VecDeque<Arc<Waiter>>,
+}
+
+/// Where a held key's entry lives: all a guard needs to release it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ticket {
+    shard: usize,
+    hash: u64,
+    id: u64,
+}
+
+/// One queued request for a key.
+pub(crate) struct Waiter {
+    /// The owner the key is handed to.
+    owner: u64,
+    /// Set (under the shard lock) when the key was handed to this waiter.
+    granted: AtomicBool,
+    wake: Wake,
+}
+
+/// How a waiter is woken when granted.
+pub(crate) enum Wake {
+    /// A blocked thread, unparked.
+    Thread(Thread),
+    /// A pending future; the slot holds the waker of its latest poll.
+    #[cfg(feature = "tokio")]
+    Task(Mutex<Option<std::task::Waker>>),
+}
+
+/// The outcome of [`Registry::acquire`].
+pub(crate) enum Acquire {
+    /// The key is held by the caller.
+    Held(Ticket),
+    /// The key is held by another owner and the caller asked not to queue.
+    Busy,
+    /// The caller was queued: it owns the key once `Waiter::is_granted`.
+    Queued(Ticket, Arc<Waiter>),
+}
+
+impl<K, S> Registry<K, S> {
+    /// Creates `shards` shards (rounded up to a power of two, at most 65 536).
+    #[track_caller]
+    pub(crate) fn new(shards: usize, hasher: S) -> Self {
+        assert!(shards > 0, "a keyed lock manager needs at least one shard");
+        let count = shards.min(MAX_SHARDS).next_power_of_two();
+        let shards = (0..count)
+            .map(|_| {
+                CachePadded::new(Mutex::new(Shard {
+                    table: HashTable::new(),
+                    next_id: 0,
+                }))
+            })
+            .collect();
+        Self {
+            shards,
+            shard_mask: count - 1,
+            hasher,
+        }
+    }
+
+    pub(crate) fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The number of held keys (each with its waiters), summed shard by shard: exact when
+    /// no other thread locks or releases meanwhile.
+    pub(crate) fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|shard| shard.lock().table.len())
+            .sum()
+    }
+
+    /// Releases one hold of the entry `ticket` names; on the last one, hands the key to the
+    /// longest waiter or removes the entry.
+    pub(crate) fn release(&self, ticket: Ticket) {
+        let mut shard = self.shards[ticket.shard].lock();
+        let Ok(mut found) = shard.table.find_entry(ticket.hash, |e| e.id == ticket.id) else {
+            unreachable!("a held key has an entry");
+        };
+        let entry = found.get_mut();
+        entry.depth -= 1;
+        if entry.depth > 0 {
+            return;
+        }
+        if let Some(next) = entry.waiters.pop_front() {
+            entry.owner = next.owner;
+            entry.depth = 1;
+            // Under the shard lock: a waiter that gives up re-checks this under the lock.
+            next.granted.store(true, Ordering::Release);
+            drop(shard);
+            next.wake();
+            return;
+        }
+        let (removed, _) = found.remove();
+        shard.shrink_if_sparse();
+        drop(shard);
+        // The key is dropped outside the shard lock: its destructor may be slow or panic.
+        drop(removed);
+    }
+
+    /// Called by a queued waiter that gives up. Returns `true` if the key had been granted
+    /// to it meanwhile: the caller then owns the key (and must use or release it).
+    /// Otherwise the waiter has left the queue.
+    pub(crate) fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
+        let mut shard = self.shards[ticket.shard].lock();
+        // Granting happens under this lock: this read is authoritative.
+        if waiter.granted.load(Ordering::Acquire) {
+            return true;
+        }
+        let Some(entry) = shard.table.find_mut(ticket.hash, |e| e.id == ticket.id) else {
+            unreachable!("a key with waiters is held, so it has an entry");
+        };
+        let position = entry
+            .waiters
+            .iter()
+            .position(|queued| Arc::ptr_eq(queued, waiter))
+            .expect("an ungranted waiter is in its key's queue");
+        entry.waiters.remove(position);
+        false
+    }
+}
+
+impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
+    /// The shard index and hash of `key`.
+    #[inline]
+    fn place<Q: Hash + ?Sized>(&self, key: &Q) -> (usize, u64) {
+        let hash = self.hasher.hash_one(key);
+        // Bits 32.. pick the shard; hashbrown probes with the low bits and tags with the
+        // top 7, so shard choice and in-shard placement stay independent.
+        ((hash >> 32) as usize & self.shard_mask, hash)
+    }
+
+    /// Takes `key` for `owner`.
+    ///
+    /// If the key is held by `owner` and `reentrant`, adds a hold. If it is held by another
+    /// owner: returns [`Acquire::Busy`] when `queue` is `None`, otherwise queues a waiter
+    /// woken by `queue()` (called under the shard lock) and returns [`Acquire::Queued`].
+    ///
+    /// # Panics
+    ///
+    /// Panics if `owner` would hold the key more than `usize::MAX` times.
+    #[inline]
+    pub(crate) fn acquire(
+        &self,
+        key: K,
+        owner: u64,
+        reentrant: bool,
+        queue: Option<impl FnOnce() -> Wake>,
+    ) -> Acquire {
+        let (index, hash) = self.place(&key);
+        let mut guard = self.shards[index].lock();
+        let shard = &mut *guard;
+        let outcome = match shard.table.entry(hash, |e| e.key == key, |e| e.hash) {
+            hashbrown::hash_table::Entry::Vacant(vacant) => {
+                let id = shard.next_id;
+                shard.next_id += 1;
+                vacant.insert(Entry {
+                    hash,
+                    id,
+                    key,
+                    owner,
+                    depth: 1,
+                    waiters: VecDeque::new(),
+                });
+                return Acquire::Held(Ticket {
+                    shard: index,
+                    hash,
+                    id,
+                });
+            }
+            hashbrown::hash_table::Entry::Occupied(mut occupied) => {
+                let entry = occupied.get_mut();
+                let ticket = Ticket {
+                    shard: index,
+                    hash,
+                    id: entry.id,
+                };
+                if reentrant && entry.owner == owner {
+                    entry.depth = entry
+                        .depth
+                        .checked_add(1)
+                        .expect("a key was locked reentrantly more than usize::MAX times");
+                    Acquire::Held(ticket)
+                } else if let Some(wake) = queue {
+                    let waiter = Arc::new(Waiter {
+                        owner,
+                        granted: AtomicBool::new(false),
+                        wake: wake(),
+                    });
+                    entry.waiters.push_back(Arc::clone(&waiter));
+                    Acquire::Queued(ticket, waiter)
+                } else {
+                    Acquire::Busy
+                }
+            }
+        };
+        drop(guard);
+        // The caller's copy of an already present key is dropped outside the lock.
+        drop(key);
+        outcome
+    }
+
+    /// `Some(number of waiters)` if `key` is held, `None` if it is free.
+    pub(crate) fn probe<Q>(&self, key: &Q) -> Option<usize>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (index, hash) = self.place(key);
+        let shard = self.shards[index].lock();
+        shard
+            .table
+            .find(hash, |e| e.key.borrow() == key)
+            .map(|e| e.waiters.len())
+    }
+}
+
+impl<K> Shard<K> {
+    /// Gives memory back after a burst of keys, amortized: shrinks to twice the live count
+    /// once fewer than an eighth of the slots are used.
+    fn shrink_if_sparse(&mut self) {
+        let capacity = self.table.capacity();
+        if capacity > MIN_SHRINK_CAPACITY && self.table.len() * 8 < capacity {
+            self.table.shrink_to(self.table.len() * 2, |e| e.hash);
+        }
+    }
+}
+
+impl<K, S> fmt::Debug for Registry<K, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("shards", &self.shards.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Waiter {
+    /// Whether the key was handed to this waiter (acquire: the previous owner's writes
+    /// are visible once this returns `true`).
+    #[inline]
+    pub(crate) fn is_granted(&self) -> bool {
+        self.granted.load(Ordering::Acquire)
+    }
+
+    /// Wakes the waiter after its grant.
+    fn wake(&self) {
+        match &self.wake {
+            Wake::Thread(thread) => thread.unpark(),
+            #[cfg(feature = "tokio")]
+            Wake::Task(slot) => {
+                let waker = slot.lock().take();
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+            }
+        }
+    }
+
+    /// For a task: records `waker` to be woken on the grant, then reports whether the grant
+    /// already happened. Seen in this order against [`wake`](Self::wake)'s "grant, then
+    /// take the waker" (both ends under the slot lock), a grant is never missed.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn poll_granted(&self, waker: &std::task::Waker) -> bool {
+        if self.is_granted() {
+            return true;
+        }
+        let Wake::Task(slot) = &self.wake else {
+            unreachable!("only task waiters are polled");
+        };
+        {
+            let mut slot = slot.lock();
+            if !slot.as_ref().is_some_and(|old| old.will_wake(waker)) {
+                *slot = Some(waker.clone());
+            }
+        }
+        self.is_granted()
+    }
+}
