@@ -17,7 +17,16 @@ mod imp {
         pub(crate) mod atomic {
             pub(crate) use std::sync::atomic::*;
         }
-        pub(crate) use parking_lot::{Condvar, Mutex, MutexGuard};
+        pub(crate) use parking_lot::{Condvar, Mutex, MutexGuard, WaitTimeoutResult};
+
+        /// Runs `f` with `guard`'s mutex unlocked (`parking_lot`'s `MutexGuard::unlocked`).
+        pub(crate) fn unlocked<'a, T, R>(
+            _mutex: &'a Mutex<T>,
+            guard: &mut MutexGuard<'a, T>,
+            f: impl FnOnce() -> R,
+        ) -> R {
+            MutexGuard::unlocked(guard, f)
+        }
     }
     pub(crate) mod thread {
         pub(crate) use std::thread::{Thread, current, park, park_timeout, spawn, yield_now};
@@ -98,6 +107,15 @@ mod imp {
             pub(crate) fn wait<T>(&self, guard: &mut MutexGuard<'_, T>) {
                 replace_guard(guard, |g| self.0.wait(g).unwrap());
             }
+            /// loom has no clock: waits until notified and reports no timeout.
+            pub(crate) fn wait_until<T>(
+                &self,
+                guard: &mut MutexGuard<'_, T>,
+                _deadline: std::time::Instant,
+            ) -> WaitTimeoutResult {
+                self.wait(guard);
+                WaitTimeoutResult(false)
+            }
             pub(crate) fn notify_one(&self) -> bool {
                 self.0.notify_one();
                 true
@@ -106,6 +124,31 @@ mod imp {
                 self.0.notify_all();
                 0
             }
+        }
+
+        /// parking_lot's `WaitTimeoutResult` (which cannot be built outside lock_api).
+        #[derive(Debug, Clone, Copy)]
+        pub(crate) struct WaitTimeoutResult(bool);
+        impl WaitTimeoutResult {
+            pub(crate) fn timed_out(self) -> bool {
+                self.0
+            }
+        }
+
+        /// Runs `f` with `guard`'s mutex unlocked, then locks it again (parking_lot's
+        /// `MutexGuard::unlocked`); lets a model release the lock at a chosen point.
+        pub(crate) fn unlocked<'a, T, R>(
+            mutex: &'a Mutex<T>,
+            guard: &mut MutexGuard<'a, T>,
+            f: impl FnOnce() -> R,
+        ) -> R {
+            let mut result = None;
+            replace_guard(guard, |g| {
+                drop(g);
+                result = Some(f());
+                mutex.lock()
+            });
+            result.expect("`f` ran")
         }
 
         /// Moves the guard out of `slot`, runs `f` on it and puts the result back.

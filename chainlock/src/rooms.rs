@@ -1,1 +1,717 @@
-//! (to be written)
+//! Shared rooms: group mutual exclusion.
+//!
+//! A [`Rooms`] lock has `n` rooms fixed at construction. Any number of threads may be in
+//! the same room at once, but never two rooms at the same time: a maintenance phase
+//! against a serving phase, the jobs of one tenant at a time on a device, readers of
+//! schema version A against readers of version B. (A readers-writer lock is the special
+//! case of one shared room and one room whose users also exclude each other.)
+//!
+//! ```
+//! use chainlock::rooms::Rooms;
+//!
+//! const SERVE: usize = 0;
+//! const MAINTAIN: usize = 1;
+//!
+//! let rooms = Rooms::new(2).with_exit_action(MAINTAIN, || println!("maintenance done"));
+//! std::thread::scope(|s| {
+//!     for _ in 0..4 {
+//!         s.spawn(|| {
+//!             let _serving = rooms.enter(SERVE); // many at once
+//!         });
+//!     }
+//!     s.spawn(|| {
+//!         let _maintaining = rooms.enter(MAINTAIN); // never while anyone serves
+//!     });
+//! });
+//! ```
+//!
+//! # Semantics
+//!
+//! A thread enters at once if no room is occupied, or if the room it wants is occupied,
+//! not closing, and nobody waits for any room; otherwise it waits. So a stream of
+//! arrivals to the occupied room cannot starve the others: once someone waits, newcomers
+//! queue too.
+//!
+//! When the last thread leaves a room, that thread runs the room's *exit action* (if it
+//! has one) while the room still counts as occupied: nobody enters any room until it
+//! returns. Then it picks the next room that has waiters, in round-robin order starting
+//! after its own room (its own room comes last), admits **all** of that room's waiters as
+//! one batch and wakes only them. Waiters of other rooms are not woken.
+//!
+//! # Guarantees
+//!
+//! - *Group mutual exclusion*: occupants of two different rooms never overlap, and a
+//!   room's exit action never overlaps any occupant.
+//! - *Exit action*: runs exactly once per occupancy (maximal period during which the room
+//!   is continuously occupied), after its last occupant left and before the next room
+//!   opens. Writes made by occupants happen-before the exit action, and both happen-before
+//!   the next occupancy.
+//! - *Bounded bypass*: a thread that waits for a room enters before any other room is
+//!   opened twice (at most `n - 1` occupancies of other rooms and the one in progress).
+//! - *No futile wake-up*: a woken blocking thread always enters
+//!   ([`Rooms::stats`] counts them, so this can be checked).
+//! - *No trace of a give-up*: a waiter that times out, or an async waiter that is
+//!   dropped, withdraws; if it was admitted at that very moment it leaves properly.
+//!
+//! # Cost
+//!
+//! Entering a free lock, or the open room when nobody waits, is one compare-and-swap on
+//! one word; leaving is one more. Only threads that have to wait take the internal mutex.
+//!
+//! # Exit actions that panic
+//!
+//! If an exit action panics, the lock still moves on (the next room is opened as if the
+//! action had returned) and the panic propagates to the thread that was leaving, out of
+//! the guard's `drop`. If that thread was already unwinding from another panic, the
+//! process aborts, as with any panic in `drop` during unwinding.
+//!
+//! # Deadlocks
+//!
+//! As with a mutex, a thread that holds a guard and waits for another room (or for its
+//! own room while others wait) waits for itself. An exit action must not enter the lock.
+#![allow(clippy::doc_markdown)] // "readers-writer", "round-robin"
+
+mod state;
+
+#[cfg(feature = "tokio")]
+mod future;
+#[cfg(all(test, loom))]
+mod tests;
+
+#[cfg(feature = "tokio")]
+pub use future::Enter;
+
+use crate::loom::sync::atomic::{
+    AtomicU64,
+    Ordering::{AcqRel, Acquire, Relaxed, Release},
+};
+use crate::loom::sync::{Condvar, Mutex, MutexGuard};
+use state::{FREE, MAX_OCCUPANTS, State, WAITING};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// An exit action: runs when the last occupant leaves its room.
+type ExitAction = Box<dyn Fn() + Send + Sync>;
+
+/// A group mutual exclusion lock with a fixed number of rooms.
+///
+/// See the [module documentation](self) for the semantics and guarantees.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::rooms::Rooms;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let flushes = AtomicUsize::new(0);
+/// let rooms = Rooms::new(2).with_exit_action(0, || {
+///     flushes.fetch_add(1, Ordering::Relaxed);
+/// });
+/// let a = rooms.enter(0);
+/// let b = rooms.enter(0); // same room: shared
+/// assert!(rooms.try_enter(1).is_err()); // other room: excluded
+/// drop((a, b)); // the last one out runs the exit action
+/// assert_eq!(flushes.load(Ordering::Relaxed), 1);
+/// assert!(rooms.try_enter(1).is_ok());
+/// ```
+pub struct Rooms {
+    /// The lock word (see `state.rs`); the only thing the fast paths touch.
+    state: AtomicU64,
+    /// Wait queues; also serializes every change of the `WAITING` bit.
+    waiters: Mutex<Waiters>,
+    /// One condition variable per room, so that opening a room wakes only its waiters.
+    condvars: Box<[Condvar]>,
+    exit_actions: Box<[Option<ExitAction>]>,
+}
+
+/// The wait queues, under `Rooms::waiters`.
+#[derive(Debug)]
+struct Waiters {
+    rooms: Box<[Queue]>,
+    /// Sum of `rooms[_].waiting`; `WAITING` is set exactly when it is not zero.
+    total: usize,
+    stats: RoomsStats,
+    /// Identifies an async waiter's waker in its queue.
+    #[cfg(feature = "tokio")]
+    next_key: u64,
+}
+
+/// One room's waiters. Rather than a list of blocked threads, a count and a batch
+/// number: a waiter remembers the batch number when it registers and has been admitted
+/// once the number changes; admitting a batch moves all of `waiting` into the room.
+#[derive(Debug, Default)]
+struct Queue {
+    waiting: usize,
+    batch: u64,
+    #[cfg(feature = "tokio")]
+    wakers: Vec<(u64, std::task::Waker)>,
+}
+
+/// What the slow path of an entry decided, under the queue mutex.
+enum Registration {
+    /// Entered without waiting.
+    Entered,
+    /// Registered in the room's queue; admitted once its batch number differs.
+    Waiting { batch: u64 },
+}
+
+/// Counters of the blocking slow path, for diagnostics and tests ([`Rooms::stats`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RoomsStats {
+    /// Entries that had to wait (blocking and async).
+    pub waits: u64,
+    /// Times a blocked thread returned from waiting on its room's condition variable
+    /// because it was notified.
+    pub wakeups: u64,
+    /// Wake-ups after which the thread was not admitted and had to wait again. Zero by
+    /// design: only the admitted batch is notified.
+    pub futile_wakeups: u64,
+    /// Waits given up at a deadline (or async waits dropped) before being admitted.
+    pub withdrawn: u64,
+}
+
+/// Why a room could not be entered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RoomError {
+    /// The room index is not below the number of rooms.
+    #[error("room {room} is out of range: the lock has {rooms} rooms")]
+    OutOfRange {
+        /// The requested room.
+        room: usize,
+        /// The number of rooms of the lock.
+        rooms: usize,
+    },
+    /// [`Rooms::try_enter`]: entering would have to wait.
+    #[error("the room cannot be entered without waiting")]
+    WouldBlock,
+    /// [`Rooms::enter_timeout`]/[`Rooms::enter_until`]: the deadline passed first.
+    #[error("timed out waiting to enter the room")]
+    TimedOut,
+}
+
+/// Proof of presence in a room; leaves it when dropped.
+///
+/// If this was the room's last occupant, dropping the guard runs the room's exit action
+/// on this thread and opens the next room (see [`Rooms`]).
+///
+/// # Panics
+///
+/// Dropping the guard propagates a panic of the exit action (after the lock has moved
+/// on).
+#[must_use = "if unused the lock will immediately unlock"]
+#[clippy::has_significant_drop]
+pub struct RoomGuard<'a> {
+    rooms: &'a Rooms,
+    room: usize,
+}
+
+impl Rooms {
+    /// The most rooms a lock can have (2<sup>31</sup> − 1).
+    pub const MAX_ROOMS: usize = state::MAX_ROOMS;
+
+    /// Creates a lock with `rooms` rooms, numbered `0..rooms`, none occupied and without
+    /// exit actions.
+    ///
+    /// # Panics
+    ///
+    /// If `rooms` is zero or greater than [`Rooms::MAX_ROOMS`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rooms = chainlock::rooms::Rooms::new(3);
+    /// assert_eq!(rooms.room_count(), 3);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn new(rooms: usize) -> Self {
+        assert!(
+            (1..=Self::MAX_ROOMS).contains(&rooms),
+            "a rooms lock needs between 1 and {} rooms, not {rooms}",
+            Self::MAX_ROOMS
+        );
+        Self {
+            state: AtomicU64::new(FREE),
+            waiters: Mutex::new(Waiters {
+                rooms: (0..rooms).map(|_| Queue::default()).collect(),
+                total: 0,
+                stats: RoomsStats::default(),
+                #[cfg(feature = "tokio")]
+                next_key: 0,
+            }),
+            condvars: (0..rooms).map(|_| Condvar::new()).collect(),
+            exit_actions: (0..rooms).map(|_| None).collect(),
+        }
+    }
+
+    /// Sets the exit action of `room`, replacing any previous one: it runs on the thread
+    /// that leaves the room last, before any room opens again.
+    ///
+    /// The action must not enter this lock (it would wait for itself). If it panics, the
+    /// lock moves on and the panic reaches the leaving thread (see the
+    /// [module documentation](self#exit-actions-that-panic)).
+    ///
+    /// # Panics
+    ///
+    /// If `room` is out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::rooms::Rooms;
+    /// use std::sync::Mutex;
+    ///
+    /// let log = Mutex::new(Vec::new());
+    /// let rooms = Rooms::new(2)
+    ///     .with_exit_action(0, || log.lock().unwrap().push("closed 0"))
+    ///     .with_exit_action(1, || log.lock().unwrap().push("closed 1"));
+    /// drop(rooms.enter(1));
+    /// drop(rooms.enter(0));
+    /// assert_eq!(*log.lock().unwrap(), ["closed 1", "closed 0"]);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn with_exit_action(
+        mut self,
+        room: usize,
+        action: impl Fn() + Send + Sync + 'static,
+    ) -> Self {
+        let rooms = self.room_count();
+        let Some(slot) = self.exit_actions.get_mut(room) else {
+            panic!("{}", RoomError::OutOfRange { room, rooms });
+        };
+        *slot = Some(Box::new(action));
+        self
+    }
+
+    /// The number of rooms.
+    #[must_use]
+    #[inline]
+    pub fn room_count(&self) -> usize {
+        self.exit_actions.len()
+    }
+
+    /// The room occupied at this instant (open or running its exit action), or `None`.
+    ///
+    /// Only a snapshot: by the time it returns, the answer may have changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rooms = chainlock::rooms::Rooms::new(2);
+    /// assert_eq!(rooms.current_room(), None);
+    /// let _guard = rooms.enter(1);
+    /// assert_eq!(rooms.current_room(), Some(1));
+    /// ```
+    #[must_use]
+    pub fn current_room(&self) -> Option<usize> {
+        State(self.state.load(Relaxed)).room()
+    }
+
+    /// Counters of the waiting slow path since construction.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rooms = chainlock::rooms::Rooms::new(2);
+    /// drop(rooms.enter(0));
+    /// let stats = rooms.stats();
+    /// assert_eq!((stats.waits, stats.futile_wakeups), (0, 0));
+    /// ```
+    #[must_use]
+    pub fn stats(&self) -> RoomsStats {
+        self.waiters.lock().stats
+    }
+
+    /// Enters `room`, waiting as long as needed.
+    ///
+    /// # Panics
+    ///
+    /// If `room` is out of range (use [`Rooms::try_enter`] or [`Rooms::enter_until`] for
+    /// an error instead).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rooms = chainlock::rooms::Rooms::new(2);
+    /// let guard = rooms.enter(1);
+    /// assert_eq!(guard.room(), 1);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn enter(&self, room: usize) -> RoomGuard<'_> {
+        self.check_room(room).unwrap_or_else(|e| panic!("{e}"));
+        if self.enter_fast(room) {
+            return RoomGuard { rooms: self, room };
+        }
+        self.enter_slow(room, |condvar, guard| {
+            condvar.wait(guard);
+            false
+        })
+        .expect("an untimed wait does not give up")
+    }
+
+    /// Enters `room` if that is possible without waiting.
+    ///
+    /// # Errors
+    ///
+    /// [`RoomError::WouldBlock`] if another room is occupied, the room is closing, or
+    /// someone waits; [`RoomError::OutOfRange`] for a bad room index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::rooms::{RoomError, Rooms};
+    ///
+    /// let rooms = Rooms::new(2);
+    /// let _guard = rooms.try_enter(0)?;
+    /// assert_eq!(rooms.try_enter(1).err(), Some(RoomError::WouldBlock));
+    /// assert!(matches!(rooms.try_enter(2), Err(RoomError::OutOfRange { room: 2, rooms: 2 })));
+    /// # Ok::<(), RoomError>(())
+    /// ```
+    #[inline]
+    pub fn try_enter(&self, room: usize) -> Result<RoomGuard<'_>, RoomError> {
+        self.check_room(room)?;
+        if self.enter_fast(room) {
+            Ok(RoomGuard { rooms: self, room })
+        } else {
+            Err(RoomError::WouldBlock)
+        }
+    }
+
+    /// Enters `room`, waiting at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`RoomError::TimedOut`] if the room could not be entered in time (the waiter then
+    /// leaves no trace), [`RoomError::OutOfRange`] for a bad room index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::rooms::{RoomError, Rooms};
+    /// use std::time::Duration;
+    ///
+    /// let rooms = Rooms::new(2);
+    /// let held = rooms.enter(0);
+    /// std::thread::scope(|s| {
+    ///     let waiter = s.spawn(|| rooms.enter_timeout(1, Duration::from_millis(10)).err());
+    ///     assert_eq!(waiter.join().unwrap(), Some(RoomError::TimedOut));
+    /// });
+    /// drop(held);
+    /// assert!(rooms.try_enter(1).is_ok());
+    /// ```
+    pub fn enter_timeout(
+        &self,
+        room: usize,
+        timeout: Duration,
+    ) -> Result<RoomGuard<'_>, RoomError> {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.enter_until(room, deadline),
+            None => self.check_room(room).map(|()| self.enter(room)),
+        }
+    }
+
+    /// Enters `room`, waiting until `deadline` at the latest.
+    ///
+    /// If the deadline passes just as the room is opened for this thread, it enters.
+    ///
+    /// # Errors
+    ///
+    /// [`RoomError::TimedOut`] if the room could not be entered in time (the waiter then
+    /// leaves no trace), [`RoomError::OutOfRange`] for a bad room index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let rooms = chainlock::rooms::Rooms::new(2);
+    /// let guard = rooms.enter_until(0, Instant::now() + Duration::from_secs(1))?;
+    /// # Ok::<(), chainlock::rooms::RoomError>(())
+    /// ```
+    pub fn enter_until(&self, room: usize, deadline: Instant) -> Result<RoomGuard<'_>, RoomError> {
+        self.check_room(room)?;
+        if self.enter_fast(room) {
+            return Ok(RoomGuard { rooms: self, room });
+        }
+        self.enter_slow(room, |condvar, guard| {
+            condvar.wait_until(guard, deadline).timed_out()
+        })
+    }
+
+    #[inline]
+    fn check_room(&self, room: usize) -> Result<(), RoomError> {
+        if room < self.room_count() {
+            Ok(())
+        } else {
+            Err(RoomError::OutOfRange {
+                room,
+                rooms: self.room_count(),
+            })
+        }
+    }
+
+    /// One compare-and-swap when the rules admit us at once (retried only while other
+    /// threads enter or leave the same open room concurrently).
+    #[inline]
+    fn enter_fast(&self, room: usize) -> bool {
+        let mut current = self.state.load(Relaxed);
+        while let Some(next) = State(current).admit(room) {
+            match self
+                .state
+                .compare_exchange_weak(current, next, Acquire, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(actual) => current = actual,
+            }
+        }
+        false
+    }
+
+    /// Enters or registers as a waiter, then waits with `wait` (which returns `true` when
+    /// it gives up) until admitted or giving up.
+    #[cold]
+    fn enter_slow<'a>(
+        &'a self,
+        room: usize,
+        mut wait: impl FnMut(&Condvar, &mut MutexGuard<'a, Waiters>) -> bool,
+    ) -> Result<RoomGuard<'a>, RoomError> {
+        let mut waiters = self.waiters.lock();
+        let Registration::Waiting { batch } = self.register(&mut waiters, room) else {
+            return Ok(RoomGuard { rooms: self, room });
+        };
+        loop {
+            let gave_up = wait(&self.condvars[room], &mut waiters);
+            let admitted = waiters.rooms[room].batch != batch;
+            if !gave_up {
+                waiters.stats.wakeups += 1;
+                waiters.stats.futile_wakeups += u64::from(!admitted);
+            }
+            if admitted {
+                // Even if the deadline passed meanwhile: the batch counted us in.
+                return Ok(RoomGuard { rooms: self, room });
+            }
+            if gave_up {
+                self.withdraw(&mut waiters, room);
+                return Err(RoomError::TimedOut);
+            }
+        }
+    }
+
+    /// Under the queue mutex: enters `room` if the rules allow it now, otherwise sets
+    /// `WAITING` (in the same atomic step as the decision) and registers in its queue.
+    fn register(&self, waiters: &mut Waiters, room: usize) -> Registration {
+        let mut current = self.state.load(Relaxed);
+        loop {
+            let (next, outcome) = match State(current).admit(room) {
+                Some(next) => (next, Registration::Entered),
+                None => (
+                    current | WAITING,
+                    Registration::Waiting {
+                        batch: waiters.rooms[room].batch,
+                    },
+                ),
+            };
+            if next != current
+                && let Err(actual) = self
+                    .state
+                    .compare_exchange_weak(current, next, Acquire, Relaxed)
+            {
+                current = actual;
+                continue;
+            }
+            if let Registration::Waiting { .. } = outcome {
+                waiters.rooms[room].waiting += 1;
+                waiters.total += 1;
+                waiters.stats.waits += 1;
+            }
+            return outcome;
+        }
+    }
+
+    /// Under the queue mutex: removes a registered, not admitted waiter of `room`.
+    fn withdraw(&self, waiters: &mut Waiters, room: usize) {
+        waiters.rooms[room].waiting -= 1;
+        waiters.total -= 1;
+        waiters.stats.withdrawn += 1;
+        if waiters.total == 0 {
+            self.state.fetch_and(!WAITING, Relaxed);
+            return;
+        }
+        // If everyone left waiting wants the open room, they only waited because of us:
+        // nobody waits for another room any more, so let them in now.
+        let mut current = self.state.load(Relaxed);
+        loop {
+            let state = State(current);
+            let Some(open) = state.room() else { return };
+            let batch = waiters.rooms[open].waiting as u64;
+            if state.count() == 0 || batch as usize != waiters.total {
+                return; // closing (its closer hands off), or someone waits for another room
+            }
+            let count = state.count() + batch;
+            assert!(count <= MAX_OCCUPANTS, "too many occupants in one room");
+            match self.state.compare_exchange_weak(
+                current,
+                State::open(open, count).0,
+                AcqRel,
+                Relaxed,
+            ) {
+                Ok(_) => {
+                    waiters.admit(open);
+                    self.wake(waiters, open);
+                    return;
+                }
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Leaves `room`; the last one out closes it.
+    #[inline]
+    fn leave(&self, room: usize) {
+        let mut current = self.state.load(Relaxed);
+        loop {
+            let state = State(current);
+            debug_assert!(state.room() == Some(room) && state.count() > 0, "{state:?}");
+            // A lone occupant with nothing to run and nobody to hand over to frees the
+            // lock in one step; otherwise count down (to zero: the room is closing).
+            let next =
+                if state.count() == 1 && !state.waiting() && self.exit_actions[room].is_none() {
+                    FREE
+                } else {
+                    current - 1
+                };
+            match self
+                .state
+                .compare_exchange_weak(current, next, AcqRel, Relaxed)
+            {
+                Ok(_) if State(next).count() == 0 && next != FREE => return self.close(room),
+                Ok(_) => return,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// The last occupant left `room`: run its exit action, then open the next room, even
+    /// if the action panics.
+    #[cold]
+    fn close(&self, room: usize) {
+        /// Opens the next room when dropped, so that a panicking exit action cannot
+        /// leave the lock closed forever.
+        struct OpenNext<'a>(&'a Rooms, usize);
+        impl Drop for OpenNext<'_> {
+            fn drop(&mut self) {
+                self.0.open_next(self.1);
+            }
+        }
+        let _open_next = OpenNext(self, room);
+        if let Some(action) = &self.exit_actions[room] {
+            action();
+        }
+    }
+
+    /// `room` is closing (count zero) and its exit action is done: free the lock, or
+    /// hand it to the next room with waiters.
+    fn open_next(&self, room: usize) {
+        let closing = State::open(room, 0).0;
+        // Nobody waits: free the lock without the mutex. (A thread registering now
+        // sets WAITING under the mutex with a CAS, so exactly one of us succeeds.)
+        if self
+            .state
+            .compare_exchange(closing, FREE, Release, Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+        let mut waiters = self.waiters.lock();
+        let n = self.room_count();
+        let next = (1..=n)
+            .map(|i| (room + i) % n)
+            .find(|&q| waiters.rooms[q].waiting > 0);
+        // While the room is closing only code under the mutex changes the word, so a
+        // plain store cannot overwrite anybody's update.
+        let Some(next) = next else {
+            self.state.store(FREE, Release);
+            return;
+        };
+        let batch = waiters.admit(next);
+        let mut word = State::open(next, batch).0;
+        if waiters.total > 0 {
+            word |= WAITING;
+        }
+        self.state.store(word, Release);
+        self.wake(&mut waiters, next);
+    }
+
+    /// Wakes the admitted batch of `room` (and no one else).
+    fn wake(&self, waiters: &mut Waiters, room: usize) {
+        self.condvars[room].notify_all();
+        #[cfg(feature = "tokio")]
+        for (_, waker) in waiters.rooms[room].wakers.drain(..) {
+            waker.wake();
+        }
+        #[cfg(not(feature = "tokio"))]
+        let _ = waiters;
+    }
+}
+
+impl Waiters {
+    /// Moves all of `room`'s waiters into the room; returns how many.
+    fn admit(&mut self, room: usize) -> u64 {
+        let queue = &mut self.rooms[room];
+        let batch = std::mem::take(&mut queue.waiting);
+        queue.batch = queue.batch.wrapping_add(1);
+        self.total -= batch;
+        assert!(
+            batch as u64 <= MAX_OCCUPANTS,
+            "too many occupants in one room"
+        );
+        batch as u64
+    }
+}
+
+impl fmt::Debug for Rooms {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = State(self.state.load(Relaxed));
+        f.debug_struct("Rooms")
+            .field("rooms", &self.room_count())
+            .field("current_room", &state.room())
+            .field("occupants", &state.count())
+            .field("waiting", &state.waiting())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RoomGuard<'_> {
+    /// The room this guard is in.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rooms = chainlock::rooms::Rooms::new(3);
+    /// assert_eq!(rooms.enter(2).room(), 2);
+    /// ```
+    #[must_use]
+    #[inline]
+    pub fn room(&self) -> usize {
+        self.room
+    }
+}
+
+impl Drop for RoomGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.rooms.leave(self.room);
+    }
+}
+
+impl fmt::Debug for RoomGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RoomGuard")
+            .field("room", &self.room)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,149 @@
+//! Entering a room from async code: the same queues, with a waker instead of a
+//! condition variable. Needs no particular runtime.
+
+use super::{Registration, RoomGuard, Rooms};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Future returned by [`Rooms::enter_async`]: resolves to a guard once in the room.
+///
+/// # Cancel safety
+///
+/// Dropping it before it resolves leaves no trace: a waiter withdraws from its queue, and
+/// one that was admitted at that moment leaves the room again (running the exit action
+/// on the dropping thread if it was the last occupant).
+#[must_use = "futures do nothing unless polled"]
+pub struct Enter<'a> {
+    rooms: &'a Rooms,
+    room: usize,
+    step: Step,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Start,
+    /// Registered in the room's queue with `batch`; the waker is stored under `key`.
+    Waiting {
+        batch: u64,
+        key: u64,
+    },
+    Done,
+}
+
+impl Rooms {
+    /// Enters `room` asynchronously: like [`Rooms::enter`], but the task yields instead
+    /// of blocking the thread. Use `tokio::time::timeout` for a deadline.
+    ///
+    /// # Panics
+    ///
+    /// If `room` is out of range (checked here, before the future is polled).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future before it resolves leaves no trace (see
+    /// [`Enter`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use chainlock::rooms::Rooms;
+    /// use std::time::Duration;
+    ///
+    /// let rooms = Rooms::new(2);
+    /// let held = rooms.enter_async(0).await;
+    /// let waiting = tokio::time::timeout(Duration::from_millis(10), rooms.enter_async(1));
+    /// assert!(waiting.await.is_err()); // timed out and withdrew
+    /// drop(held);
+    /// assert_eq!(rooms.enter_async(1).await.room(), 1);
+    /// # }
+    /// ```
+    #[track_caller]
+    pub fn enter_async(&self, room: usize) -> Enter<'_> {
+        self.check_room(room).unwrap_or_else(|e| panic!("{e}"));
+        Enter {
+            rooms: self,
+            room,
+            step: Step::Start,
+        }
+    }
+}
+
+impl<'a> Future for Enter<'a> {
+    type Output = RoomGuard<'a>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<RoomGuard<'a>> {
+        let this = self.get_mut();
+        let (rooms, room) = (this.rooms, this.room);
+        let entered = |step: &mut Step| {
+            *step = Step::Done;
+            Poll::Ready(RoomGuard { rooms, room })
+        };
+        match this.step {
+            Step::Start => {
+                if rooms.enter_fast(room) {
+                    return entered(&mut this.step);
+                }
+                let mut waiters = rooms.waiters.lock();
+                match rooms.register(&mut waiters, room) {
+                    Registration::Entered => entered(&mut this.step),
+                    Registration::Waiting { batch } => {
+                        let key = waiters.next_key;
+                        waiters.next_key += 1;
+                        waiters.rooms[room].wakers.push((key, cx.waker().clone()));
+                        this.step = Step::Waiting { batch, key };
+                        Poll::Pending
+                    }
+                }
+            }
+            Step::Waiting { batch, key } => {
+                let mut waiters = rooms.waiters.lock();
+                let queue = &mut waiters.rooms[room];
+                if queue.batch != batch {
+                    return entered(&mut this.step);
+                }
+                // Not admitted, so our waker is still queued (admission drains them).
+                if let Some((_, waker)) = queue.wakers.iter_mut().find(|(k, _)| *k == key)
+                    && !waker.will_wake(cx.waker())
+                {
+                    waker.clone_from(cx.waker());
+                }
+                Poll::Pending
+            }
+            Step::Done => panic!("`Enter` polled after it completed"),
+        }
+    }
+}
+
+impl Drop for Enter<'_> {
+    fn drop(&mut self) {
+        let Step::Waiting { batch, key } = self.step else {
+            return;
+        };
+        let mut waiters = self.rooms.waiters.lock();
+        let queue = &mut waiters.rooms[self.room];
+        if queue.batch == batch {
+            queue.wakers.retain(|(k, _)| *k != key);
+            self.rooms.withdraw(&mut waiters, self.room);
+        } else {
+            // Admitted but never told: we are counted in, so leave properly.
+            drop(waiters);
+            drop(RoomGuard {
+                rooms: self.rooms,
+                room: self.room,
+            });
+        }
+    }
+}
+
+impl fmt::Debug for Enter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Enter")
+            .field("room", &self.room)
+            .field("step", &self.step)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,2 @@
+//! loom models of the rooms lock (run with RUSTFLAGS="--cfg loom").
+mod loom_rooms;
