@@ -182,7 +182,7 @@ fn append(
 fn verify(path: &Path, chunks: usize) -> Result<usize, Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    if lines.len() % chunks != 0 {
+    if !lines.len().is_multiple_of(chunks) {
         return Err(format!("{}: a record is torn", path.display()).into());
     }
     let mut last = 0_u64;

@@ -90,9 +90,9 @@ fn tokens_increase_across_clients_and_releases() {
         assert!(guard.token().get() > last);
         last = guard.token().get();
         if round % 3 == 0 {
-            drop(guard)
+            drop(guard);
         } else {
-            guard.blocking_release().unwrap()
+            guard.blocking_release().unwrap();
         }
     }
     assert_eq!(last, 20, "the file backend's tokens are consecutive");
@@ -123,10 +123,10 @@ fn timeouts_zero_short_and_infinite() {
             .unwrap()
             .is_none()
     );
-    let waited = start.elapsed();
+    let elapsed = start.elapsed();
     assert!(
-        waited >= Duration::from_millis(200) && waited < Duration::from_secs(2),
-        "waited {waited:?}"
+        elapsed >= Duration::from_millis(200) && elapsed < Duration::from_secs(2),
+        "waited {elapsed:?}"
     );
 
     // Infinite: blocks until the holder dies.
@@ -164,13 +164,13 @@ fn a_grant_racing_a_timeout_is_released() {
         // Release around the moment the racer gives up.
         std::thread::sleep(Duration::from_micros(15_000 + step * 500));
         drop(guard);
-        let raced = racer.join().unwrap();
+        let outcome = racer.join().unwrap();
         // Whatever happened, the name is free again right after, and tokens still increase.
         let again = locks
             .blocking_acquire_timeout("race", Duration::from_secs(2))
             .unwrap();
         let again = again.expect("the name is not left locked by a timed-out waiter");
-        if let Some(token) = raced {
+        if let Some(token) = outcome {
             assert!(again.token().get() > token);
         }
     }

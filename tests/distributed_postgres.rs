@@ -85,10 +85,10 @@ fn timeouts_zero_short_and_infinite() {
             .unwrap()
             .is_none()
     );
-    let waited = start.elapsed();
+    let elapsed = start.elapsed();
     assert!(
-        waited >= Duration::from_millis(190) && waited < Duration::from_secs(2),
-        "waited {waited:?}"
+        elapsed >= Duration::from_millis(190) && elapsed < Duration::from_secs(2),
+        "waited {elapsed:?}"
     );
 
     let waiter = {
@@ -195,9 +195,9 @@ fn guards_dropped_or_released_return_clean_connections() {
             last = guard.token().get();
             assert!(!guard.is_lost());
             if round % 2 == 0 {
-                guard.release().await.unwrap()
+                guard.release().await.unwrap();
             } else {
-                drop(guard)
+                drop(guard);
             }
             tokio::task::yield_now().await;
         }

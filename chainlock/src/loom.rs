@@ -2,9 +2,9 @@
 //!
 //! Under `--cfg loom` this re-exports [loom]'s mocks so that `cargo test` with
 //! `RUSTFLAGS="--cfg loom"` explores every interleaving of the code written against it;
-//! otherwise it is `std` plus parking_lot (tokio's `src/loom/mod.rs` does the same).
+//! otherwise it is `std` plus `parking_lot` (tokio's `src/loom/mod.rs` does the same).
 //!
-//! [`Mutex`] and [`Condvar`] expose parking_lot's API (no poisoning, `wait(&mut guard)`)
+//! [`Mutex`] and [`Condvar`] expose `parking_lot`'s API (no poisoning, `wait(&mut guard)`)
 //! in both configurations, so code above this module never branches on `cfg(loom)`.
 //!
 //! [loom]: https://docs.rs/loom

@@ -96,7 +96,11 @@ pub fn hammer(backend: &str, target: &str, processes: u64, iterations: u64, name
 pub fn check_log(path: &Path) -> usize {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len() % 4, 0, "{}: torn record", path.display());
+    assert!(
+        lines.len().is_multiple_of(4),
+        "{}: torn record",
+        path.display()
+    );
     let mut last_token = 0_u64;
     for (index, record) in lines.chunks(4).enumerate() {
         let begin: Vec<&str> = record[0].split(' ').collect();

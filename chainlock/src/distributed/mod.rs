@@ -388,7 +388,7 @@ impl fmt::Debug for DistributedGuard {
             .field("name", &name)
             .field("token", &self.token())
             .field("lost", &self.is_lost())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -4,6 +4,7 @@
 //! process, crate version and language computes the same lock for the same name.
 
 use sha2::{Digest, Sha256};
+use std::fmt::Write as _;
 
 /// Encoded names up to this length are used verbatim (injective); longer ones are cut and
 /// suffixed with their SHA-256, which keeps every file name far below the usual 255-byte limit.
@@ -27,7 +28,7 @@ pub(crate) fn file_name(name: &str) -> String {
         if byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-' {
             encoded.push(char::from(byte));
         } else {
-            encoded.push_str(&format!("%{byte:02X}"));
+            write!(encoded, "%{byte:02X}").expect("writing to a String cannot fail");
         }
     }
     if encoded.len() <= MAX_VERBATIM {
@@ -42,8 +43,8 @@ pub(crate) fn file_name(name: &str) -> String {
     }
     let digest = Sha256::digest(name.as_bytes());
     let mut hex = String::with_capacity(64);
-    for byte in digest.iter() {
-        hex.push_str(&format!("{byte:02x}"));
+    for byte in &digest {
+        write!(hex, "{byte:02x}").expect("writing to a String cannot fail");
     }
     format!("n-{}~{hex}.lock", &encoded[..cut])
 }
