@@ -230,16 +230,16 @@ where
     latencies
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[index]
+/// The `per_mille`‰ percentile (nearest rank) of sorted samples.
+fn percentile(sorted: &[Duration], per_mille: usize) -> Duration {
+    sorted[((sorted.len() - 1) * per_mille).div_ceil(1000)]
 }
 
 fn report(label: &str, sorted: &[Duration]) {
     println!(
         "hand-off {label:<34} p50 {:>10.3?}  p99 {:>10.3?}  ({} samples)",
-        percentile(sorted, 0.50),
-        percentile(sorted, 0.99),
+        percentile(sorted, 500),
+        percentile(sorted, 990),
         sorted.len()
     );
 }
