@@ -26,11 +26,19 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 step "docs (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
 
+step "PostgreSQL for the distributed tests: a throwaway cluster, stopped on exit (scripts/pg.sh)"
+# Exports CHAINLOCK_PG_URL and CHAINLOCK_PG_RESTART; installs PostgreSQL if it is missing.
+source scripts/pg.sh
+
 step "tests: unit, integration, trybuild, macrotest, doc tests (all features)"
 run_tests cargo test --workspace --all-features
 
 step "benchmarks run once as tests"
 run_tests cargo test --benches --all-features
+
+step "example: workers appending records under named locks, both backends, verified"
+cargo run --quiet --example workers -- --workers 4 --messages 200
+cargo run --quiet --example workers -- --workers 4 --messages 200 --backend postgres --url "$CHAINLOCK_PG_URL"
 
 step "loom models (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \

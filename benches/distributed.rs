@@ -1,0 +1,275 @@
+//! Benchmarks of the distributed named mutex.
+//!
+//! - `uncontended/*` (criterion): one acquire + release of a free name. chainlock's
+//!   PostgreSQL backend against raw `pg_advisory_lock` / `pg_advisory_unlock` on one connection
+//!   and against the reference design's unique-key insert + delete; the file backend.
+//! - hand-off latency (a measured harness, printed after criterion's output): from the holder
+//!   calling release to a waiter (another client, already waiting) holding the lock, p50 and
+//!   p99, for each backend and for the reference design's poll loop (insert, 100 ms sleep
+//!   between tries).
+//!
+//! Needs a PostgreSQL server at `CHAINLOCK_PG_URL` (`bash scripts/pg.sh cargo bench --bench
+//! distributed`); without it the PostgreSQL parts are skipped with a notice (an error in CI).
+
+use chainlock::distributed::LockClient;
+use criterion::{Criterion, criterion_group};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+
+fn pg_url() -> Option<String> {
+    if let Ok(url) = std::env::var("CHAINLOCK_PG_URL") {
+        return Some(url);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CHAINLOCK_PG_URL is not set in CI (scripts/test.sh starts a server)"
+    );
+    eprintln!("notice: CHAINLOCK_PG_URL is not set; skipping the PostgreSQL benchmarks");
+    None
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn scratch() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("chainlock-bench-{}", std::process::id()))
+}
+
+/// The reference design: a row per held name, inserted to lock and deleted to unlock.
+struct PollLock {
+    client: tokio_postgres::Client,
+}
+
+impl PollLock {
+    async fn connect(url: &str) -> Self {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS chainlock_bench_poll (name text PRIMARY KEY)",
+            )
+            .await
+            .unwrap();
+        Self { client }
+    }
+
+    async fn try_lock(&self, name: &str) -> bool {
+        let inserted = self
+            .client
+            .execute(
+                "INSERT INTO chainlock_bench_poll VALUES ($1) ON CONFLICT DO NOTHING",
+                &[&name],
+            )
+            .await
+            .unwrap();
+        inserted == 1
+    }
+
+    async fn lock(&self, name: &str) {
+        while !self.try_lock(name).await {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn unlock(&self, name: &str) {
+        self.client
+            .execute("DELETE FROM chainlock_bench_poll WHERE name = $1", &[&name])
+            .await
+            .unwrap();
+    }
+}
+
+fn uncontended(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("uncontended");
+    let dir = scratch();
+    let file = LockClient::file(&dir).unwrap();
+    group.bench_function("file", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                file.acquire(black_box("bench"))
+                    .await
+                    .unwrap()
+                    .release()
+                    .await
+                    .unwrap()
+            })
+        });
+    });
+    if let Some(url) = pg_url() {
+        let ours = rt.block_on(LockClient::postgres(&url)).unwrap();
+        group.bench_function("postgres/chainlock", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    ours.acquire(black_box("bench"))
+                        .await
+                        .unwrap()
+                        .release()
+                        .await
+                        .unwrap()
+                })
+            });
+        });
+        let (raw, lock, unlock) = rt.block_on(async {
+            let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            let lock = client.prepare("SELECT pg_advisory_lock($1)").await.unwrap();
+            let unlock = client
+                .prepare("SELECT pg_advisory_unlock($1)")
+                .await
+                .unwrap();
+            (client, lock, unlock)
+        });
+        group.bench_function("postgres/raw_advisory_lock", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    raw.query_one(&lock, &[&black_box(42_i64)]).await.unwrap();
+                    raw.query_one(&unlock, &[&black_box(42_i64)]).await.unwrap();
+                });
+            });
+        });
+        let poll = rt.block_on(PollLock::connect(&url));
+        group.bench_function("postgres/reference_insert_delete", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    poll.lock(black_box("bench")).await;
+                    poll.unlock("bench").await;
+                });
+            });
+        });
+    }
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    targets = uncontended
+}
+
+/// One of the compared locks, as the hand-off harness uses it.
+enum Contender {
+    Ours(LockClient),
+    Reference(PollLock),
+}
+
+enum Held {
+    Ours(chainlock::distributed::DistributedGuard),
+    Reference,
+}
+
+impl Contender {
+    async fn lock(&self, name: &str) -> Held {
+        match self {
+            Self::Ours(locks) => Held::Ours(locks.acquire(name).await.unwrap()),
+            Self::Reference(poll) => {
+                poll.lock(name).await;
+                Held::Reference
+            }
+        }
+    }
+
+    async fn unlock(&self, name: &str, held: Held) {
+        match (self, held) {
+            (_, Held::Ours(guard)) => guard.release().await.unwrap(),
+            (Self::Reference(poll), Held::Reference) => poll.unlock(name).await,
+            (Self::Ours(_), Held::Reference) => unreachable!(),
+        }
+    }
+}
+
+/// Hand-offs between two clients: the holder releases at `t0`, the waiter (already waiting)
+/// holds at `t1`. Returns the sorted `t1 - t0`.
+fn hand_offs<F, Fut>(make: F, samples: usize, wait_first: fn(u64) -> Duration) -> Vec<Duration>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Contender>,
+{
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let name = "hand-off";
+    let mut latencies: Vec<Duration> = rt.block_on(async {
+        // Made on this runtime, which drives their connections.
+        let (holder, waiter) = (
+            std::sync::Arc::new(make().await),
+            std::sync::Arc::new(make().await),
+        );
+        let mut latencies = Vec::with_capacity(samples);
+        for sample in 0..samples as u64 {
+            let held = holder.lock(name).await;
+            let task = {
+                let waiter = std::sync::Arc::clone(&waiter);
+                tokio::spawn(async move {
+                    let held = waiter.lock(name).await;
+                    let holding = Instant::now();
+                    waiter.unlock(name, held).await;
+                    holding
+                })
+            };
+            tokio::time::sleep(wait_first(sample)).await;
+            let released = Instant::now();
+            holder.unlock(name, held).await;
+            latencies.push(task.await.unwrap() - released);
+        }
+        latencies
+    });
+    latencies.sort();
+    latencies
+}
+
+/// The `per_mille`‰ percentile (nearest rank) of sorted samples.
+fn percentile(sorted: &[Duration], per_mille: usize) -> Duration {
+    sorted[((sorted.len() - 1) * per_mille).div_ceil(1000)]
+}
+
+fn report(label: &str, sorted: &[Duration]) {
+    println!(
+        "hand-off {label:<34} p50 {:>10.3?}  p99 {:>10.3?}  ({} samples)",
+        percentile(sorted, 500),
+        percentile(sorted, 990),
+        sorted.len()
+    );
+}
+
+fn hand_off_latency() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` does not: run a few samples only.
+    let full = std::env::args().any(|arg| arg == "--bench");
+    let (ours, reference) = if full { (300, 30) } else { (3, 2) };
+    let settle = |_: u64| Duration::from_millis(5);
+    let dir = scratch();
+    let file = || async { Contender::Ours(LockClient::file(&dir).unwrap()) };
+    report("file", &hand_offs(file, ours, settle));
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Some(url) = pg_url() {
+        let pg = || async { Contender::Ours(LockClient::postgres(&url).await.unwrap()) };
+        report("postgres/chainlock", &hand_offs(pg, ours, settle));
+        let poll = || async { Contender::Reference(PollLock::connect(&url).await) };
+        // Release at a pseudo-random phase of the waiter's 100 ms polling period.
+        let phase = |sample: u64| {
+            Duration::from_millis(100 + (sample.wrapping_mul(0x9E37_79B9) >> 7) % 100)
+        };
+        report(
+            "postgres/reference poll (100 ms)",
+            &hand_offs(poll, reference, phase),
+        );
+    }
+}
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    hand_off_latency();
+}

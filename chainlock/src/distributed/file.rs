@@ -1,0 +1,217 @@
+//! The file backend: one OS file lock per name in a lock directory.
+//!
+//! Within a process, acquirers of one name first queue on an in-process gate (an async mutex),
+//! so at most one thread per name and process ever sleeps in the kernel; the gate's holder
+//! takes the file lock with `try_lock`, or else hands the gate to a helper thread that sleeps
+//! in a blocking `lock()`. A timed-out or cancelled acquirer leaves the helper behind; the
+//! helper releases the lock as soon as the kernel grants it, then opens the gate. This bounds
+//! helper threads to one per waited-for name and process, and never busy-polls.
+//!
+//! `File::lock` is `flock(2)` on Unix: it belongs to the open file description, and every
+//! acquisition opens the file anew, so two threads (or two clients) of one process exclude each
+//! other in the kernel too, not only through the gate.
+
+use super::{Error, FencingToken, Wait, name};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, oneshot};
+use tokio::time::{Instant, timeout_at};
+
+type Gate = AsyncMutex<()>;
+type GateGuard = OwnedMutexGuard<()>;
+
+pub(super) struct FileBackend {
+    dir: PathBuf,
+    gates: Mutex<Gates>,
+}
+
+#[derive(Default)]
+struct Gates {
+    by_path: HashMap<PathBuf, Weak<Gate>>,
+    /// Size after the last sweep of dead entries; the next sweep runs at twice this size.
+    swept_at: usize,
+}
+
+/// A held file lock. Field order matters: the file (the lock) is closed before the gate opens.
+pub(super) struct FileHeld {
+    file: File,
+    path: PathBuf,
+    _gate: GateGuard,
+    pub(super) token: FencingToken,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl FileBackend {
+    pub(super) fn new(dir: PathBuf) -> Result<Self, Error> {
+        std::fs::create_dir_all(&dir).map_err(io_error(&dir))?;
+        Ok(Self {
+            dir,
+            gates: Mutex::default(),
+        })
+    }
+
+    pub(super) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn gate(&self, path: &Path) -> Arc<Gate> {
+        let mut gates = self.gates.lock();
+        if let Some(gate) = gates.by_path.get(path).and_then(Weak::upgrade) {
+            return gate;
+        }
+        if gates.by_path.len() >= 2 * gates.swept_at.max(32) {
+            gates.by_path.retain(|_, gate| gate.strong_count() > 0);
+            gates.swept_at = gates.by_path.len();
+        }
+        let gate = Arc::new(Gate::new(()));
+        gates
+            .by_path
+            .insert(path.to_path_buf(), Arc::downgrade(&gate));
+        gate
+    }
+
+    pub(super) async fn acquire(&self, name: &str, wait: Wait) -> Result<Option<FileHeld>, Error> {
+        let path = self.dir.join(name::file_name(name));
+        let deadline = match wait {
+            Wait::For(timeout) => Some(Instant::now() + timeout),
+            Wait::Never | Wait::Forever => None,
+        };
+        let gate = self.gate(&path);
+        let mut gate_guard = match (wait, deadline) {
+            (Wait::Never, _) => match gate.try_lock_owned() {
+                Ok(guard) => guard,
+                Err(_) => return Ok(None),
+            },
+            (_, Some(deadline)) => match timeout_at(deadline, gate.lock_owned()).await {
+                Ok(guard) => guard,
+                Err(_) => return Ok(None),
+            },
+            (_, None) => gate.lock_owned().await,
+        };
+        loop {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(io_error(&path))?;
+            let (file, guard) = match file.try_lock() {
+                Ok(()) => (file, gate_guard),
+                Err(TryLockError::Error(source)) => return Err(Error::Io { path, source }),
+                Err(TryLockError::WouldBlock) => {
+                    if matches!(wait, Wait::Never) {
+                        return Ok(None);
+                    }
+                    let granted = wait_in_kernel(file, gate_guard, &path)?;
+                    let outcome = match deadline {
+                        Some(deadline) => match timeout_at(deadline, granted).await {
+                            Ok(outcome) => outcome,
+                            // The helper thread releases the lock when it comes.
+                            Err(_) => return Ok(None),
+                        },
+                        None => granted.await,
+                    };
+                    match outcome {
+                        Ok((Ok(file), guard)) => (file, guard),
+                        Ok((Err(source), _)) => return Err(Error::Io { path, source }),
+                        Err(_) => return Err(Error::Helper("the lock helper thread died".into())),
+                    }
+                }
+            };
+            if !still_linked(&file, &path)? {
+                // The file was deleted or replaced while we waited: our lock guards nothing
+                // anyone else will find. Lock the file that is there now.
+                drop(file);
+                gate_guard = guard;
+                continue;
+            }
+            let token = next_token(&file, &path)?;
+            return Ok(Some(FileHeld {
+                file,
+                path,
+                _gate: guard,
+                token,
+            }));
+        }
+    }
+}
+
+type Granted = oneshot::Receiver<(std::io::Result<File>, GateGuard)>;
+
+/// Sleeps in a blocking `lock()` on a helper thread that owns the gate meanwhile.
+fn wait_in_kernel(file: File, gate: GateGuard, path: &Path) -> Result<Granted, Error> {
+    let (send, receive) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("chainlock-flock".into())
+        .spawn(move || {
+            let outcome = file.lock().map(|()| file);
+            // If the acquirer gave up, dropping the returned value releases the lock first
+            // (tuple fields drop in order), then opens the gate.
+            drop(send.send((outcome, gate)));
+        })
+        .map_err(io_error(path))?;
+    Ok(receive)
+}
+
+/// Whether `path` still names the file we locked (it was not deleted or replaced).
+#[cfg(unix)]
+fn still_linked(file: &File, path: &Path) -> Result<bool, Error> {
+    use std::os::unix::fs::MetadataExt;
+    let locked = file.metadata().map_err(io_error(path))?;
+    match std::fs::metadata(path) {
+        Ok(now) => Ok(now.dev() == locked.dev() && now.ino() == locked.ino()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Open files cannot be deleted or replaced on Windows.
+#[cfg(not(unix))]
+fn still_linked(_: &File, _: &Path) -> Result<bool, Error> {
+    Ok(true)
+}
+
+/// Reads the counter stored in the (locked) file, stores the next value durably, returns it.
+fn next_token(mut file: &File, path: &Path) -> Result<FencingToken, Error> {
+    let mut bytes = Vec::with_capacity(8);
+    file.seek(SeekFrom::Start(0)).map_err(io_error(path))?;
+    file.take(9)
+        .read_to_end(&mut bytes)
+        .map_err(io_error(path))?;
+    let previous = match bytes.len() {
+        0 => 0,
+        8 => u64::from_le_bytes(bytes.try_into().expect("8 bytes")),
+        len => {
+            return Err(Error::CorruptLockFile {
+                path: path.to_path_buf(),
+                len: len as u64,
+            });
+        }
+    };
+    let next = previous.checked_add(1).ok_or(Error::TokensExhausted)?;
+    file.seek(SeekFrom::Start(0)).map_err(io_error(path))?;
+    file.write_all(&next.to_le_bytes())
+        .map_err(io_error(path))?;
+    file.sync_data().map_err(io_error(path))?;
+    Ok(FencingToken::new(next))
+}
+
+impl FileHeld {
+    pub(super) fn release(self) -> Result<(), Error> {
+        self.file.unlock().map_err(io_error(&self.path))
+    }
+}

@@ -1,0 +1,493 @@
+//! A named mutex across processes and machines, with fencing tokens and a lost-lock signal.
+//!
+//! A [`LockClient`] hands out [`DistributedGuard`]s by name: at most one guard of a name is
+//! alive at a time across every process (and machine) sharing the backend. Two backends sit
+//! behind the one API:
+//!
+//! - **File** ([`LockClient::file`], feature `distributed`): one machine, many processes. Each
+//!   name is an OS file lock (`flock` on Unix, `LockFileEx` on Windows, through
+//!   [`std::fs::File::lock`]) on a file of a lock directory. The kernel releases it when the
+//!   holder dies, however it dies; a waiter sleeps in the kernel, it does not poll. Threads of
+//!   one process exclude each other too.
+//! - **PostgreSQL** ([`LockClient::postgres`], feature `postgres`): many machines. Each held
+//!   name is a session advisory lock on a connection of its own; waiting happens on the
+//!   server; the server releases the lock when the holder's connection dies.
+//!
+//! Every acquisition gets a [`FencingToken`] greater than every earlier token of its name, and
+//! every guard tells whether its lock was lost ([`DistributedGuard::is_lost`],
+//! [`DistributedGuard::lost`]).
+//!
+//! # Names
+//!
+//! Names are arbitrary strings: `/`, `..`, NUL, non-UTF-8-looking text and megabytes of text are
+//! all valid and map to distinct locks. The file backend percent-encodes a name into a file name
+//! and replaces all but a prefix of long names by their SHA-256; PostgreSQL uses the first 64
+//! bits of the SHA-256 as the advisory key. Two names that collide (a SHA-256 collision for
+//! files, odds of about 2⁻⁶⁴ per pair for PostgreSQL) share one lock: they exclude each other,
+//! which is safe, never unsafe.
+//!
+//! # Examples
+//!
+//! ```
+//! use chainlock::distributed::LockClient;
+//!
+//! # fn main() -> Result<(), chainlock::distributed::Error> {
+//! # let dir = std::env::temp_dir().join(format!("chainlock-doc-mod-{}", std::process::id()));
+//! let locks = LockClient::file(&dir)?; // e.g. /run/myapp/locks
+//! let guard = locks.blocking_acquire("orders")?;
+//! // ... append to the orders file, passing `guard.token()` along ...
+//! assert!(locks.blocking_try_acquire("orders")?.is_none());
+//! guard.blocking_release()?;
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(()) }
+//! ```
+//!
+//! With Tokio:
+//!
+//! ```
+//! # use chainlock::distributed::LockClient;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), chainlock::distributed::Error> {
+//! # let dir = std::env::temp_dir().join(format!("chainlock-doc-mod-async-{}", std::process::id()));
+//! let locks = LockClient::file(&dir)?;
+//! let guard = locks.acquire("orders").await?;
+//! println!("holding orders with token {}", guard.token());
+//! guard.release().await?;
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(()) }
+//! ```
+
+mod fencing;
+mod file;
+mod name;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod runtime;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use fencing::FencingToken;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use postgres::PostgresOptions;
+
+/// Why an operation of a [`LockClient`] or a [`DistributedGuard`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file operation of the file backend failed.
+    #[error("lock file {path}: {source}")]
+    Io {
+        /// The lock file or directory.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A lock file holds something other than a fencing token (it was written by someone else).
+    #[error("lock file {path} is not a chainlock lock file ({len} bytes, expected 0 or 8)")]
+    CorruptLockFile {
+        /// The lock file.
+        path: PathBuf,
+        /// Its length.
+        len: u64,
+    },
+    /// The fencing counter of a name is exhausted (2⁶⁴ − 1 acquisitions).
+    #[error("the fencing tokens of this name are exhausted")]
+    TokensExhausted,
+    /// The PostgreSQL server or the connection to it failed.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[error("postgres: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    /// The lock was lost before it was released (its connection died); another holder may have
+    /// had it since.
+    #[error("the lock was lost before it was released")]
+    Lost,
+    /// A helper thread of the file backend could not be started or died.
+    #[error("chainlock helper thread failed: {0}")]
+    Helper(String),
+}
+
+/// How long an acquisition may wait.
+#[derive(Clone, Copy, Debug)]
+enum Wait {
+    /// Not at all.
+    Never,
+    /// At most this long.
+    For(Duration),
+    /// Until the lock is free.
+    Forever,
+}
+
+impl Wait {
+    fn from_timeout(timeout: Duration) -> Self {
+        if timeout.is_zero() {
+            Self::Never
+        } else {
+            Self::For(timeout)
+        }
+    }
+}
+
+/// A client of one lock backend: acquires named locks.
+///
+/// Cloning is cheap and shares the backend (and, for PostgreSQL, its pool of idle connections).
+///
+/// Every method comes in an async form (cancel safe, to use inside a Tokio runtime) and a
+/// `blocking_` form (for callers without a runtime).
+#[derive(Clone)]
+pub struct LockClient {
+    backend: Backend,
+}
+
+#[derive(Clone)]
+enum Backend {
+    File(Arc<file::FileBackend>),
+    #[cfg(feature = "postgres")]
+    Postgres(Arc<postgres::PgBackend>),
+}
+
+impl fmt::Debug for LockClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.backend {
+            Backend::File(file) => f
+                .debug_struct("LockClient")
+                .field("dir", &file.dir())
+                .finish(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => f
+                .debug_struct("LockClient")
+                .field("backend", &"postgres")
+                .finish(),
+        }
+    }
+}
+
+impl LockClient {
+    /// A client of the file backend, with its lock files in `dir` (created if missing).
+    ///
+    /// Every process that locks the same names must use the same directory, on a local file
+    /// system (file locks over NFS are not reliable). Lock files are never deleted: each keeps
+    /// the fencing counter of its name. Do not delete them while any process may hold or wait
+    /// for a lock (a deleted file would let a newcomer lock a fresh file; chainlock detects
+    /// and retries on that for its own waiters, but cannot stop other programs).
+    ///
+    /// Fencing counters are written with `fdatasync` before the lock is handed out, so tokens
+    /// stay increasing across machine crashes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if the directory cannot be created.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-file-{}", std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let guard = locks.blocking_acquire("../../etc/passwd")?; // any name is safe
+    /// # drop(guard); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub fn file(dir: impl Into<PathBuf>) -> Result<Self, Error> {
+        Ok(Self {
+            backend: Backend::File(Arc::new(file::FileBackend::new(dir.into())?)),
+        })
+    }
+
+    /// A client of the PostgreSQL backend at `url` (`postgres://user@host:port/db` or
+    /// `host=... user=...`), with default [`PostgresOptions`].
+    ///
+    /// Must be called inside a Tokio runtime (with I/O and time enabled): the client's
+    /// connections are driven by tasks spawned on it. Creates the fencing sequence
+    /// `chainlock_fencing_token` if it does not exist.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Postgres`] if the URL is invalid or the server cannot be reached.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    pub async fn postgres(url: &str) -> Result<Self, Error> {
+        Self::postgres_with(PostgresOptions::new(url)?).await
+    }
+
+    /// A client of the PostgreSQL backend with the given options; see [`LockClient::postgres`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Postgres`] if the server cannot be reached.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    pub async fn postgres_with(options: PostgresOptions) -> Result<Self, Error> {
+        let backend =
+            postgres::PgBackend::connect(options, tokio::runtime::Handle::current()).await?;
+        Ok(Self {
+            backend: Backend::Postgres(Arc::new(backend)),
+        })
+    }
+
+    /// [`LockClient::postgres_with`] for callers without a runtime: the connections are driven
+    /// by chainlock's background thread.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Postgres`] if the server cannot be reached.
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[track_caller]
+    pub fn blocking_postgres(options: PostgresOptions) -> Result<Self, Error> {
+        let handle = runtime::handle().clone();
+        let backend = runtime::block_on(postgres::PgBackend::connect(options, handle))?;
+        Ok(Self {
+            backend: Backend::Postgres(Arc::new(backend)),
+        })
+    }
+
+    async fn acquire_with(
+        &self,
+        name: &str,
+        wait: Wait,
+    ) -> Result<Option<DistributedGuard>, Error> {
+        let held = match &self.backend {
+            Backend::File(file) => file.acquire(name, wait).await?.map(Held::File),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pg) => pg.acquire(name, wait).await?.map(Held::Postgres),
+        };
+        Ok(held.map(|held| DistributedGuard {
+            name: name.into(),
+            held: Some(held),
+        }))
+    }
+
+    /// Acquires the lock `name`, waiting as long as it takes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] or [`Error::Postgres`] when the backend fails; the lock is then not held.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future before it completes leaves the lock unheld (a grant
+    /// that races with the cancellation is released at once).
+    pub async fn acquire(&self, name: &str) -> Result<DistributedGuard, Error> {
+        let guard = self.acquire_with(name, Wait::Forever).await?;
+        Ok(guard.expect("an unbounded wait ends with the lock"))
+    }
+
+    /// Acquires the lock `name` if it is free now; `Ok(None)` if it is held.
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`LockClient::acquire`].
+    pub async fn try_acquire(&self, name: &str) -> Result<Option<DistributedGuard>, Error> {
+        self.acquire_with(name, Wait::Never).await
+    }
+
+    /// Acquires the lock `name`, waiting at most `timeout`; `Ok(None)` if it is still held then.
+    /// A zero timeout is [`LockClient::try_acquire`].
+    ///
+    /// The PostgreSQL backend waits with the server's `lock_timeout`; a grant that races with
+    /// the timeout is released before this returns `Ok(None)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`LockClient::acquire`].
+    pub async fn acquire_timeout(
+        &self,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<Option<DistributedGuard>, Error> {
+        self.acquire_with(name, Wait::from_timeout(timeout)).await
+    }
+
+    /// Blocking [`LockClient::acquire`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context (use [`LockClient::acquire`] there).
+    #[track_caller]
+    pub fn blocking_acquire(&self, name: &str) -> Result<DistributedGuard, Error> {
+        runtime::block_on(self.acquire(name))
+    }
+
+    /// Blocking [`LockClient::try_acquire`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    #[track_caller]
+    pub fn blocking_try_acquire(&self, name: &str) -> Result<Option<DistributedGuard>, Error> {
+        runtime::block_on(self.try_acquire(name))
+    }
+
+    /// Blocking [`LockClient::acquire_timeout`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    #[track_caller]
+    pub fn blocking_acquire_timeout(
+        &self,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<Option<DistributedGuard>, Error> {
+        runtime::block_on(self.acquire_timeout(name, timeout))
+    }
+}
+
+enum Held {
+    File(file::FileHeld),
+    #[cfg(feature = "postgres")]
+    Postgres(postgres::PgHeld),
+}
+
+/// Proof of holding a named lock of a [`LockClient`]; releases it when dropped.
+///
+/// Dropping releases without reporting errors (the PostgreSQL backend unlocks on a background
+/// task); [`DistributedGuard::release`] reports them.
+#[must_use = "if unused the lock will immediately unlock"]
+#[clippy::has_significant_drop]
+pub struct DistributedGuard {
+    name: Box<str>,
+    /// `None` only after an explicit release took it.
+    held: Option<Held>,
+}
+
+impl fmt::Debug for DistributedGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name: String = self.name.chars().take(64).collect();
+        f.debug_struct("DistributedGuard")
+            .field("name", &name)
+            .field("token", &self.token())
+            .field("lost", &self.is_lost())
+            .finish_non_exhaustive()
+    }
+}
+
+impl DistributedGuard {
+    fn held(&self) -> &Held {
+        self.held.as_ref().expect("a live guard holds its lock")
+    }
+
+    /// The name this guard holds.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The fencing token of this acquisition: greater than the token of every earlier
+    /// acquisition of this name.
+    #[must_use]
+    pub fn token(&self) -> FencingToken {
+        match self.held() {
+            Held::File(held) => held.token,
+            #[cfg(feature = "postgres")]
+            Held::Postgres(held) => held.token(),
+        }
+    }
+
+    /// Whether the lock is known to be lost (another holder may have it now).
+    ///
+    /// File locks are never lost while the process lives, so this is always `false` for the
+    /// file backend. For PostgreSQL, it becomes `true` as soon as the holding connection is
+    /// seen closed (server restart or crash, backend terminated, connection reset), and at the
+    /// latest [`PostgresOptions::heartbeat_interval`] + [`PostgresOptions::heartbeat_timeout`]
+    /// after the connection went silent.
+    #[must_use]
+    pub fn is_lost(&self) -> bool {
+        match self.held() {
+            Held::File(_) => false,
+            #[cfg(feature = "postgres")]
+            Held::Postgres(held) => held.is_lost(),
+        }
+    }
+
+    /// Completes when the lock is lost (see [`DistributedGuard::is_lost`]); never completes for
+    /// the file backend. Race it against the work done under the lock to stop that work.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn write_report() {}
+    /// # async fn demo(locks: chainlock::distributed::LockClient) -> Result<(), chainlock::distributed::Error> {
+    /// let guard = locks.acquire("report").await?;
+    /// tokio::select! {
+    ///     () = write_report() => guard.release().await?,
+    ///     () = guard.lost() => eprintln!("lock lost: stopped writing"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn lost(&self) {
+        match self.held() {
+            Held::File(_) => std::future::pending().await,
+            #[cfg(feature = "postgres")]
+            Held::Postgres(held) => held.lost().await,
+        }
+    }
+
+    /// Releases the lock and reports whether that worked.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Lost`] if the lock had been lost before; [`Error::Io`] or [`Error::Postgres`]
+    /// if unlocking failed (the lock is then released by the kernel or the server when the file
+    /// or connection is closed, which this does).
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe in the sense that the outcome is unknown when the future is dropped; the
+    /// lock is released either way.
+    pub async fn release(mut self) -> Result<(), Error> {
+        match self.held.take().expect("a live guard holds its lock") {
+            Held::File(held) => held.release(),
+            #[cfg(feature = "postgres")]
+            Held::Postgres(held) => held.release().await,
+        }
+    }
+
+    /// Blocking [`DistributedGuard::release`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DistributedGuard::release`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    #[track_caller]
+    pub fn blocking_release(self) -> Result<(), Error> {
+        runtime::block_on(self.release())
+    }
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for chainlock's distributed tests and benchmarks.
+#
+#   source scripts/pg.sh          # in a bash script: starts it, stops and deletes it on EXIT
+#   bash scripts/pg.sh CMD ARGS   # runs CMD with the cluster, then stops and deletes it
+#
+# Installs PostgreSQL with apt-get if no `initdb` is found. Creates the cluster in a temp dir,
+# owned by the `postgres` user when run as root (the server refuses to run as root), with trust
+# authentication on 127.0.0.1 only, on a free port. Exports:
+#   CHAINLOCK_PG_URL      postgres://postgres@127.0.0.1:PORT/postgres
+#   CHAINLOCK_PG_RESTART  a script that restarts the server (fast shutdown: sessions are cut)
+#   CHAINLOCK_PG_DATA     the data directory
+# If CHAINLOCK_PG_URL is already set, uses that server and starts nothing.
+
+chainlock_pg_start() {
+  if [[ -n "${CHAINLOCK_PG_URL:-}" ]]; then
+    echo "pg.sh: using the server at CHAINLOCK_PG_URL"
+    return 0
+  fi
+  local bin
+  bin="$(chainlock_pg_bindir)"
+  if [[ -z "$bin" ]]; then
+    echo "pg.sh: installing PostgreSQL (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq postgresql >/dev/null
+    bin="$(chainlock_pg_bindir)"
+    [[ -n "$bin" ]] || { echo "pg.sh: no initdb after installing postgresql" >&2; return 1; }
+  fi
+  local as=()
+  CHAINLOCK_PG_BASE="$(mktemp -d -t chainlock-pg.XXXXXX)"
+  if [[ "$(id -u)" == 0 ]]; then
+    as=(runuser -u postgres --)
+    chown postgres: "$CHAINLOCK_PG_BASE"
+    chmod 755 "$CHAINLOCK_PG_BASE"
+  fi
+  local data="$CHAINLOCK_PG_BASE/data"
+  "${as[@]}" "$bin/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --no-locale >"$CHAINLOCK_PG_BASE/initdb.log" 2>&1 \
+    || { cat "$CHAINLOCK_PG_BASE/initdb.log" >&2; return 1; }
+  local port try
+  for try in 1 2 3 4 5 6 7 8; do
+    port=$((20000 + RANDOM % 30000))
+    if "${as[@]}" "$bin/pg_ctl" -D "$data" -l "$CHAINLOCK_PG_BASE/server.log" -w -t 60 \
+      -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$CHAINLOCK_PG_BASE -c max_connections=300" \
+      start >/dev/null; then
+      break
+    fi
+    port=""
+    tail -n 5 "$CHAINLOCK_PG_BASE/server.log" >&2 || true
+  done
+  [[ -n "$port" ]] || { echo "pg.sh: could not start PostgreSQL" >&2; return 1; }
+  cat >"$CHAINLOCK_PG_BASE/restart.sh" <<RESTART
+#!/usr/bin/env bash
+exec ${as[*]} "$bin/pg_ctl" -D "$data" -l "$CHAINLOCK_PG_BASE/server.log" -w -t 60 -m fast restart >/dev/null
+RESTART
+  chmod 755 "$CHAINLOCK_PG_BASE/restart.sh"
+  export CHAINLOCK_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
+  export CHAINLOCK_PG_RESTART="$CHAINLOCK_PG_BASE/restart.sh"
+  export CHAINLOCK_PG_DATA="$data"
+  CHAINLOCK_PG_STOP=("${as[@]}" "$bin/pg_ctl" -D "$data" -w -m immediate stop)
+  echo "pg.sh: PostgreSQL $("$bin/pg_ctl" --version | awk '{print $3}') at $CHAINLOCK_PG_URL"
+}
+
+chainlock_pg_bindir() {
+  if command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
+    dirname "$(readlink -f "$(command -v initdb)")"
+    return
+  fi
+  local dir
+  dir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+  [[ -n "$dir" && -x "$dir/initdb" ]] && echo "$dir"
+  return 0
+}
+
+chainlock_pg_stop() {
+  if [[ -n "${CHAINLOCK_PG_BASE:-}" ]]; then
+    "${CHAINLOCK_PG_STOP[@]}" >/dev/null 2>&1 || true
+    rm -rf "$CHAINLOCK_PG_BASE"
+    unset CHAINLOCK_PG_BASE CHAINLOCK_PG_URL CHAINLOCK_PG_RESTART CHAINLOCK_PG_DATA
+  fi
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  # Executed: run the given command with the cluster.
+  set -euo pipefail
+  trap chainlock_pg_stop EXIT
+  trap 'exit 130' INT TERM
+  chainlock_pg_start
+  "$@"
+else
+  # Sourced: start now, stop when the sourcing shell exits.
+  trap chainlock_pg_stop EXIT
+  chainlock_pg_start
+fi

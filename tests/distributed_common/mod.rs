@@ -1,0 +1,208 @@
+//! Helpers shared by the `distributed_*` tests: worker processes, the interleaving checker,
+//! scratch directories and the PostgreSQL server's address.
+#![allow(dead_code, unreachable_pub)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// The test server's URL, from `CHAINLOCK_PG_URL` (set by `scripts/pg.sh`). In CI (`CI` set)
+/// a missing server fails the test; elsewhere the test is skipped with a notice.
+pub fn pg_url() -> Option<String> {
+    if let Ok(url) = std::env::var("CHAINLOCK_PG_URL") {
+        return Some(url);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CHAINLOCK_PG_URL is not set in CI: run the tests through scripts/test.sh (scripts/pg.sh starts a server)"
+    );
+    eprintln!(
+        "notice: CHAINLOCK_PG_URL is not set; skipping this PostgreSQL test (run it with `bash scripts/pg.sh cargo test`)"
+    );
+    None
+}
+
+/// A scratch directory removed on drop.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new(tag: &str) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("chainlock-{tag}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn join(&self, part: &str) -> PathBuf {
+        self.0.join(part)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn worker() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_distributed-worker"))
+}
+
+/// Runs `processes` hammer workers at once and checks their logs.
+pub fn hammer(backend: &str, target: &str, processes: u64, iterations: u64, names: &[&str]) {
+    let logs = Scratch::new("hammer-logs");
+    let children: Vec<Child> = (0..processes)
+        .map(|id| {
+            worker()
+                .args([
+                    "hammer",
+                    backend,
+                    target,
+                    &id.to_string(),
+                    &iterations.to_string(),
+                ])
+                .arg(logs.path())
+                .args(names)
+                .spawn()
+                .expect("spawn worker")
+        })
+        .collect();
+    for mut child in children {
+        let status = child.wait().unwrap();
+        assert!(status.success(), "worker failed: {status}");
+    }
+    let total: usize = names
+        .iter()
+        .map(|name| check_log(&logs.join(&format!("{name}.log"))))
+        .sum();
+    assert_eq!(
+        total as u64,
+        processes * iterations,
+        "every acquisition wrote one record"
+    );
+}
+
+/// The interleaving checker: every record is `B`, `C 1`, `C 2`, `E` of one acquisition with
+/// nothing in between, and tokens strictly increase. Returns the number of records.
+pub fn check_log(path: &Path) -> usize {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.len().is_multiple_of(4),
+        "{}: torn record",
+        path.display()
+    );
+    let mut last_token = 0_u64;
+    for (index, record) in lines.chunks(4).enumerate() {
+        let begin: Vec<&str> = record[0].split(' ').collect();
+        assert_eq!(
+            begin[0],
+            "B",
+            "{} record {index}: interleaved: {record:?}",
+            path.display()
+        );
+        let (id, i, token) = (begin[1], begin[2], begin[3]);
+        assert_eq!(
+            record[1],
+            format!("C {id} {i} {token} 1"),
+            "{} record {index}: interleaved",
+            path.display()
+        );
+        assert_eq!(
+            record[2],
+            format!("C {id} {i} {token} 2"),
+            "{} record {index}: interleaved",
+            path.display()
+        );
+        assert_eq!(
+            record[3],
+            format!("E {id} {i} {token}"),
+            "{} record {index}: interleaved",
+            path.display()
+        );
+        let token: u64 = token.parse().unwrap();
+        assert!(
+            token > last_token,
+            "{} record {index}: token {token} after {last_token}",
+            path.display()
+        );
+        last_token = token;
+    }
+    lines.len() / 4
+}
+
+/// A worker process holding `name`; killed (SIGKILL) on drop.
+pub struct Holder {
+    pub child: Child,
+    pub token: u64,
+}
+
+impl Holder {
+    pub fn spawn(backend: &str, target: &str, name: &str) -> Self {
+        let mut child = worker()
+            .args(["hold", backend, target, name])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn holder");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let token = line
+            .trim()
+            .strip_prefix("held ")
+            .unwrap_or_else(|| panic!("holder said {line:?}"))
+            .parse()
+            .unwrap();
+        Self { child, token }
+    }
+
+    /// `kill -9`.
+    pub fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Names that a careless mapping would turn into paths, injections or oversized files.
+pub fn hostile_names() -> Vec<String> {
+    vec![
+        "/".into(),
+        "..".into(),
+        ".".into(),
+        "../../../../tmp/escape".into(),
+        "/etc/passwd".into(),
+        "a\0b".into(),
+        "a\0c".into(),
+        "'; DROP TABLE x; --".into(),
+        String::new(),
+        "é/ü".into(),
+        "x".repeat(1 << 20),
+        format!("{}y", "x".repeat((1 << 20) - 1)),
+    ]
+}
+
+/// Counts how often each item occurs.
+pub fn counts<T: std::hash::Hash + Eq>(items: impl IntoIterator<Item = T>) -> HashMap<T, usize> {
+    let mut map = HashMap::new();
+    for item in items {
+        *map.entry(item).or_insert(0) += 1;
+    }
+    map
+}

@@ -1,0 +1,316 @@
+//! The file backend with real processes: mutual exclusion, `kill -9`, threads, timeouts,
+//! cancellation, hostile names, fencing tokens.
+
+mod distributed_common;
+
+use chainlock::distributed::{Error, LockClient};
+use distributed_common::{Holder, Scratch, hammer, hostile_names};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+#[test]
+fn eight_processes_never_overlap() {
+    let dir = Scratch::new("file-hammer");
+    hammer(
+        "file",
+        dir.path().to_str().unwrap(),
+        8,
+        500,
+        &["alpha", "beta", "gamma"],
+    );
+}
+
+#[test]
+fn kill_9_of_the_holder_frees_the_name_within_a_second() {
+    let dir = Scratch::new("file-kill");
+    let target = dir.path().to_str().unwrap();
+    let mut holder = Holder::spawn("file", target, "orders");
+    let locks = LockClient::file(dir.path()).unwrap();
+    assert!(
+        locks.blocking_try_acquire("orders").unwrap().is_none(),
+        "the holder holds it"
+    );
+    holder.kill();
+    let start = Instant::now();
+    let guard = locks
+        .blocking_acquire_timeout("orders", Duration::from_secs(1))
+        .unwrap();
+    let guard = guard.expect("acquired within 1 s of the kill");
+    assert!(start.elapsed() < Duration::from_secs(1));
+    assert!(
+        guard.token().get() > holder.token,
+        "tokens increase across the crash"
+    );
+}
+
+#[test]
+fn threads_of_one_process_never_hold_a_name_at_once() {
+    let dir = Scratch::new("file-threads");
+    // Two clients as well as two threads: the kernel lock, not only the in-process gate, must
+    // exclude (each client has its own gate).
+    let clients = [
+        LockClient::file(dir.path()).unwrap(),
+        LockClient::file(dir.path()).unwrap(),
+    ];
+    let inside = Arc::new(AtomicUsize::new(0));
+    let rounds = Arc::new(AtomicUsize::new(0));
+    std::thread::scope(|scope| {
+        for thread in 0..4 {
+            let locks = clients[thread % 2].clone();
+            let (inside, rounds) = (Arc::clone(&inside), Arc::clone(&rounds));
+            scope.spawn(move || {
+                for _ in 0..200 {
+                    let guard = locks.blocking_acquire("shared").unwrap();
+                    assert_eq!(
+                        inside.fetch_add(1, Ordering::SeqCst),
+                        0,
+                        "two threads hold the name"
+                    );
+                    std::thread::yield_now();
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    rounds.fetch_add(1, Ordering::Relaxed);
+                    drop(guard);
+                }
+            });
+        }
+    });
+    assert_eq!(rounds.load(Ordering::Relaxed), 800);
+}
+
+#[test]
+fn tokens_increase_across_clients_and_releases() {
+    let dir = Scratch::new("file-tokens");
+    let a = LockClient::file(dir.path()).unwrap();
+    let b = LockClient::file(dir.path()).unwrap();
+    let mut last = 0;
+    for round in 0..20 {
+        let locks = if round % 2 == 0 { &a } else { &b };
+        let guard = locks.blocking_acquire("counter").unwrap();
+        assert!(guard.token().get() > last);
+        last = guard.token().get();
+        if round % 3 == 0 {
+            drop(guard);
+        } else {
+            guard.blocking_release().unwrap();
+        }
+    }
+    assert_eq!(last, 20, "the file backend's tokens are consecutive");
+}
+
+#[test]
+fn timeouts_zero_short_and_infinite() {
+    let dir = Scratch::new("file-timeouts");
+    let mut holder = Holder::spawn("file", dir.path().to_str().unwrap(), "t");
+    let locks = LockClient::file(dir.path()).unwrap();
+
+    let start = Instant::now();
+    assert!(
+        locks
+            .blocking_acquire_timeout("t", Duration::ZERO)
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "a zero timeout does not wait"
+    );
+
+    let start = Instant::now();
+    assert!(
+        locks
+            .blocking_acquire_timeout("t", Duration::from_millis(200))
+            .unwrap()
+            .is_none()
+    );
+    let elapsed = start.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(200) && elapsed < Duration::from_secs(2),
+        "waited {elapsed:?}"
+    );
+
+    // Infinite: blocks until the holder dies.
+    let waiter = {
+        let locks = locks.clone();
+        std::thread::spawn(move || locks.blocking_acquire("t").map(|guard| guard.token().get()))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !waiter.is_finished(),
+        "an unbounded acquire waits while the name is held"
+    );
+    holder.kill();
+    let token = waiter.join().unwrap().unwrap();
+    assert!(token > holder.token);
+}
+
+#[test]
+fn a_grant_racing_a_timeout_is_released() {
+    let dir = Scratch::new("file-race");
+    let locks = LockClient::file(dir.path()).unwrap();
+    let other = LockClient::file(dir.path()).unwrap();
+    for step in 0..20_u64 {
+        let guard = locks.blocking_acquire("race").unwrap();
+        let timeout = Duration::from_millis(20);
+        let racer = {
+            let other = other.clone();
+            std::thread::spawn(move || {
+                other
+                    .blocking_acquire_timeout("race", timeout)
+                    .unwrap()
+                    .map(|g| g.token().get())
+            })
+        };
+        // Release around the moment the racer gives up.
+        std::thread::sleep(Duration::from_micros(15_000 + step * 500));
+        drop(guard);
+        let outcome = racer.join().unwrap();
+        // Whatever happened, the name is free again right after, and tokens still increase.
+        let again = locks
+            .blocking_acquire_timeout("race", Duration::from_secs(2))
+            .unwrap();
+        let again = again.expect("the name is not left locked by a timed-out waiter");
+        if let Some(token) = outcome {
+            assert!(again.token().get() > token);
+        }
+    }
+}
+
+#[test]
+fn cancelled_acquire_leaves_the_name_free() {
+    let dir = Scratch::new("file-cancel");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let locks = LockClient::file(dir.path()).unwrap();
+        let guard = locks.acquire("c").await.unwrap();
+        let pending = tokio::time::timeout(Duration::from_millis(50), locks.acquire("c")).await;
+        assert!(pending.is_err(), "the second acquire waits");
+        guard.release().await.unwrap();
+        let again = tokio::time::timeout(Duration::from_secs(2), locks.acquire("c")).await;
+        assert!(
+            again
+                .expect("not left locked by the cancelled acquire")
+                .is_ok()
+        );
+    });
+}
+
+#[test]
+fn hostile_names_stay_inside_the_directory_and_stay_distinct() {
+    let dir = Scratch::new("file-names");
+    let locks_dir = dir.join("locks");
+    let locks = LockClient::file(&locks_dir).unwrap();
+    let names = hostile_names();
+    // All held at once: distinct names are distinct locks.
+    let guards: Vec<_> = names
+        .iter()
+        .map(|name| locks.blocking_try_acquire(name).unwrap().expect("free"))
+        .collect();
+    for (name, guard) in names.iter().zip(&guards) {
+        assert_eq!(guard.name(), name.as_str());
+        assert!(
+            locks.blocking_try_acquire(name).unwrap().is_none(),
+            "same name, same lock"
+        );
+    }
+    let files: Vec<_> = std::fs::read_dir(&locks_dir)
+        .unwrap()
+        .map(|entry| entry.unwrap())
+        .collect();
+    assert_eq!(
+        files.len(),
+        names.len(),
+        "one file per name, all inside the lock directory"
+    );
+    for file in &files {
+        assert!(file.file_type().unwrap().is_file());
+        assert!(file.file_name().len() < 200);
+    }
+    let outside: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(outside.len(), 1, "nothing escaped the lock directory");
+    assert!(
+        !std::path::Path::new("/tmp/escape").exists()
+            || std::fs::metadata("/tmp/escape").unwrap().is_dir()
+    );
+}
+
+#[test]
+fn a_foreign_file_is_a_clear_error() {
+    let dir = Scratch::new("file-corrupt");
+    let locks = LockClient::file(dir.path()).unwrap();
+    drop(locks.blocking_acquire("x").unwrap());
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::write(&file, b"not a counter").unwrap();
+    match locks.blocking_acquire("x") {
+        Err(Error::CorruptLockFile { len, .. }) => assert_eq!(len, 9),
+        other => panic!("expected CorruptLockFile, got {other:?}"),
+    }
+    // And the failed acquisition left the name free.
+    std::fs::write(&file, 7_u64.to_le_bytes()).unwrap();
+    assert_eq!(locks.blocking_acquire("x").unwrap().token().get(), 8);
+}
+
+#[test]
+fn an_unusable_directory_is_a_clear_error() {
+    let dir = Scratch::new("file-baddir");
+    let not_a_dir = dir.join("file");
+    std::fs::write(&not_a_dir, b"").unwrap();
+    assert!(matches!(
+        LockClient::file(&not_a_dir),
+        Err(Error::Io { .. })
+    ));
+}
+
+#[test]
+fn the_file_backend_never_reports_a_loss() {
+    let dir = Scratch::new("file-lost");
+    let locks = LockClient::file(dir.path()).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let guard = locks.acquire("l").await.unwrap();
+        assert!(!guard.is_lost());
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), guard.lost())
+                .await
+                .is_err()
+        );
+        guard.release().await.unwrap();
+    });
+}
+
+#[test]
+#[should_panic(expected = "interleaved")]
+fn the_checker_catches_interleaved_records() {
+    let dir = Scratch::new("file-checker");
+    let log = dir.join("x.log");
+    std::fs::write(
+        &log,
+        "B 0 0 1\nB 1 0 2\nC 0 0 1 1\nC 0 0 1 2\nE 0 0 1\nC 1 0 2 1\nC 1 0 2 2\nE 1 0 2\n",
+    )
+    .unwrap();
+    distributed_common::check_log(&log);
+}
+
+#[test]
+#[should_panic(expected = "token 1 after 2")]
+fn the_checker_catches_tokens_going_back() {
+    let dir = Scratch::new("file-checker-tokens");
+    let log = dir.join("x.log");
+    std::fs::write(
+        &log,
+        "B 0 0 2\nC 0 0 2 1\nC 0 0 2 2\nE 0 0 2\nB 1 0 1\nC 1 0 1 1\nC 1 0 1 2\nE 1 0 1\n",
+    )
+    .unwrap();
+    distributed_common::check_log(&log);
+}

@@ -1,0 +1,85 @@
+//! Helper process of the distributed tests (`tests/distributed_*.rs`); not an example.
+//!
+//! ```text
+//! distributed-worker hammer BACKEND TARGET ID ITERATIONS LOG_DIR NAME...
+//!     acquires a random one of NAME... ITERATIONS times; under the lock appends
+//!     `B <id> <i> <token>`, two chunk lines and `E <id> <i> <token>` to LOG_DIR/<name>.log,
+//!     one write(2) per line, so that overlapping holders interleave visibly
+//! distributed-worker hold BACKEND TARGET NAME
+//!     acquires NAME, prints `held <token>`, then sleeps until killed
+//! ```
+//! BACKEND is `file` (TARGET: lock directory) or `postgres` (TARGET: URL).
+
+use chainlock::distributed::{LockClient, PostgresOptions};
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+
+fn client(backend: &str, target: &str) -> LockClient {
+    match backend {
+        "file" => LockClient::file(target).expect("lock directory"),
+        "postgres" => LockClient::blocking_postgres(
+            PostgresOptions::new(target)
+                .expect("url")
+                .max_idle_connections(2),
+        )
+        .expect("connect to postgres"),
+        other => panic!("unknown backend {other}"),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize| {
+        args.get(i).map_or_else(
+            || panic!("missing argument {i}: see the module docs"),
+            String::as_str,
+        )
+    };
+    match arg(0) {
+        "hammer" => {
+            let locks = client(arg(1), arg(2));
+            let id: u64 = arg(3).parse().expect("ID");
+            let iterations: u64 = arg(4).parse().expect("ITERATIONS");
+            let log_dir = Path::new(arg(5));
+            let names = &args[6..];
+            assert!(!names.is_empty(), "no names");
+            // xorshift, seeded by the worker id: reproducible, different per worker.
+            let mut state =
+                0x9E37_79B9_7F4A_7C15_u64 ^ (id + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            for i in 0..iterations {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let name = &names[(state % names.len() as u64) as usize];
+                let guard = locks.blocking_acquire(name).expect("acquire");
+                let token = guard.token();
+                let mut log = OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(log_dir.join(format!("{name}.log")))
+                    .expect("open log");
+                for line in [
+                    format!("B {id} {i} {token}\n"),
+                    format!("C {id} {i} {token} 1\n"),
+                    format!("C {id} {i} {token} 2\n"),
+                    format!("E {id} {i} {token}\n"),
+                ] {
+                    log.write_all(line.as_bytes()).expect("append");
+                    std::thread::yield_now();
+                }
+                guard.blocking_release().expect("release");
+            }
+        }
+        "hold" => {
+            let locks = client(arg(1), arg(2));
+            let guard = locks.blocking_acquire(arg(3)).expect("acquire");
+            println!("held {}", guard.token());
+            std::io::stdout().flush().expect("stdout");
+            loop {
+                std::thread::park();
+            }
+        }
+        other => panic!("unknown command {other}"),
+    }
+}
