@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*"; }
 
 # Every test runner's output also goes to this log; the last line sums up its results.
-results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+mkdir -p target
+results=target/test-results.log
+: > "$results"
 run_tests() { "$@" 2>&1 | tee -a "$results"; }
 
 step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots)"
