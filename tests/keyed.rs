@@ -15,6 +15,22 @@ use rand::{Rng, SeedableRng, rngs::SmallRng};
 /// How long a test waits for something that must happen before it declares a hang.
 const HANG: Duration = Duration::from_secs(20);
 
+/// Ends the test process with an error if the test is still running after [`HANG`]: a
+/// deadlock fails the run instead of hanging it. Disarmed when dropped.
+#[must_use]
+struct Watchdog(#[allow(dead_code)] mpsc::Sender<()>);
+
+fn watchdog(test: &'static str) -> Watchdog {
+    let (disarm, disarmed) = mpsc::channel::<()>();
+    thread::spawn(move || {
+        if disarmed.recv_timeout(HANG) == Err(mpsc::RecvTimeoutError::Timeout) {
+            eprintln!("{test}: still running after {HANG:?}: deadlock");
+            std::process::exit(101);
+        }
+    });
+    Watchdog(disarm)
+}
+
 /// Counters updated with a non-atomic read-modify-write: only mutual exclusion keeps them
 /// exact, so a lost update reveals two holders of one key.
 struct RacyCounters(Vec<UnsafeCell<u64>>);
@@ -92,6 +108,7 @@ fn reentrant_holds_free_the_key_only_with_the_last_guard() {
 
 #[test]
 fn waiters_are_granted_in_arrival_order() {
+    let _watchdog = watchdog("waiters_are_granted_in_arrival_order");
     const WAITERS: usize = 8;
     let locks = KeyedLocks::new();
     let order = Mutex::new(Vec::new());
@@ -113,6 +130,7 @@ fn waiters_are_granted_in_arrival_order() {
 
 #[test]
 fn the_releasing_thread_cannot_barge_past_a_waiter() {
+    let _watchdog = watchdog("the_releasing_thread_cannot_barge_past_a_waiter");
     let locks = KeyedLocks::new();
     let held = locks.lock(1);
     let (release_tx, release_rx) = mpsc::channel::<()>();
@@ -135,6 +153,7 @@ fn the_releasing_thread_cannot_barge_past_a_waiter() {
 
 #[test]
 fn timeouts_zero_short_and_infinite() {
+    let _watchdog = watchdog("timeouts_zero_short_and_infinite");
     let locks = KeyedLocks::new();
     let held = locks.lock("k");
     thread::scope(|s| {
@@ -170,6 +189,7 @@ fn timeouts_zero_short_and_infinite() {
 
 #[test]
 fn a_timed_out_waiter_does_not_strand_the_next_one() {
+    let _watchdog = watchdog("a_timed_out_waiter_does_not_strand_the_next_one");
     let locks = KeyedLocks::new();
     let held = locks.lock(9);
     let (got_tx, got_rx) = mpsc::channel();
@@ -193,6 +213,7 @@ fn a_timed_out_waiter_does_not_strand_the_next_one() {
 
 #[test]
 fn timeouts_racing_releases_never_lose_a_grant() {
+    let _watchdog = watchdog("timeouts_racing_releases_never_lose_a_grant");
     // Many waiters time out right around the moment the key is handed to them. If a grant
     // were lost, the key would stay held forever and the final `try_lock` would fail.
     let locks = KeyedLocks::with_shards(1);
@@ -236,6 +257,7 @@ fn a_million_distinct_keys_leave_the_manager_empty() {
 
 #[test]
 fn multi_key_locking_from_opposite_orders_never_deadlocks() {
+    let _watchdog = watchdog("multi_key_locking_from_opposite_orders_never_deadlocks");
     const ROUNDS: usize = 2_000;
     let locks = KeyedLocks::new();
     let counters = RacyCounters::new(4);
@@ -330,6 +352,7 @@ impl Hash for Touchy {
 
 #[test]
 fn a_key_panicking_inside_the_registry_leaves_it_consistent() {
+    let _watchdog = watchdog("a_key_panicking_inside_the_registry_leaves_it_consistent");
     let locks = KeyedLocks::with_shards(1);
     let held = locks.lock(Touchy {
         id: 1,
@@ -367,6 +390,7 @@ fn a_key_panicking_inside_the_registry_leaves_it_consistent() {
 
 #[test]
 fn stress_counters_under_keys_never_lose_an_update() {
+    let _watchdog = watchdog("stress_counters_under_keys_never_lose_an_update");
     const THREADS: usize = 8;
     const KEYS: usize = 16;
     const OPS: usize = 4_000;
