@@ -1,4 +1,59 @@
-//! chainlock: typed building blocks for locking structured data correctly and fast.
+//! Typed, tested building blocks for locking structured data correctly and fast.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`chain_locker!`], [`ChainNode`](macro@ChainNode), [`chain`] | hand-over-hand locking down a tree: lock the parent, find the child, lock the child, only then release the parent; generated and typed for chains of any depth |
+//! | [`striped`] | lock striping: a key hashed onto one of a fixed set of locks |
+//! | [`keyed`] | a keyed lock manager: exact per-key locks, reentrant, FIFO-fair, timeouts, bounded memory, all-or-nothing multi-key |
+//! | [`rooms`] | shared rooms (group mutual exclusion): many threads in one room, one room at a time, exit actions, no starvation |
+//! | `distributed` | a named mutex across processes (file locks) and machines (PostgreSQL), with fencing tokens and a lost-lock signal (feature `distributed`) |
+//!
+//! # Examples
+//!
+//! ```
+//! use chainlock::parking_lot::{Mutex, RwLock};
+//! use chainlock::{ChainNode, Exit, chain_locker};
+//! use std::collections::HashMap;
+//! use std::sync::Arc;
+//!
+//! #[derive(ChainNode)]
+//! struct Registry {
+//!     #[chain(children)]
+//!     lectures: HashMap<u32, Arc<RwLock<Lecture>>>,
+//! }
+//!
+//! #[derive(ChainNode)]
+//! struct Lecture {
+//!     #[chain(children)]
+//!     classes: Vec<Arc<Mutex<Class>>>,
+//! }
+//!
+//! #[derive(ChainNode)]
+//! struct Class {
+//!     students: Vec<u32>,
+//! }
+//!
+//! chain_locker!(pub struct ClassLocker(shared Registry, shared Lecture, Class););
+//!
+//! let class = Arc::new(Mutex::new(Class { students: vec![] }));
+//! let lecture = Arc::new(RwLock::new(Lecture { classes: vec![class] }));
+//! let registry = Arc::new(RwLock::new(Registry { lectures: HashMap::from([(42, lecture)]) }));
+//!
+//! ClassLocker.run_keys(&registry, &42, &0, |class| class.students.push(7)).unwrap();
+//! assert_eq!(ClassLocker.run_keys(&registry, &42, &1, |c| c.students.len()), Err(Exit::Absent { stage: 1 }));
+//! ```
+//!
+//! # Cargo features
+//!
+//! | feature | default | what |
+//! |---|---|---|
+//! | `tokio` | no | async chain lockers over `tokio::sync::{Mutex, RwLock}` (owned guards), [`keyed::AsyncKeyedLocks`], async room entry |
+//! | `distributed` | no | the distributed named mutex with its embedded file backend (one machine, many processes); pulls in tokio |
+//! | `postgres` | no | the PostgreSQL backend of the distributed named mutex (many machines), on `tokio-postgres` |
+//!
+//! parking_lot's `send_guard` is deliberately not enabled: it conflicts with its
+//! `deadlock_detection`. Blocking guards therefore stay on their thread; hold tokio guards
+//! across `.await`.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod chain;
