@@ -112,3 +112,68 @@ async fn dropped_descent_releases_everything() {
     drop(held);
     assert!(class.try_lock().is_ok());
 }
+
+mod by_keys {
+    //! Key-path descents over tokio locks, with derived nodes.
+    use chainlock::{ChainNode, Exit, chain_locker};
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    use tokio::sync::{Mutex, RwLock};
+
+    #[derive(ChainNode)]
+    struct School {
+        #[chain(children)]
+        rooms: HashMap<&'static str, Arc<RwLock<Room>>>,
+    }
+
+    #[derive(ChainNode)]
+    struct Room {
+        #[chain(closed)]
+        closed: bool,
+        #[chain(children)]
+        desks: Vec<Arc<Mutex<u32>>>,
+    }
+
+    chain_locker!(struct ToDesk(shared School, shared Room, u32););
+
+    #[tokio::test]
+    async fn descends_by_keys_and_respects_closed_rooms() {
+        let room = Arc::new(RwLock::new(Room {
+            closed: false,
+            desks: vec![Arc::new(Mutex::new(0))],
+        }));
+        let school = Arc::new(RwLock::new(School {
+            rooms: HashMap::from([("lab", room.clone())]),
+        }));
+        let task = {
+            let school = school.clone();
+            tokio::spawn(async move {
+                let mut desk = ToDesk
+                    .descend_keys_async(&school, &"lab", &0)
+                    .await
+                    .unwrap();
+                *desk += 1;
+            })
+        };
+        task.await.unwrap();
+        assert_eq!(
+            ToDesk
+                .run_keys_async(&school, &"lab", &0, |desk| *desk)
+                .await,
+            Ok(1)
+        );
+        assert_eq!(
+            ToDesk
+                .run_keys_async(&school, &"lab", &3, |desk| *desk)
+                .await,
+            Err(Exit::Absent { stage: 1 })
+        );
+        room.write().await.closed = true;
+        assert_eq!(
+            ToDesk
+                .run_keys_async(&school, &"lab", &0, |desk| *desk)
+                .await,
+            Err(Exit::Closed { level: 1 })
+        );
+    }
+}
