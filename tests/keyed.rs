@@ -108,8 +108,8 @@ fn reentrant_holds_free_the_key_only_with_the_last_guard() {
 
 #[test]
 fn waiters_are_granted_in_arrival_order() {
-    let _watchdog = watchdog("waiters_are_granted_in_arrival_order");
     const WAITERS: usize = 8;
+    let _watchdog = watchdog("waiters_are_granted_in_arrival_order");
     let locks = KeyedLocks::new();
     let order = Mutex::new(Vec::new());
     let held = locks.lock(0);
@@ -120,7 +120,7 @@ fn waiters_are_granted_in_arrival_order() {
                 let _key = locks.lock(0);
                 order.lock().unwrap().push(id);
             });
-            until_waiting(&locks, &0, id + 1);
+            until_waiting(locks, &0, id + 1);
         }
         drop(held);
     });
@@ -140,7 +140,7 @@ fn the_releasing_thread_cannot_barge_past_a_waiter() {
             let _key = locks.lock(1);
             release_rx.recv_timeout(HANG).unwrap();
         });
-        until_waiting(&locks, &1, 1);
+        until_waiting(locks, &1, 1);
         drop(held);
         // The key was handed to the waiter inside `drop`: it is not free, even though the
         // waiter may not have woken up yet.
@@ -257,8 +257,8 @@ fn a_million_distinct_keys_leave_the_manager_empty() {
 
 #[test]
 fn multi_key_locking_from_opposite_orders_never_deadlocks() {
-    let _watchdog = watchdog("multi_key_locking_from_opposite_orders_never_deadlocks");
     const ROUNDS: usize = 2_000;
+    let _watchdog = watchdog("multi_key_locking_from_opposite_orders_never_deadlocks");
     let locks = KeyedLocks::new();
     let counters = RacyCounters::new(4);
     let start = Barrier::new(2);
@@ -390,10 +390,10 @@ fn a_key_panicking_inside_the_registry_leaves_it_consistent() {
 
 #[test]
 fn stress_counters_under_keys_never_lose_an_update() {
-    let _watchdog = watchdog("stress_counters_under_keys_never_lose_an_update");
     const THREADS: usize = 8;
     const KEYS: usize = 16;
     const OPS: usize = 4_000;
+    let _watchdog = watchdog("stress_counters_under_keys_never_lose_an_update");
     let locks = KeyedLocks::with_shards(4);
     let counters = RacyCounters::new(KEYS);
     let expected: Vec<AtomicU64> = (0..KEYS).map(|_| AtomicU64::new(0)).collect();
@@ -441,10 +441,10 @@ fn stress_counters_under_keys_never_lose_an_update() {
             });
         }
     });
-    for key in 0..KEYS {
+    for (key, expected) in expected.iter().enumerate() {
         assert_eq!(
             counters.get(key),
-            expected[key].load(Ordering::Relaxed),
+            expected.load(Ordering::Relaxed),
             "key {key}"
         );
     }
@@ -587,10 +587,10 @@ mod async_locks {
                 .expect("a task hung")
                 .unwrap();
         }
-        for key in 0..KEYS {
+        for (key, expected) in expected.iter().enumerate() {
             assert_eq!(
                 counters.get(key),
-                expected[key].load(Ordering::Relaxed),
+                expected.load(Ordering::Relaxed),
                 "key {key}"
             );
         }

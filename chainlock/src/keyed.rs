@@ -62,6 +62,7 @@ mod blocking;
 #[cfg(feature = "tokio")]
 mod future;
 mod registry;
+mod shard_lock;
 
 pub use blocking::{KeyGuard, KeyedLocks, KeysGuard};
 #[cfg(feature = "tokio")]

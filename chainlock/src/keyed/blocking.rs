@@ -229,7 +229,9 @@ impl<K: Eq + Hash, S: BuildHasher> KeyedLocks<K, S> {
     ///
     /// ```
     /// let locks = chainlock::keyed::KeyedLocks::new();
+    /// let held = locks.lock("k");
     /// assert_eq!(locks.waiting(&"k"), 0);
+    /// # drop(held);
     /// ```
     pub fn waiting<Q>(&self, key: &Q) -> usize
     where

@@ -22,8 +22,11 @@ use std::hash::{BuildHasher, Hash};
 use crossbeam_utils::CachePadded;
 use hashbrown::HashTable;
 
+use super::shard_lock::ShardLock;
+use crate::loom::sync::Arc;
+#[cfg(feature = "tokio")]
+use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
-use crate::loom::sync::{Arc, Mutex};
 use crate::loom::thread::Thread;
 
 /// At most this many shards: the shard index uses hash bits 32.., the table probe bits ..32.
@@ -34,7 +37,7 @@ const MIN_SHRINK_CAPACITY: usize = 64;
 
 /// The sharded table of held keys.
 pub(crate) struct Registry<K, S> {
-    shards: Box<[CachePadded<Mutex<Shard<K>>>]>,
+    shards: Box<[CachePadded<ShardLock<Shard<K>>>]>,
     /// `shards.len() - 1`; the count is a power of two.
     shard_mask: usize,
     hasher: S,
@@ -58,7 +61,10 @@ struct Entry<K> {
     /// Holds by `owner` (reentrancy); the key is released when it drops to 0.
     depth: usize,
     /// Waiters in arrival order; the front one is granted the key next.
-    waiters: VecDeque<Arc<Waiter>>,
+    /// Boxed and allocated on first contention: 8 bytes instead of 32 in every entry of
+    /// the (common) uncontended case.
+    #[allow(clippy::box_collection)]
+    waiters: Option<Box<VecDeque<Arc<Waiter>>>>,
 }
 
 /// Where a held key's entry lives: all a guard needs to release it.
@@ -105,7 +111,7 @@ impl<K, S> Registry<K, S> {
         let count = shards.min(MAX_SHARDS).next_power_of_two();
         let shards = (0..count)
             .map(|_| {
-                CachePadded::new(Mutex::new(Shard {
+                CachePadded::new(ShardLock::new(Shard {
                     table: HashTable::new(),
                     next_id: 0,
                 }))
@@ -127,58 +133,73 @@ impl<K, S> Registry<K, S> {
     pub(crate) fn len(&self) -> usize {
         self.shards
             .iter()
-            .map(|shard| shard.lock().table.len())
+            .map(|shard| shard.with(|shard| shard.table.len()))
             .sum()
     }
 
     /// Releases one hold of the entry `ticket` names; on the last one, hands the key to the
     /// longest waiter or removes the entry.
     pub(crate) fn release(&self, ticket: Ticket) {
-        let mut shard = self.shards[ticket.shard].lock();
-        let Ok(mut found) = shard.table.find_entry(ticket.hash, |e| e.id == ticket.id) else {
-            unreachable!("a held key has an entry");
-        };
-        let entry = found.get_mut();
-        entry.depth -= 1;
-        if entry.depth > 0 {
-            return;
+        let handed_to = self.shards[ticket.shard].with(|shard| {
+            let Ok(mut found) = shard.table.find_entry(ticket.hash, |e| e.id == ticket.id) else {
+                unreachable!("a held key has an entry");
+            };
+            let entry = found.get_mut();
+            entry.depth -= 1;
+            if entry.depth > 0 {
+                return Released::StillHeld;
+            }
+            if let Some(next) = entry.waiters.as_mut().and_then(|queue| queue.pop_front()) {
+                entry.owner = next.owner;
+                entry.depth = 1;
+                // Under the shard lock: a waiter that gives up re-checks this under the lock.
+                next.granted.store(true, Ordering::Release);
+                return Released::HandedTo(next);
+            }
+            let (removed, _) = found.remove();
+            shard.shrink_if_sparse();
+            Released::Removed(removed)
+        });
+        // Outside the shard lock: waking is a system call, and a key's destructor may be
+        // slow or panic.
+        match handed_to {
+            Released::HandedTo(next) => next.wake(),
+            Released::Removed(entry) => drop(entry),
+            Released::StillHeld => {}
         }
-        if let Some(next) = entry.waiters.pop_front() {
-            entry.owner = next.owner;
-            entry.depth = 1;
-            // Under the shard lock: a waiter that gives up re-checks this under the lock.
-            next.granted.store(true, Ordering::Release);
-            drop(shard);
-            next.wake();
-            return;
-        }
-        let (removed, _) = found.remove();
-        shard.shrink_if_sparse();
-        drop(shard);
-        // The key is dropped outside the shard lock: its destructor may be slow or panic.
-        drop(removed);
     }
 
     /// Called by a queued waiter that gives up. Returns `true` if the key had been granted
     /// to it meanwhile: the caller then owns the key (and must use or release it).
     /// Otherwise the waiter has left the queue.
     pub(crate) fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
-        let mut shard = self.shards[ticket.shard].lock();
-        // Granting happens under this lock: this read is authoritative.
-        if waiter.granted.load(Ordering::Acquire) {
-            return true;
-        }
-        let Some(entry) = shard.table.find_mut(ticket.hash, |e| e.id == ticket.id) else {
-            unreachable!("a key with waiters is held, so it has an entry");
-        };
-        let position = entry
-            .waiters
-            .iter()
-            .position(|queued| Arc::ptr_eq(queued, waiter))
-            .expect("an ungranted waiter is in its key's queue");
-        entry.waiters.remove(position);
-        false
+        self.shards[ticket.shard].with(|shard| {
+            // Granting happens under this lock: this read is authoritative.
+            if waiter.granted.load(Ordering::Acquire) {
+                return true;
+            }
+            let Some(entry) = shard.table.find_mut(ticket.hash, |e| e.id == ticket.id) else {
+                unreachable!("a key with waiters is held, so it has an entry");
+            };
+            let queue = entry
+                .waiters
+                .as_mut()
+                .expect("an ungranted waiter is in its key's queue");
+            let position = queue
+                .iter()
+                .position(|queued| Arc::ptr_eq(queued, waiter))
+                .expect("an ungranted waiter is in its key's queue");
+            queue.remove(position);
+            false
+        })
     }
+}
+
+/// What [`Registry::release`] did, to finish outside the shard lock.
+enum Released<K> {
+    StillHeld,
+    HandedTo(Arc<Waiter>),
+    Removed(Entry<K>),
 }
 
 impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
@@ -209,55 +230,61 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
         queue: Option<impl FnOnce() -> Wake>,
     ) -> Acquire {
         let (index, hash) = self.place(&key);
-        let mut guard = self.shards[index].lock();
-        let shard = &mut *guard;
-        let outcome = match shard.table.entry(hash, |e| e.key == key, |e| e.hash) {
-            hashbrown::hash_table::Entry::Vacant(vacant) => {
-                let id = shard.next_id;
-                shard.next_id += 1;
-                vacant.insert(Entry {
-                    hash,
-                    id,
-                    key,
-                    owner,
-                    depth: 1,
-                    waiters: VecDeque::new(),
-                });
-                return Acquire::Held(Ticket {
-                    shard: index,
-                    hash,
-                    id,
-                });
-            }
-            hashbrown::hash_table::Entry::Occupied(mut occupied) => {
-                let entry = occupied.get_mut();
-                let ticket = Ticket {
-                    shard: index,
-                    hash,
-                    id: entry.id,
-                };
-                if reentrant && entry.owner == owner {
-                    entry.depth = entry
-                        .depth
-                        .checked_add(1)
-                        .expect("a key was locked reentrantly more than usize::MAX times");
-                    Acquire::Held(ticket)
-                } else if let Some(wake) = queue {
-                    let waiter = Arc::new(Waiter {
+        let (outcome, unused_key) = self.shards[index].with(|shard| {
+            match shard.table.entry(hash, |e| e.key == key, |e| e.hash) {
+                hashbrown::hash_table::Entry::Vacant(vacant) => {
+                    let id = shard.next_id;
+                    shard.next_id += 1;
+                    vacant.insert(Entry {
+                        hash,
+                        id,
+                        key,
                         owner,
-                        granted: AtomicBool::new(false),
-                        wake: wake(),
+                        depth: 1,
+                        waiters: None,
                     });
-                    entry.waiters.push_back(Arc::clone(&waiter));
-                    Acquire::Queued(ticket, waiter)
-                } else {
-                    Acquire::Busy
+                    (
+                        Acquire::Held(Ticket {
+                            shard: index,
+                            hash,
+                            id,
+                        }),
+                        None,
+                    )
+                }
+                hashbrown::hash_table::Entry::Occupied(mut occupied) => {
+                    let entry = occupied.get_mut();
+                    let ticket = Ticket {
+                        shard: index,
+                        hash,
+                        id: entry.id,
+                    };
+                    let outcome = if reentrant && entry.owner == owner {
+                        entry.depth = entry
+                            .depth
+                            .checked_add(1)
+                            .expect("a key was locked reentrantly more than usize::MAX times");
+                        Acquire::Held(ticket)
+                    } else if let Some(wake) = queue {
+                        let waiter = Arc::new(Waiter {
+                            owner,
+                            granted: AtomicBool::new(false),
+                            wake: wake(),
+                        });
+                        entry
+                            .waiters
+                            .get_or_insert_default()
+                            .push_back(Arc::clone(&waiter));
+                        Acquire::Queued(ticket, waiter)
+                    } else {
+                        Acquire::Busy
+                    };
+                    (outcome, Some(key))
                 }
             }
-        };
-        drop(guard);
+        });
         // The caller's copy of an already present key is dropped outside the lock.
-        drop(key);
+        drop(unused_key);
         outcome
     }
 
@@ -268,11 +295,12 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
         Q: Hash + Eq + ?Sized,
     {
         let (index, hash) = self.place(key);
-        let shard = self.shards[index].lock();
-        shard
-            .table
-            .find(hash, |e| e.key.borrow() == key)
-            .map(|e| e.waiters.len())
+        self.shards[index].with(|shard| {
+            shard
+                .table
+                .find(hash, |e| e.key.borrow() == key)
+                .map(|e| e.waiters.as_ref().map_or(0, |queue| queue.len()))
+        })
     }
 }
 
