@@ -99,8 +99,8 @@ fn uncontended(c: &mut Criterion) {
                     .unwrap()
                     .release()
                     .await
-                    .unwrap()
-            })
+                    .unwrap();
+            });
         });
     });
     if let Some(url) = pg_url() {
@@ -113,8 +113,8 @@ fn uncontended(c: &mut Criterion) {
                         .unwrap()
                         .release()
                         .await
-                        .unwrap()
-                })
+                        .unwrap();
+                });
             });
         });
         let (raw, lock, unlock) = rt.block_on(async {
@@ -134,6 +134,21 @@ fn uncontended(c: &mut Criterion) {
                 rt.block_on(async {
                     raw.query_one(&lock, &[&black_box(42_i64)]).await.unwrap();
                     raw.query_one(&unlock, &[&black_box(42_i64)]).await.unwrap();
+                });
+            });
+        });
+        // What the durable fencing token costs: raw locking plus the `nextval` chainlock draws.
+        let lock_and_token = rt.block_on(
+            raw.prepare("SELECT pg_advisory_lock($1), nextval('chainlock_fencing_token')"),
+        );
+        let lock_and_token = lock_and_token.unwrap();
+        group.bench_function("postgres/raw_advisory_lock_with_nextval", |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    raw.query_one(&lock_and_token, &[&black_box(43_i64)])
+                        .await
+                        .unwrap();
+                    raw.query_one(&unlock, &[&black_box(43_i64)]).await.unwrap();
                 });
             });
         });
