@@ -28,6 +28,10 @@ chainlock_pg_start() {
   fi
   local as=()
   CHAINLOCK_PG_BASE="$(mktemp -d -t chainlock-pg.XXXXXX)"
+  if [[ "$(id -u)" == 0 ]] && ! id postgres >/dev/null 2>&1; then
+    # The server refuses to run as root; Debian's package creates this user, a bare image may not.
+    useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
+  fi
   if [[ "$(id -u)" == 0 ]]; then
     as=(runuser -u postgres --)
     chown postgres: "$CHAINLOCK_PG_BASE"
