@@ -90,6 +90,10 @@ use state::{FREE, MAX_OCCUPANTS, State, WAITING};
 use std::fmt;
 use std::time::{Duration, Instant};
 
+/// Rounds of [`Rooms::spin_while_nobody_waits`]; none in loom models, where a spin is
+/// just more interleavings.
+const SPIN_ROUNDS: u32 = if cfg!(loom) { 0 } else { 10 };
+
 /// An exit action: runs when the last occupant leaves its room.
 type ExitAction = Box<dyn Fn() + Send + Sync>;
 
@@ -471,6 +475,30 @@ impl Rooms {
         false
     }
 
+    /// Retries the fast path a few times (parking_lot's `SpinWait` schedule) as long as
+    /// nobody waits. An occupancy of another room is usually shorter than a park/unpark
+    /// round trip, and parking sets `WAITING`, which sends every later arrival, even to
+    /// the open room, to the queues too. Once someone waits, spinning is pointless: the
+    /// fast path refuses everyone until the queues drain.
+    fn spin_while_nobody_waits(&self, room: usize) -> bool {
+        for round in 0..SPIN_ROUNDS {
+            if round < 3 {
+                for _ in 0..2 << round {
+                    crate::loom::hint::spin_loop();
+                }
+            } else {
+                crate::loom::thread::yield_now();
+            }
+            if State(self.state.load(Relaxed)).waiting() {
+                return false;
+            }
+            if self.enter_fast(room) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Enters or registers as a waiter, then waits with `wait` (which returns `true` when
     /// it gives up) until admitted or giving up.
     #[cold]
@@ -479,6 +507,9 @@ impl Rooms {
         room: usize,
         mut wait: impl FnMut(&Condvar, &mut MutexGuard<'a, Waiters>) -> bool,
     ) -> Result<RoomGuard<'a>, RoomError> {
+        if self.spin_while_nobody_waits(room) {
+            return Ok(RoomGuard { rooms: self, room });
+        }
         let mut waiters = self.waiters.lock();
         let Registration::Waiting { batch } = self.register(&mut waiters, room) else {
             return Ok(RoomGuard { rooms: self, room });
