@@ -121,6 +121,25 @@ fn untimed_enter_timeout_still_waits_and_enters() {
 }
 
 #[test]
+fn owned_guards_leave_from_another_thread() {
+    let exits = Arc::new(AtomicUsize::new(0));
+    let counted = exits.clone();
+    let rooms = Arc::new(Rooms::new(2).with_exit_action(1, move || {
+        counted.fetch_add(1, SeqCst);
+    }));
+    let guards: Vec<_> = (0..3).map(|_| rooms.enter_owned(1)).collect();
+    assert!(
+        guards
+            .iter()
+            .all(|g| g.room() == 1 && Arc::ptr_eq(g.rooms(), &rooms))
+    );
+    assert_eq!(rooms.try_enter(0).err(), Some(RoomError::WouldBlock));
+    thread::spawn(move || drop(guards)).join().unwrap();
+    assert_eq!(exits.load(SeqCst), 1);
+    assert_eq!(rooms.current_room(), None);
+}
+
+#[test]
 fn exit_action_runs_once_per_occupancy_with_the_room_still_occupied() {
     let exits = Arc::new(AtomicUsize::new(0));
     let rooms = Arc::new_cyclic(|me: &std::sync::Weak<Rooms>| {
@@ -498,6 +517,26 @@ mod async_rooms {
             assert_eq!(rooms.current_room(), Some(1));
         } // dropped without being polled again
         assert_eq!(exits.load(SeqCst), 1, "it left, running the exit action");
+        assert_eq!(rooms.current_room(), None);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn owned_async_guards_cross_spawned_tasks() {
+        let rooms = Arc::new(Rooms::new(2));
+        let held = rooms.enter_owned_async(0).await;
+        let waiter = tokio::spawn(rooms.enter_owned_async(1));
+        let start = Instant::now();
+        while rooms.stats().waits < 1 {
+            assert!(start.elapsed() < PATIENCE, "the task never waited");
+            tokio::task::yield_now().await;
+        }
+        tokio::spawn(async move { drop(held) }).await.unwrap();
+        let guard = tokio::time::timeout(PATIENCE, waiter)
+            .await
+            .expect("admitted")
+            .unwrap();
+        assert_eq!(guard.room(), 1);
+        drop(guard);
         assert_eq!(rooms.current_room(), None);
     }
 
