@@ -26,6 +26,16 @@ fn until_waits(rooms: &Rooms, n: u64) {
 }
 
 #[test]
+fn locks_guards_and_futures_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Rooms>();
+    send_sync::<chainlock::rooms::RoomGuard<'static>>();
+    send_sync::<chainlock::rooms::OwnedRoomGuard>();
+    send_sync::<chainlock::rooms::Enter<'static>>();
+    send_sync::<RoomError>();
+}
+
+#[test]
 fn same_room_is_shared_other_rooms_are_excluded() {
     let rooms = Rooms::new(3);
     let a = rooms.enter(1);
