@@ -56,7 +56,15 @@
 //! # Cost
 //!
 //! Entering a free lock, or the open room when nobody waits, is one compare-and-swap on
-//! one word; leaving is one more. Only threads that have to wait take the internal mutex.
+//! one word; leaving is one more. Only threads that have to wait take the internal mutex:
+//! they first spin briefly while nobody waits, then register in their room's queue and
+//! block on that room's own condition variable.
+//!
+//! # Async and owned guards
+//!
+//! With the `tokio` feature, `Rooms::enter_async` and `Rooms::enter_owned_async` wait
+//! without blocking a thread (the futures work on any runtime, and are cancel safe).
+//! [`Rooms::enter_owned`] returns an [`OwnedRoomGuard`] for a lock in an `Arc`.
 //!
 //! # Exit actions that panic
 //!

@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 /// one that was admitted at that moment leaves the room again (running the exit action
 /// on the dropping thread if it was the last occupant).
 #[must_use = "futures do nothing unless polled"]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct Enter<'a> {
     rooms: &'a Rooms,
     room: usize,
@@ -63,6 +64,7 @@ impl Rooms {
     /// # }
     /// ```
     #[track_caller]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub fn enter_async(&self, room: usize) -> Enter<'_> {
         self.check_room(room).unwrap_or_else(|e| panic!("{e}"));
         Enter {
@@ -98,6 +100,7 @@ impl Rooms {
     /// # }
     /// ```
     #[track_caller]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub fn enter_owned_async(
         self: &Arc<Self>,
         room: usize,
