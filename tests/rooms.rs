@@ -26,6 +26,16 @@ fn until_waits(rooms: &Rooms, n: u64) {
 }
 
 #[test]
+fn locks_guards_and_futures_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Rooms>();
+    send_sync::<chainlock::rooms::RoomGuard<'static>>();
+    send_sync::<chainlock::rooms::OwnedRoomGuard>();
+    send_sync::<chainlock::rooms::Enter<'static>>();
+    send_sync::<RoomError>();
+}
+
+#[test]
 fn same_room_is_shared_other_rooms_are_excluded() {
     let rooms = Rooms::new(3);
     let a = rooms.enter(1);
@@ -118,6 +128,25 @@ fn untimed_enter_timeout_still_waits_and_enters() {
         drop(held);
         assert_eq!(waiter.join().unwrap(), Ok(1));
     });
+}
+
+#[test]
+fn owned_guards_leave_from_another_thread() {
+    let exits = Arc::new(AtomicUsize::new(0));
+    let counted = exits.clone();
+    let rooms = Arc::new(Rooms::new(2).with_exit_action(1, move || {
+        counted.fetch_add(1, SeqCst);
+    }));
+    let guards: Vec<_> = (0..3).map(|_| rooms.enter_owned(1)).collect();
+    assert!(
+        guards
+            .iter()
+            .all(|g| g.room() == 1 && Arc::ptr_eq(g.rooms(), &rooms))
+    );
+    assert_eq!(rooms.try_enter(0).err(), Some(RoomError::WouldBlock));
+    thread::spawn(move || drop(guards)).join().unwrap();
+    assert_eq!(exits.load(SeqCst), 1);
+    assert_eq!(rooms.current_room(), None);
 }
 
 #[test]
@@ -391,6 +420,7 @@ fn stress_invariants_with_timeouts_and_try_enter() {
     );
     let stats = rooms.stats();
     assert_eq!(stats.futile_wakeups, 0);
+    assert!(stats.waits > 0 && stats.wakeups > 0, "the slow path was exercised: {stats:?}");
     assert!(occupancies > ROOMS, "the rooms took turns: {occupancies}");
     assert!(outcomes[0].load(SeqCst) > THREADS * OPS / 2);
     // Everything is free again for everyone.
@@ -498,6 +528,26 @@ mod async_rooms {
             assert_eq!(rooms.current_room(), Some(1));
         } // dropped without being polled again
         assert_eq!(exits.load(SeqCst), 1, "it left, running the exit action");
+        assert_eq!(rooms.current_room(), None);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn owned_async_guards_cross_spawned_tasks() {
+        let rooms = Arc::new(Rooms::new(2));
+        let held = rooms.enter_owned_async(0).await;
+        let waiter = tokio::spawn(rooms.enter_owned_async(1));
+        let start = Instant::now();
+        while rooms.stats().waits < 1 {
+            assert!(start.elapsed() < PATIENCE, "the task never waited");
+            tokio::task::yield_now().await;
+        }
+        tokio::spawn(async move { drop(held) }).await.unwrap();
+        let guard = tokio::time::timeout(PATIENCE, waiter)
+            .await
+            .expect("admitted")
+            .unwrap();
+        assert_eq!(guard.room(), 1);
+        drop(guard);
         assert_eq!(rooms.current_room(), None);
     }
 

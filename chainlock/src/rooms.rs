@@ -56,7 +56,15 @@
 //! # Cost
 //!
 //! Entering a free lock, or the open room when nobody waits, is one compare-and-swap on
-//! one word; leaving is one more. Only threads that have to wait take the internal mutex.
+//! one word; leaving is one more. Only threads that have to wait take the internal mutex:
+//! they first spin briefly while nobody waits, then register in their room's queue and
+//! block on that room's own condition variable.
+//!
+//! # Async and owned guards
+//!
+//! With the `tokio` feature, `Rooms::enter_async` and `Rooms::enter_owned_async` wait
+//! without blocking a thread (the futures work on any runtime, and are cancel safe).
+//! [`Rooms::enter_owned`] returns an [`OwnedRoomGuard`] for a lock in an `Arc`.
 //!
 //! # Exit actions that panic
 //!
@@ -88,7 +96,12 @@ use crate::loom::sync::atomic::{
 use crate::loom::sync::{Condvar, Mutex, MutexGuard};
 use state::{FREE, MAX_OCCUPANTS, State, WAITING};
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Rounds of [`Rooms::spin_while_nobody_waits`]; none in loom models, where a spin is
+/// just more interleavings.
+const SPIN_ROUNDS: u32 = if cfg!(loom) { 0 } else { 10 };
 
 /// An exit action: runs when the last occupant leaves its room.
 type ExitAction = Box<dyn Fn() + Send + Sync>;
@@ -103,15 +116,15 @@ type ExitAction = Box<dyn Fn() + Send + Sync>;
 /// use chainlock::rooms::Rooms;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
-/// let flushes = AtomicUsize::new(0);
+/// static FLUSHES: AtomicUsize = AtomicUsize::new(0);
 /// let rooms = Rooms::new(2).with_exit_action(0, || {
-///     flushes.fetch_add(1, Ordering::Relaxed);
+///     FLUSHES.fetch_add(1, Ordering::Relaxed);
 /// });
 /// let a = rooms.enter(0);
 /// let b = rooms.enter(0); // same room: shared
 /// assert!(rooms.try_enter(1).is_err()); // other room: excluded
 /// drop((a, b)); // the last one out runs the exit action
-/// assert_eq!(flushes.load(Ordering::Relaxed), 1);
+/// assert_eq!(FLUSHES.load(Ordering::Relaxed), 1);
 /// assert!(rooms.try_enter(1).is_ok());
 /// ```
 pub struct Rooms {
@@ -249,7 +262,8 @@ impl Rooms {
     /// Sets the exit action of `room`, replacing any previous one: it runs on the thread
     /// that leaves the room last, before any room opens again.
     ///
-    /// The action must not enter this lock (it would wait for itself). If it panics, the
+    /// The action is `'static` (share state with it through an `Arc` or a `static`). It
+    /// must not enter this lock (it would wait for itself). If it panics, the
     /// lock moves on and the panic reaches the leaving thread (see the
     /// [module documentation](self#exit-actions-that-panic)).
     ///
@@ -261,12 +275,13 @@ impl Rooms {
     ///
     /// ```
     /// use chainlock::rooms::Rooms;
-    /// use std::sync::Mutex;
+    /// use std::sync::{Arc, Mutex};
     ///
-    /// let log = Mutex::new(Vec::new());
+    /// let log = Arc::new(Mutex::new(Vec::new()));
+    /// let (log0, log1) = (log.clone(), log.clone());
     /// let rooms = Rooms::new(2)
-    ///     .with_exit_action(0, || log.lock().unwrap().push("closed 0"))
-    ///     .with_exit_action(1, || log.lock().unwrap().push("closed 1"));
+    ///     .with_exit_action(0, move || log0.lock().unwrap().push("closed 0"))
+    ///     .with_exit_action(1, move || log1.lock().unwrap().push("closed 1"));
     /// drop(rooms.enter(1));
     /// drop(rooms.enter(0));
     /// assert_eq!(*log.lock().unwrap(), ["closed 1", "closed 0"]);
@@ -442,6 +457,29 @@ impl Rooms {
         })
     }
 
+    /// Like [`Rooms::enter`], for a lock in an [`Arc`]: the guard owns a reference to
+    /// the lock, so it can be moved into a spawned thread or task.
+    ///
+    /// # Panics
+    ///
+    /// If `room` is out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::rooms::Rooms;
+    /// use std::sync::Arc;
+    ///
+    /// let rooms = Arc::new(Rooms::new(2));
+    /// let guard = rooms.enter_owned(1);
+    /// std::thread::spawn(move || drop(guard)).join().unwrap();
+    /// assert_eq!(rooms.current_room(), None);
+    /// ```
+    #[track_caller]
+    pub fn enter_owned(self: &Arc<Self>, room: usize) -> OwnedRoomGuard {
+        self.enter(room).into_owned(self)
+    }
+
     #[inline]
     fn check_room(&self, room: usize) -> Result<(), RoomError> {
         if room < self.room_count() {
@@ -471,6 +509,30 @@ impl Rooms {
         false
     }
 
+    /// Retries the fast path a few times (parking_lot's `SpinWait` schedule) as long as
+    /// nobody waits. An occupancy of another room is usually shorter than a park/unpark
+    /// round trip, and parking sets `WAITING`, which sends every later arrival, even to
+    /// the open room, to the queues too. Once someone waits, spinning is pointless: the
+    /// fast path refuses everyone until the queues drain.
+    fn spin_while_nobody_waits(&self, room: usize) -> bool {
+        for round in 0..SPIN_ROUNDS {
+            if round < 3 {
+                for _ in 0..2 << round {
+                    crate::loom::hint::spin_loop();
+                }
+            } else {
+                crate::loom::thread::yield_now();
+            }
+            if State(self.state.load(Relaxed)).waiting() {
+                return false;
+            }
+            if self.enter_fast(room) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Enters or registers as a waiter, then waits with `wait` (which returns `true` when
     /// it gives up) until admitted or giving up.
     #[cold]
@@ -479,6 +541,9 @@ impl Rooms {
         room: usize,
         mut wait: impl FnMut(&Condvar, &mut MutexGuard<'a, Waiters>) -> bool,
     ) -> Result<RoomGuard<'a>, RoomError> {
+        if self.spin_while_nobody_waits(room) {
+            return Ok(RoomGuard { rooms: self, room });
+        }
         let mut waiters = self.waiters.lock();
         let Registration::Waiting { batch } = self.register(&mut waiters, room) else {
             return Ok(RoomGuard { rooms: self, room });
@@ -686,6 +751,17 @@ impl fmt::Debug for Rooms {
 }
 
 impl RoomGuard<'_> {
+    /// Hands our place in the room over to an owned guard of the same lock.
+    pub(crate) fn into_owned(self, rooms: &Arc<Rooms>) -> OwnedRoomGuard {
+        debug_assert!(std::ptr::eq(self.rooms, Arc::as_ptr(rooms)));
+        let room = self.room;
+        std::mem::forget(self); // the owned guard leaves instead
+        OwnedRoomGuard {
+            rooms: Arc::clone(rooms),
+            room,
+        }
+    }
+
     /// The room this guard is in.
     ///
     /// # Examples
@@ -711,6 +787,52 @@ impl Drop for RoomGuard<'_> {
 impl fmt::Debug for RoomGuard<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RoomGuard")
+            .field("room", &self.room)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Proof of presence in a room of a lock held in an [`Arc`]; leaves it when dropped.
+/// Returned by [`Rooms::enter_owned`] (and `Rooms::enter_owned_async` with the `tokio`
+/// feature); otherwise like [`RoomGuard`].
+///
+/// # Panics
+///
+/// Dropping the guard propagates a panic of the exit action (after the lock has moved
+/// on).
+#[must_use = "if unused the lock will immediately unlock"]
+#[clippy::has_significant_drop]
+pub struct OwnedRoomGuard {
+    rooms: Arc<Rooms>,
+    room: usize,
+}
+
+impl OwnedRoomGuard {
+    /// The room this guard is in.
+    #[must_use]
+    #[inline]
+    pub fn room(&self) -> usize {
+        self.room
+    }
+
+    /// The lock this guard belongs to.
+    #[must_use]
+    #[inline]
+    pub fn rooms(&self) -> &Arc<Rooms> {
+        &self.rooms
+    }
+}
+
+impl Drop for OwnedRoomGuard {
+    #[inline]
+    fn drop(&mut self) {
+        self.rooms.leave(self.room);
+    }
+}
+
+impl fmt::Debug for OwnedRoomGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedRoomGuard")
             .field("room", &self.room)
             .finish_non_exhaustive()
     }

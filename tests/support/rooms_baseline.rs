@@ -67,6 +67,7 @@ impl CondvarRooms {
     }
 
     /// Threads registered as waiting (and so, once the mutex is free, on the condvar).
+    #[allow(dead_code, reason = "used by the tests, not the benchmarks")]
     pub(crate) fn waiting(&self) -> usize {
         self.inner.lock().total
     }

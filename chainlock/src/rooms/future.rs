@@ -1,10 +1,11 @@
 //! Entering a room from async code: the same queues, with a waker instead of a
 //! condition variable. Needs no particular runtime.
 
-use super::{Registration, RoomGuard, Rooms};
+use super::{OwnedRoomGuard, Registration, RoomGuard, Rooms};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 /// Future returned by [`Rooms::enter_async`]: resolves to a guard once in the room.
@@ -15,6 +16,7 @@ use std::task::{Context, Poll};
 /// one that was admitted at that moment leaves the room again (running the exit action
 /// on the dropping thread if it was the last occupant).
 #[must_use = "futures do nothing unless polled"]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct Enter<'a> {
     rooms: &'a Rooms,
     room: usize,
@@ -62,6 +64,7 @@ impl Rooms {
     /// # }
     /// ```
     #[track_caller]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub fn enter_async(&self, room: usize) -> Enter<'_> {
         self.check_room(room).unwrap_or_else(|e| panic!("{e}"));
         Enter {
@@ -69,6 +72,42 @@ impl Rooms {
             room,
             step: Step::Start,
         }
+    }
+
+    /// Like [`Rooms::enter_async`], for a lock in an [`Arc`]: resolves to a guard that
+    /// owns a reference to the lock, so that it can be held across `tokio::spawn`.
+    ///
+    /// # Panics
+    ///
+    /// If `room` is out of range (checked here, before the future is polled).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, like [`Rooms::enter_async`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use chainlock::rooms::Rooms;
+    /// use std::sync::Arc;
+    ///
+    /// let rooms = Arc::new(Rooms::new(2));
+    /// let guard = rooms.enter_owned_async(0).await;
+    /// tokio::spawn(async move { drop(guard) }).await.unwrap();
+    /// assert_eq!(rooms.current_room(), None);
+    /// # }
+    /// ```
+    #[track_caller]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub fn enter_owned_async(
+        self: &Arc<Self>,
+        room: usize,
+    ) -> impl Future<Output = OwnedRoomGuard> + Send + 'static {
+        self.check_room(room).unwrap_or_else(|e| panic!("{e}"));
+        let rooms = Arc::clone(self);
+        async move { rooms.enter_async(room).await.into_owned(&rooms) }
     }
 }
 
