@@ -420,7 +420,10 @@ fn stress_invariants_with_timeouts_and_try_enter() {
     );
     let stats = rooms.stats();
     assert_eq!(stats.futile_wakeups, 0);
-    assert!(stats.waits > 0 && stats.wakeups > 0, "the slow path was exercised: {stats:?}");
+    assert!(
+        stats.waits > 0 && stats.wakeups > 0,
+        "the slow path was exercised: {stats:?}"
+    );
     assert!(occupancies > ROOMS, "the rooms took turns: {occupancies}");
     assert!(outcomes[0].load(SeqCst) > THREADS * OPS / 2);
     // Everything is free again for everyone.
