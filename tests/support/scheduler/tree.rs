@@ -78,13 +78,11 @@ impl Classes {
         threshold: u32,
     ) -> Option<Arc<Mutex<Class>>> {
         let start = first_choice(student, self.0.len());
-        let (before, after) = {
-            let mut entries = self.0.values();
-            let before: Vec<_> = entries.by_ref().take(start).collect();
-            (before, entries)
-        };
-        after
-            .chain(before)
+        let entries = self.0.values();
+        entries
+            .clone()
+            .skip(start)
+            .chain(entries.take(start))
             .find(|entry| entry.occupancy.load(Ordering::Relaxed) < threshold)
             .map(|entry| entry.class.clone())
     }
