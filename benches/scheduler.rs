@@ -41,8 +41,8 @@ fn scheduler(c: &mut Criterion) {
         group
             .sample_size(10)
             .sampling_mode(SamplingMode::Flat)
-            .warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_secs(2))
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(1))
             .throughput(Throughput::Elements(ops));
         for strategy in Strategy::ALL {
             let config = ServiceConfig::new(DEFAULT_STUDENTS, DEFAULT_THRESHOLD, leaf_work)

@@ -243,7 +243,8 @@ pub struct Report {
     /// Operations that failed as the service documents (a cancelled lecture or class, a
     /// student attending nothing); expected under churn.
     pub failed: u64,
-    /// From the moment every client was ready to the moment the last one finished.
+    /// From the moment the first client started (all were ready) to the moment the last
+    /// one finished, by the clients' own clocks.
     pub elapsed: Duration,
     /// Latency percentiles, when recorded.
     pub latency: Option<Latency>,
@@ -320,7 +321,10 @@ impl Session {
         let counters: Vec<AtomicU64> = (0..load.threads).map(|_| AtomicU64::new(0)).collect();
         let barrier = Barrier::new(load.threads + 1);
         let mut checks = Checks::default();
-        let (start, clients) = thread::scope(|scope| {
+        // One independent stream per client and seed (`seed + index` would replay another
+        // run's client).
+        let mut seeds = SmallRng::seed_from_u64(load.seed);
+        let clients = thread::scope(|scope| {
             let clients: Vec<_> = (0..load.threads)
                 .map(|index| {
                     let quota = match load.stop {
@@ -332,7 +336,7 @@ impl Session {
                     };
                     let client = Client {
                         session: self,
-                        rng: SmallRng::seed_from_u64(load.seed.wrapping_add(index as u64)),
+                        rng: SmallRng::from_rng(&mut seeds),
                         counter: &counters[index],
                     };
                     let (stop, barrier) = (&stop, &barrier);
@@ -354,12 +358,18 @@ impl Session {
                 .into_iter()
                 .map(|client| client.join().expect("a client thread panicked"))
                 .collect();
-            (start, clients)
+            clients
         });
 
         checks.count += 1;
         checks.violations.extend(self.final_check());
 
+        // The clients' own clocks: after the barrier, the watcher may be scheduled late.
+        let begin = clients
+            .iter()
+            .map(|client| client.begin)
+            .min()
+            .expect("at least one client");
         let end = clients
             .iter()
             .map(|client| client.end)
@@ -376,7 +386,7 @@ impl Session {
             strategy: self.service.strategy(),
             ops: clients.iter().map(|client| client.ops).sum(),
             failed: clients.iter().map(|client| client.failed).sum(),
-            elapsed: end.saturating_duration_since(start),
+            elapsed: end.saturating_duration_since(begin),
             latency: latency.flatten(),
             checks: checks.count,
             violations: checks.violations,
@@ -464,7 +474,7 @@ struct Checks {
 }
 
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
-const POLL: Duration = Duration::from_millis(5);
+const POLL: Duration = Duration::from_millis(1);
 
 struct Client<'a> {
     session: &'a Session,
@@ -475,6 +485,7 @@ struct Client<'a> {
 struct ClientReport {
     ops: u64,
     failed: u64,
+    begin: Instant,
     end: Instant,
     latencies: Vec<u32>,
 }
@@ -493,6 +504,7 @@ impl Client<'_> {
         let mut latencies = Vec::new();
         let (mut ops, mut failed) = (0, 0);
         barrier.wait();
+        let begin = Instant::now();
         while ops < quota && !stop.load(Ordering::Relaxed) {
             let operation = load.mix.choose(self.rng.random_range(0..total));
             let started = load.record_latency.then(Instant::now);
@@ -512,6 +524,7 @@ impl Client<'_> {
         ClientReport {
             ops,
             failed,
+            begin,
             end: Instant::now(),
             latencies,
         }
