@@ -61,7 +61,7 @@ struct Args {
     #[arg(long, short, default_value = "1s", value_parser = parse_duration)]
     duration: Duration,
     /// Stop each run after this many operations instead of after --duration.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     ops: Option<u64>,
     /// Invariant checks during each run, every this long (`0`: only at the end).
     #[arg(long, default_value = "200ms", value_parser = parse_duration)]
