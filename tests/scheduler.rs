@@ -97,7 +97,8 @@ fn a_session_for_a_duration_stops_on_time() {
         );
         assert!(report.ops > 0);
         assert!(
-            report.elapsed >= Duration::from_millis(100) && report.elapsed < Duration::from_secs(5),
+            // Timed on the clients' clocks, which may start a little after the deadline's.
+            report.elapsed >= Duration::from_millis(50) && report.elapsed < Duration::from_secs(5),
             "{strategy}: ran {:?}",
             report.elapsed
         );
