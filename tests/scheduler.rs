@@ -404,3 +404,52 @@ fn leaf_work_costs_what_it_says() {
         "blocking leaf work took {blocking:?}"
     );
 }
+
+/// One thread, one random sequence of operations, three strategies: every result, every
+/// seat and every snapshot must be the same, so the strategies implement one semantics.
+#[test]
+fn every_strategy_gives_the_same_answers_to_the_same_requests() {
+    use rand::{Rng, SeedableRng, rngs::SmallRng};
+
+    let services: Vec<Arc<dyn Scheduler>> = Strategy::ALL
+        .into_iter()
+        .map(|strategy| service(strategy, 40, 3))
+        .collect();
+    let mut rng = SmallRng::seed_from_u64(11);
+    let sorted = |service: &dyn Scheduler| {
+        let mut snapshot = service.snapshot();
+        snapshot.classes.sort_by_key(|class| class.seat);
+        snapshot
+    };
+    for step in 0..5_000 {
+        let student = rng.random_range(0..40);
+        let lecture = rng.random_range(0..4); // lecture 3 is never opened
+        let class = rng.random_range(0..6);
+        let roll = rng.random_range(0..100);
+        let answers: Vec<String> = services
+            .iter()
+            .map(|service| match roll {
+                0..70 => format!("{:?}", service.attend(student, lecture)),
+                70..85 => format!("{:?}", service.expel(student)),
+                85..93 => format!("{:?}", service.cancel_class(lecture, class)),
+                93..95 => format!("{:?}", service.cancel_lecture(lecture)),
+                95..97 => format!("{:?}", service.open_lecture(lecture)),
+                _ => format!("{:?}", service.seat(student)),
+            })
+            .collect();
+        assert!(
+            answers.iter().all(|answer| *answer == answers[0]),
+            "step {step}: {answers:?}"
+        );
+        let statistics: Vec<_> = services.iter().map(|s| s.statistics()).collect();
+        assert!(
+            statistics.iter().all(|s| *s == statistics[0]),
+            "step {step}"
+        );
+        if step % 100 == 0 {
+            let snapshots: Vec<_> = services.iter().map(|s| sorted(&**s)).collect();
+            assert!(snapshots.iter().all(|s| *s == snapshots[0]), "step {step}");
+            assert_consistent(&*services[0]);
+        }
+    }
+}
