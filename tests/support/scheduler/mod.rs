@@ -1,0 +1,324 @@
+//! The scheduling service of the README's main job: online lectures split into classes of at
+//! most `threshold` students, served by three locking strategies over the same operations.
+//!
+//! - [`Strategy::Chain`]: the tree `Registry → Lecture → Class → students` locked hand over
+//!   hand with `chain_locker!`, every level exclusive.
+//! - [`Strategy::Crab`]: the same tree and code, shared locks on the way down and an exclusive
+//!   lock at the class (latch crabbing).
+//! - [`Strategy::Coarse`]: one global `parking_lot::Mutex` over everything.
+//!
+//! All three implement [`Scheduler`]; [`invariants`] checks a consistent [`Snapshot`] of any of
+//! them, and [`load`] drives them with client threads.
+
+mod coarse;
+pub mod invariants;
+pub mod leaf_work;
+pub mod load;
+mod locked;
+pub mod tree;
+
+pub use coarse::CoarseScheduler;
+pub use leaf_work::LeafWork;
+pub use locked::{Chain, ChainScheduler, Crab, CrabScheduler, Descent, LockedScheduler};
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Lectures running at once in the example and the benchmark.
+pub const DEFAULT_LECTURES: u32 = 64;
+/// Students in the example and the benchmark.
+pub const DEFAULT_STUDENTS: u32 = 10_000;
+/// The most students a class holds in the example and the benchmark.
+pub const DEFAULT_THRESHOLD: u32 = 8;
+
+/// A student, numbered `0..students`.
+pub type StudentId = u32;
+/// A lecture.
+pub type LectureId = u32;
+/// A class, numbered within its lecture.
+pub type ClassId = u32;
+
+/// Where a student sits: a class of a lecture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Seat {
+    /// The lecture.
+    pub lecture: LectureId,
+    /// The class within the lecture.
+    pub class: ClassId,
+}
+
+/// Why an operation of the service failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    /// The lecture does not exist, or has been cancelled (which looks the same).
+    #[error("lecture {0} does not exist")]
+    NoSuchLecture(LectureId),
+    /// The class does not exist, or has been cancelled.
+    #[error("class {class} of lecture {lecture} does not exist")]
+    NoSuchClass {
+        /// The lecture asked for.
+        lecture: LectureId,
+        /// The class asked for.
+        class: ClassId,
+    },
+    /// `open_lecture` for a lecture that is running.
+    #[error("lecture {0} is already running")]
+    LectureExists(LectureId),
+    /// The student attends no class.
+    #[error("student {0} attends no class")]
+    NotAttending(StudentId),
+    /// The student's number is not below the configured number of students.
+    #[error("student {student} is unknown (the service has {students} students)")]
+    UnknownStudent {
+        /// The student asked for.
+        student: StudentId,
+        /// How many students the service knows.
+        students: u32,
+    },
+}
+
+/// A rejected [`ServiceConfig`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A class must hold at least one student.
+    #[error("the class threshold must be at least 1")]
+    ZeroThreshold,
+    /// The service needs at least one student.
+    #[error("the service needs at least one student")]
+    NoStudents,
+}
+
+/// The size of a service and the work done at a class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServiceConfig {
+    students: u32,
+    threshold: u32,
+    leaf_work: LeafWork,
+}
+
+impl ServiceConfig {
+    /// A service for students `0..students`, classes of at most `threshold` students, doing
+    /// `leaf_work` whenever a student joins or is expelled from a class (while that class,
+    /// and only it, is locked).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] when `threshold` or `students` is zero.
+    pub fn new(students: u32, threshold: u32, leaf_work: LeafWork) -> Result<Self, ConfigError> {
+        if threshold == 0 {
+            return Err(ConfigError::ZeroThreshold);
+        }
+        if students == 0 {
+            return Err(ConfigError::NoStudents);
+        }
+        Ok(Self {
+            students,
+            threshold,
+            leaf_work,
+        })
+    }
+
+    /// How many students the service knows.
+    pub fn students(&self) -> u32 {
+        self.students
+    }
+
+    /// The most students a class may hold.
+    pub fn threshold(&self) -> u32 {
+        self.threshold
+    }
+
+    /// The work done at a class.
+    pub fn leaf_work(&self) -> LeafWork {
+        self.leaf_work
+    }
+
+    fn check_student(&self, student: StudentId) -> Result<usize, ScheduleError> {
+        if student < self.students {
+            Ok(student as usize)
+        } else {
+            Err(ScheduleError::UnknownStudent {
+                student,
+                students: self.students,
+            })
+        }
+    }
+}
+
+/// Classes running and students attending them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Statistics {
+    /// Classes that are running (created and not cancelled).
+    pub classes: usize,
+    /// Students attending a class.
+    pub students: usize,
+}
+
+/// What a cancelled lecture stopped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cancelled {
+    /// Classes stopped.
+    pub classes: usize,
+    /// Students logged out.
+    pub students: usize,
+}
+
+/// One running class in a [`Snapshot`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassSnapshot {
+    /// Where the class is.
+    pub seat: Seat,
+    /// Its students, in no particular order.
+    pub students: Vec<StudentId>,
+}
+
+/// The whole service at one instant: every running class with its students, and what
+/// [`Scheduler::statistics`] reported at that same instant.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Every running class, in no particular order.
+    pub classes: Vec<ClassSnapshot>,
+    /// The service's own statistics, read while the snapshot was frozen.
+    pub statistics: Statistics,
+}
+
+/// The operations of the scheduling service, the same for every strategy.
+///
+/// Every operation is linearizable except [`statistics`](Self::statistics), whose
+/// consistency each implementation documents.
+pub trait Scheduler: Send + Sync {
+    /// The strategy this service implements.
+    fn strategy(&self) -> Strategy;
+
+    /// The service's size and leaf work.
+    fn config(&self) -> ServiceConfig;
+
+    /// Opens `lecture` with no classes yet. A cancelled lecture's number may be reused.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::LectureExists`] when it is already running.
+    fn open_lecture(&self, lecture: LectureId) -> Result<(), ScheduleError>;
+
+    /// `student` attends `lecture`: they are logged out of the class they attend (if it is
+    /// in another lecture; attending the lecture they are in keeps their seat), then join a
+    /// class of `lecture` with room. When every class of the lecture is at the threshold, a
+    /// new class is added. Returns the student's seat.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::NoSuchLecture`] when the lecture does not exist or is cancelled; the
+    /// student has then still left their previous class.
+    /// [`ScheduleError::UnknownStudent`] for a student out of range.
+    fn attend(&self, student: StudentId, lecture: LectureId) -> Result<Seat, ScheduleError>;
+
+    /// Expels `student` from the class they attend, and returns where they were.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::NotAttending`] when they attend no class,
+    /// [`ScheduleError::UnknownStudent`] for a student out of range.
+    fn expel(&self, student: StudentId) -> Result<Seat, ScheduleError>;
+
+    /// Cancels a class: it stops, its students are logged out, and later requests for it
+    /// fail. Returns how many students were logged out.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::NoSuchClass`] when the class does not exist (or is cancelled).
+    fn cancel_class(&self, lecture: LectureId, class: ClassId) -> Result<usize, ScheduleError>;
+
+    /// Cancels a lecture: all its classes stop, their students are logged out, and later
+    /// requests for it fail as if it never existed.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::NoSuchLecture`] when it does not exist (or is already cancelled).
+    fn cancel_lecture(&self, lecture: LectureId) -> Result<Cancelled, ScheduleError>;
+
+    /// Classes running and students attending overall.
+    fn statistics(&self) -> Statistics;
+
+    /// The class `student` attends, if any.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::UnknownStudent`] for a student out of range.
+    fn seat(&self, student: StudentId) -> Result<Option<Seat>, ScheduleError>;
+
+    /// A consistent picture of the whole service (every class frozen at once), for the
+    /// invariant checker. Stops the world while it is taken.
+    fn snapshot(&self) -> Snapshot;
+}
+
+/// How the service locks its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Strategy {
+    /// Exclusive hand over hand with `chain_locker!`.
+    Chain,
+    /// Shared hand over hand down to an exclusive class lock, with `chain_locker!`.
+    Crab,
+    /// One global mutex.
+    Coarse,
+}
+
+impl Strategy {
+    /// Every strategy, in the order tables show them.
+    pub const ALL: [Strategy; 3] = [Strategy::Chain, Strategy::Crab, Strategy::Coarse];
+
+    /// The strategy's name on the command line and in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Chain => "chain",
+            Strategy::Crab => "crab",
+            Strategy::Coarse => "coarse",
+        }
+    }
+
+    /// A new, empty service (no lectures) of this strategy.
+    pub fn build(self, config: ServiceConfig) -> Arc<dyn Scheduler> {
+        match self {
+            Strategy::Chain => Arc::new(ChainScheduler::new(config)),
+            Strategy::Crab => Arc::new(CrabScheduler::new(config)),
+            Strategy::Coarse => Arc::new(CoarseScheduler::new(config)),
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// An unknown name for a [`Strategy`] or [`LeafWork`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{name}` (expected one of: {expected})")]
+pub struct UnknownName {
+    what: &'static str,
+    name: String,
+    expected: &'static str,
+}
+
+impl FromStr for Strategy {
+    type Err = UnknownName;
+
+    fn from_str(name: &str) -> Result<Self, UnknownName> {
+        Strategy::ALL
+            .into_iter()
+            .find(|strategy| strategy.name() == name)
+            .ok_or_else(|| UnknownName {
+                what: "strategy",
+                name: name.to_owned(),
+                expected: "chain, crab, coarse",
+            })
+    }
+}
+
+/// Where a student joining a lecture starts looking for a class with room among `classes`
+/// of them: spread by student so that joiners do not all queue at the same class.
+fn first_choice(student: StudentId, classes: usize) -> usize {
+    // A multiplicative hash: consecutive students land far apart.
+    (student.wrapping_mul(0x9E37_79B9) as usize) % classes.max(1)
+}
