@@ -3,6 +3,7 @@
 //! timed-out move (every move has a generous deadline), so the test fails instead of
 //! hanging. Invariant: every student is in exactly one class, always and at the end.
 
+use chainlock::chain::PathExit;
 use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{ChainNode, Exit, chain_locker};
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -90,7 +91,10 @@ fn opposite_direction_moves_never_deadlock_and_lose_no_student() {
                                 moved += 1;
                             }
                         }
-                        Err(Exit::SameLeaf { .. }) => assert_eq!(from, to),
+                        Err(PathExit {
+                            exit: Exit::SameLeaf { .. },
+                            ..
+                        }) => assert_eq!(from, to),
                         Err(other) => {
                             panic!("move {from:?} -> {to:?} failed: {other:?} (a deadlock?)")
                         }

@@ -2,7 +2,7 @@
 //! nodes (field and method), keys mixed with closures, generic nodes, and multi-leaf
 //! locking (all or nothing, deadlines, same leaf twice).
 
-use chainlock::chain::{ChildContainer, Children};
+use chainlock::chain::{ChildContainer, Children, PathExit};
 use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{ChainNode, Exit, chain_locker};
 use std::collections::{BTreeMap, HashMap};
@@ -222,23 +222,32 @@ fn lock_leaves_is_all_or_nothing() {
     // A missing, a closed or a repeated leaf: nothing is locked, nothing stays locked.
     assert_eq!(
         ToClass
-            .lock_leaves(&root, [(&math, &1), (&math, &8)])
+            .lock_leaves(&root, [(&math, &8), (&math, &1)])
             .map(|_| ()),
-        Err(Exit::Absent { stage: 1 })
+        Err(PathExit {
+            path: 0,
+            exit: Exit::Absent { stage: 1 }
+        })
     );
     assert_eq!(
         ToClass
             .lock_leaves(&root, [(&math, &1), (&math, &3)])
             .map(|_| ()),
-        Err(Exit::Closed { level: 2 })
+        Err(PathExit {
+            path: 1,
+            exit: Exit::Closed { level: 2 }
+        })
     );
     assert_eq!(
         ToClass
             .lock_leaves(&root, [(&math, &1), (&math, &1)])
             .map(|_| ()),
-        Err(Exit::SameLeaf {
-            first: 0,
-            second: 1
+        Err(PathExit {
+            path: 1,
+            exit: Exit::SameLeaf {
+                first: 0,
+                second: 1
+            }
         })
     );
     for class in lecture(&root).read().classes.values() {
@@ -252,7 +261,13 @@ fn lock_leaves_is_all_or_nothing() {
     let outcome = ToClass
         .lock_leaves_until(&root, deadline, [(&math, &1), (&math, &2)])
         .map(|_| ());
-    assert_eq!(outcome, Err(Exit::TimedOut { level: 2 }));
+    assert_eq!(
+        outcome,
+        Err(PathExit {
+            path: 1,
+            exit: Exit::TimedOut { level: 2 }
+        })
+    );
     assert!(!lecture(&root).read().classes[&1].is_locked());
     drop(guard);
 }

@@ -2,8 +2,8 @@
 //! here may change in any release; the macros pin this crate's exact version.
 
 pub use crate::chain::{
-    AsyncExclusiveLock, AsyncSharedLock, ChainNode, Children, ExclusiveLock, Exit, SharedLock,
-    TimedExclusiveLock, TimedSharedLock, lock_leaves, lock_leaves_until,
+    AsyncExclusiveLock, AsyncSharedLock, ChainNode, Children, ExclusiveLock, Exit, PathExit,
+    SharedLock, TimedExclusiveLock, TimedSharedLock, lock_leaves, lock_leaves_until,
 };
 pub use core::ops::FnOnce;
 pub use core::option::Option::{self, None, Some};

@@ -597,8 +597,8 @@ fn lock_leaves_method(
     let stage_index = parent.index;
     find.push(quote! {
         match #find_leaf {
-            __chainlock::Some(handle) => handles.push(handle),
-            __chainlock::None => return __chainlock::Err(__chainlock::Exit::Absent { stage: #stage_index }),
+            __chainlock::Some(handle) => __chainlock::Ok(handle),
+            __chainlock::None => __chainlock::Err(__chainlock::Exit::Absent { stage: #stage_index }),
         }
     });
     let key_types: Vec<Ident> = levels[1..]
@@ -623,7 +623,8 @@ fn lock_leaves_method(
          returns their guards in the order of `paths`.\n\nEach leaf's lock is found hand over hand \
          and its parents released; then the leaves are locked in one global order (by address), \
          holding nothing else, so that threads locking overlapping sets in any order never \
-         deadlock. If any path is absent or closed{}, nothing stays locked. Two paths to the same \
+         deadlock. If any path is absent or closed{}, nothing stays locked and the \
+         [`PathExit`](::chainlock::chain::PathExit) names the path and why. Two paths to the same \
          leaf give [`Exit::SameLeaf`](::chainlock::Exit::SameLeaf).",
         if flavor.has_deadline() {
             ", or the deadline passes"
@@ -634,7 +635,7 @@ fn lock_leaves_method(
     quote! {
         #[doc = #doc]
         #vis fn #name<'__path, #(#generics,)* __P>(&self, #(#params,)* paths: __P)
-            -> __chainlock::Result<__chainlock::Vec<<#leaf_lock as #leaf_trait>::Guard>, __chainlock::Exit>
+            -> __chainlock::Result<__chainlock::Vec<<#leaf_lock as #leaf_trait>::Guard>, __chainlock::PathExit>
         where
             #(#bounds,)*
             #leaf_lock: #leaf_trait,
@@ -642,12 +643,20 @@ fn lock_leaves_method(
             #(#lifetime_bounds,)*
         {
             let mut handles = __chainlock::Vec::new();
-            for #path_pattern in paths {
-                #(#find)*
+            let paths = ::core::iter::IntoIterator::into_iter(paths);
+            for (path, #path_pattern) in ::core::iter::Iterator::enumerate(paths) {
+                // Each leaf's lock, found hand over hand; every lock taken is released here.
+                let found = (|| { #(#find)* })();
+                match found {
+                    __chainlock::Ok(handle) => handles.push(handle),
+                    __chainlock::Err(exit) => return __chainlock::Err(__chainlock::PathExit { path, exit }),
+                }
             }
             let guards = #lock_all?;
-            if guards.iter().any(|guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed()) {
-                return __chainlock::Err(__chainlock::Exit::Closed { level: #leaf_level });
+            let closed = guards.iter().position(|guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed());
+            if let __chainlock::Some(path) = closed {
+                let exit = __chainlock::Exit::Closed { level: #leaf_level };
+                return __chainlock::Err(__chainlock::PathExit { path, exit });
             }
             __chainlock::Ok(guards)
         }

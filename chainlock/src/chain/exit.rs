@@ -76,3 +76,23 @@ impl Exit {
         }
     }
 }
+
+/// Why `lock_leaves` locked nothing: the [`Exit`] and the index of the path it concerns
+/// (for [`Exit::SameLeaf`], the later of the two paths).
+///
+/// # Examples
+///
+/// ```
+/// # use chainlock::{Exit, chain::PathExit};
+/// let exit = PathExit { path: 1, exit: Exit::Closed { level: 2 } };
+/// assert_eq!(exit.to_string(), "path 1: the chain ended early: level 2 is closed");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[error("path {path}: {exit}")]
+pub struct PathExit {
+    /// The index of the path, in the order the paths were given.
+    pub path: usize,
+    /// What happened on that path.
+    #[source]
+    pub exit: Exit,
+}

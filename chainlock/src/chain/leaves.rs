@@ -5,7 +5,7 @@
 //! descend hand over hand hold at most a parent while waiting for a leaf, never a leaf while
 //! waiting for anything above it; so no cycle of waits, hence no deadlock, can form.
 
-use super::{ExclusiveLock, Exit, TimedExclusiveLock};
+use super::{ExclusiveLock, Exit, PathExit, TimedExclusiveLock};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
     handles: &[Arc<L>],
     level: usize,
     lock: impl Fn(&Arc<L>) -> Option<L::Guard>,
-) -> Result<Vec<L::Guard>, Exit> {
+) -> Result<Vec<L::Guard>, PathExit> {
     let address = |index: usize| Arc::as_ptr(&handles[index]).cast::<()>();
     let mut order: Vec<usize> = (0..handles.len()).collect();
     order.sort_unstable_by_key(|&index| address(index));
@@ -25,12 +25,16 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
         .find(|pair| address(pair[0]) == address(pair[1]))
     {
         let (first, second) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
-        return Err(Exit::SameLeaf { first, second });
+        return Err(PathExit {
+            path: second,
+            exit: Exit::SameLeaf { first, second },
+        });
     }
     let mut guards: Vec<Option<L::Guard>> = handles.iter().map(|_| None).collect();
     for index in order {
         // On `TimedOut`, `guards` drops and releases every leaf taken so far.
-        guards[index] = Some(lock(&handles[index]).ok_or(Exit::TimedOut { level })?);
+        let exit = Exit::TimedOut { level };
+        guards[index] = Some(lock(&handles[index]).ok_or(PathExit { path: index, exit })?);
     }
     Ok(guards
         .into_iter()
@@ -43,11 +47,11 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
 ///
 /// # Errors
 ///
-/// [`Exit::SameLeaf`] when two handles are the same lock.
+/// [`Exit::SameLeaf`] when two handles are the same lock (with the later one's index).
 pub fn lock_leaves<L: ExclusiveLock + ?Sized>(
     handles: &[Arc<L>],
     level: usize,
-) -> Result<Vec<L::Guard>, Exit> {
+) -> Result<Vec<L::Guard>, PathExit> {
     lock_all(handles, level, |handle| Some(L::lock_exclusive(handle)))
 }
 
@@ -56,12 +60,12 @@ pub fn lock_leaves<L: ExclusiveLock + ?Sized>(
 /// # Errors
 ///
 /// [`Exit::SameLeaf`] when two handles are the same lock, [`Exit::TimedOut`] when the
-/// deadline passes first.
+/// deadline passes first, each with the index of the handle concerned.
 pub fn lock_leaves_until<L: TimedExclusiveLock + ?Sized>(
     handles: &[Arc<L>],
     level: usize,
     deadline: Instant,
-) -> Result<Vec<L::Guard>, Exit> {
+) -> Result<Vec<L::Guard>, PathExit> {
     lock_all(handles, level, |handle| {
         L::try_lock_exclusive_until(handle, deadline)
     })

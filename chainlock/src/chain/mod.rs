@@ -10,7 +10,7 @@ mod lock;
 mod node;
 
 pub use children::{ChildContainer, Children};
-pub use exit::Exit;
+pub use exit::{Exit, PathExit};
 #[doc(hidden)]
 pub use leaves::{lock_leaves, lock_leaves_until};
 pub use lock::{

@@ -825,14 +825,14 @@ Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acqu
         }
         /**Locks the leaves at the end of several key paths of `Registry` → `Lecture` → `Class` at once, all or nothing, and returns their guards in the order of `paths`.
 
-Each leaf's lock is found hand over hand and its parents released; then the leaves are locked in one global order (by address), holding nothing else, so that threads locking overlapping sets in any order never deadlock. If any path is absent or closed, nothing stays locked. Two paths to the same leaf give [`Exit::SameLeaf`](::chainlock::Exit::SameLeaf).*/
+Each leaf's lock is found hand over hand and its parents released; then the leaves are locked in one global order (by address), holding nothing else, so that threads locking overlapping sets in any order never deadlock. If any path is absent or closed, nothing stays locked and the [`PathExit`](::chainlock::chain::PathExit) names the path and why. Two paths to the same leaf give [`Exit::SameLeaf`](::chainlock::Exit::SameLeaf).*/
         pub fn lock_leaves<'__path, __L0, __L1, __L2, __K0, __K1, __P>(
             &self,
             root: &__chainlock::Arc<__L0>,
             paths: __P,
         ) -> __chainlock::Result<
             __chainlock::Vec<<__L2 as __chainlock::ExclusiveLock>::Guard>,
-            __chainlock::Exit,
+            __chainlock::PathExit,
         >
         where
             __L0: __chainlock::ExclusiveLock<Target = Registry> + ?::core::marker::Sized,
@@ -856,54 +856,72 @@ Each leaf's lock is found hand over hand and its parents released; then the leav
             __K1: '__path,
         {
             let mut handles = __chainlock::Vec::new();
-            for (key0, key1) in paths {
-                let __guard0 = <__L0 as __chainlock::ExclusiveLock>::lock_exclusive(
-                    root,
-                );
-                let __next = match <<__L0 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
-                    Lecture,
-                >>::child(&*__guard0, key0) {
-                    __chainlock::Some(next) => next,
-                    __chainlock::None => {
-                        return __chainlock::Err(__chainlock::Exit::Absent {
-                            stage: 0usize,
+            let paths = ::core::iter::IntoIterator::into_iter(paths);
+            for (path, (key0, key1)) in ::core::iter::Iterator::enumerate(paths) {
+                let found = (|| {
+                    let __guard0 = <__L0 as __chainlock::ExclusiveLock>::lock_exclusive(
+                        root,
+                    );
+                    let __next = match <<__L0 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                        Lecture,
+                    >>::child(&*__guard0, key0) {
+                        __chainlock::Some(next) => next,
+                        __chainlock::None => {
+                            return __chainlock::Err(__chainlock::Exit::Absent {
+                                stage: 0usize,
+                            });
+                        }
+                    };
+                    let __guard1 = <__L1 as __chainlock::ExclusiveLock>::lock_exclusive(
+                        &__next,
+                    );
+                    ::core::mem::drop(__guard0);
+                    if (&__chainlock::ClosedProbe(&*__guard1)).level_is_closed() {
+                        return __chainlock::Err(__chainlock::Exit::Closed {
+                            level: 1usize,
                         });
                     }
-                };
-                let __guard1 = <__L1 as __chainlock::ExclusiveLock>::lock_exclusive(
-                    &__next,
-                );
-                ::core::mem::drop(__guard0);
-                if (&__chainlock::ClosedProbe(&*__guard1)).level_is_closed() {
-                    return __chainlock::Err(__chainlock::Exit::Closed {
-                        level: 1usize,
-                    });
-                }
-                match <<__L1 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
-                    Class,
-                >>::child(&*__guard1, key1) {
-                    __chainlock::Some(handle) => handles.push(handle),
-                    __chainlock::None => {
-                        return __chainlock::Err(__chainlock::Exit::Absent {
-                            stage: 1usize,
+                    match <<__L1 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                        Class,
+                    >>::child(&*__guard1, key1) {
+                        __chainlock::Some(handle) => __chainlock::Ok(handle),
+                        __chainlock::None => {
+                            __chainlock::Err(__chainlock::Exit::Absent {
+                                stage: 1usize,
+                            })
+                        }
+                    }
+                })();
+                match found {
+                    __chainlock::Ok(handle) => handles.push(handle),
+                    __chainlock::Err(exit) => {
+                        return __chainlock::Err(__chainlock::PathExit {
+                            path,
+                            exit,
                         });
                     }
                 }
             }
             let guards = __chainlock::lock_leaves(&handles, 2usize)?;
-            if guards
+            let closed = guards
                 .iter()
-                .any(|guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed())
-            {
-                return __chainlock::Err(__chainlock::Exit::Closed {
+                .position(|guard| {
+                    (&__chainlock::ClosedProbe(&**guard)).level_is_closed()
+                });
+            if let __chainlock::Some(path) = closed {
+                let exit = __chainlock::Exit::Closed {
                     level: 2usize,
+                };
+                return __chainlock::Err(__chainlock::PathExit {
+                    path,
+                    exit,
                 });
             }
             __chainlock::Ok(guards)
         }
         /**Locks the leaves at the end of several key paths of `Registry` → `Lecture` → `Class` at once, all or nothing, and returns their guards in the order of `paths`.
 
-Each leaf's lock is found hand over hand and its parents released; then the leaves are locked in one global order (by address), holding nothing else, so that threads locking overlapping sets in any order never deadlock. If any path is absent or closed, or the deadline passes, nothing stays locked. Two paths to the same leaf give [`Exit::SameLeaf`](::chainlock::Exit::SameLeaf).*/
+Each leaf's lock is found hand over hand and its parents released; then the leaves are locked in one global order (by address), holding nothing else, so that threads locking overlapping sets in any order never deadlock. If any path is absent or closed, or the deadline passes, nothing stays locked and the [`PathExit`](::chainlock::chain::PathExit) names the path and why. Two paths to the same leaf give [`Exit::SameLeaf`](::chainlock::Exit::SameLeaf).*/
         pub fn lock_leaves_until<'__path, __L0, __L1, __L2, __K0, __K1, __P>(
             &self,
             root: &__chainlock::Arc<__L0>,
@@ -911,7 +929,7 @@ Each leaf's lock is found hand over hand and its parents released; then the leav
             paths: __P,
         ) -> __chainlock::Result<
             __chainlock::Vec<<__L2 as __chainlock::ExclusiveLock>::Guard>,
-            __chainlock::Exit,
+            __chainlock::PathExit,
         >
         where
             __L0: __chainlock::TimedExclusiveLock<Target = Registry>
@@ -938,63 +956,81 @@ Each leaf's lock is found hand over hand and its parents released; then the leav
             __K1: '__path,
         {
             let mut handles = __chainlock::Vec::new();
-            for (key0, key1) in paths {
-                let __guard0 = match <__L0 as __chainlock::TimedExclusiveLock>::try_lock_exclusive_until(
-                    root,
-                    deadline,
-                ) {
-                    __chainlock::Some(guard) => guard,
-                    __chainlock::None => {
-                        return __chainlock::Err(__chainlock::Exit::TimedOut {
-                            level: 0usize,
-                        });
-                    }
-                };
-                let __next = match <<__L0 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
-                    Lecture,
-                >>::child(&*__guard0, key0) {
-                    __chainlock::Some(next) => next,
-                    __chainlock::None => {
-                        return __chainlock::Err(__chainlock::Exit::Absent {
-                            stage: 0usize,
-                        });
-                    }
-                };
-                let __guard1 = match <__L1 as __chainlock::TimedExclusiveLock>::try_lock_exclusive_until(
-                    &__next,
-                    deadline,
-                ) {
-                    __chainlock::Some(guard) => guard,
-                    __chainlock::None => {
-                        return __chainlock::Err(__chainlock::Exit::TimedOut {
+            let paths = ::core::iter::IntoIterator::into_iter(paths);
+            for (path, (key0, key1)) in ::core::iter::Iterator::enumerate(paths) {
+                let found = (|| {
+                    let __guard0 = match <__L0 as __chainlock::TimedExclusiveLock>::try_lock_exclusive_until(
+                        root,
+                        deadline,
+                    ) {
+                        __chainlock::Some(guard) => guard,
+                        __chainlock::None => {
+                            return __chainlock::Err(__chainlock::Exit::TimedOut {
+                                level: 0usize,
+                            });
+                        }
+                    };
+                    let __next = match <<__L0 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                        Lecture,
+                    >>::child(&*__guard0, key0) {
+                        __chainlock::Some(next) => next,
+                        __chainlock::None => {
+                            return __chainlock::Err(__chainlock::Exit::Absent {
+                                stage: 0usize,
+                            });
+                        }
+                    };
+                    let __guard1 = match <__L1 as __chainlock::TimedExclusiveLock>::try_lock_exclusive_until(
+                        &__next,
+                        deadline,
+                    ) {
+                        __chainlock::Some(guard) => guard,
+                        __chainlock::None => {
+                            return __chainlock::Err(__chainlock::Exit::TimedOut {
+                                level: 1usize,
+                            });
+                        }
+                    };
+                    ::core::mem::drop(__guard0);
+                    if (&__chainlock::ClosedProbe(&*__guard1)).level_is_closed() {
+                        return __chainlock::Err(__chainlock::Exit::Closed {
                             level: 1usize,
                         });
                     }
-                };
-                ::core::mem::drop(__guard0);
-                if (&__chainlock::ClosedProbe(&*__guard1)).level_is_closed() {
-                    return __chainlock::Err(__chainlock::Exit::Closed {
-                        level: 1usize,
-                    });
-                }
-                match <<__L1 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
-                    Class,
-                >>::child(&*__guard1, key1) {
-                    __chainlock::Some(handle) => handles.push(handle),
-                    __chainlock::None => {
-                        return __chainlock::Err(__chainlock::Exit::Absent {
-                            stage: 1usize,
+                    match <<__L1 as __chainlock::ExclusiveLock>::Target as __chainlock::Children<
+                        Class,
+                    >>::child(&*__guard1, key1) {
+                        __chainlock::Some(handle) => __chainlock::Ok(handle),
+                        __chainlock::None => {
+                            __chainlock::Err(__chainlock::Exit::Absent {
+                                stage: 1usize,
+                            })
+                        }
+                    }
+                })();
+                match found {
+                    __chainlock::Ok(handle) => handles.push(handle),
+                    __chainlock::Err(exit) => {
+                        return __chainlock::Err(__chainlock::PathExit {
+                            path,
+                            exit,
                         });
                     }
                 }
             }
             let guards = __chainlock::lock_leaves_until(&handles, 2usize, deadline)?;
-            if guards
+            let closed = guards
                 .iter()
-                .any(|guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed())
-            {
-                return __chainlock::Err(__chainlock::Exit::Closed {
+                .position(|guard| {
+                    (&__chainlock::ClosedProbe(&**guard)).level_is_closed()
+                });
+            if let __chainlock::Some(path) = closed {
+                let exit = __chainlock::Exit::Closed {
                     level: 2usize,
+                };
+                return __chainlock::Err(__chainlock::PathExit {
+                    path,
+                    exit,
                 });
             }
             __chainlock::Ok(guards)
