@@ -129,19 +129,30 @@ fn timeouts_zero_short_and_infinite() {
         "waited {elapsed:?}"
     );
 
-    // Infinite: blocks until the holder dies.
+    // Infinite: blocks until the holder dies; `Duration::MAX` means the same (no overflow).
     let waiter = {
         let locks = locks.clone();
         std::thread::spawn(move || locks.blocking_acquire("t").map(|guard| guard.token().get()))
+    };
+    let huge = {
+        let locks = locks.clone();
+        std::thread::spawn(move || {
+            locks
+                .blocking_acquire_timeout("t", Duration::MAX)
+                .map(|guard| guard.map(|guard| guard.token().get()))
+        })
     };
     std::thread::sleep(Duration::from_millis(300));
     assert!(
         !waiter.is_finished(),
         "an unbounded acquire waits while the name is held"
     );
+    assert!(!huge.is_finished(), "a `Duration::MAX` timeout waits too");
     holder.kill();
     let token = waiter.join().unwrap().unwrap();
     assert!(token > holder.token);
+    let huge = huge.join().expect("no overflow panic").unwrap();
+    assert!(huge.is_some_and(|huge| huge > holder.token && huge != token));
 }
 
 #[test]

@@ -83,7 +83,8 @@ impl FileBackend {
     pub(super) async fn acquire(&self, name: &str, wait: Wait) -> Result<Option<FileHeld>, Error> {
         let path = self.dir.join(name::file_name(name));
         let deadline = match wait {
-            Wait::For(timeout) => Some(Instant::now() + timeout),
+            // A timeout too large for an `Instant` (say `Duration::MAX`) waits forever.
+            Wait::For(timeout) => Instant::now().checked_add(timeout),
             Wait::Never | Wait::Forever => None,
         };
         let gate = self.gate(&path);
@@ -99,44 +100,63 @@ impl FileBackend {
             (_, None) => gate.lock_owned().await,
         };
         loop {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(io_error(&path))?;
-            let (file, guard) = match file.try_lock() {
-                Ok(()) => (file, gate_guard),
-                Err(TryLockError::Error(source)) => return Err(Error::Io { path, source }),
-                Err(TryLockError::WouldBlock) => {
-                    if matches!(wait, Wait::Never) {
-                        return Ok(None);
-                    }
-                    let granted = wait_in_kernel(file, gate_guard, &path)?;
-                    let outcome = match deadline {
-                        Some(deadline) => match timeout_at(deadline, granted).await {
-                            Ok(outcome) => outcome,
-                            // The helper thread releases the lock when it comes.
-                            Err(_) => return Ok(None),
-                        },
-                        None => granted.await,
-                    };
-                    match outcome {
-                        Ok((Ok(file), guard)) => (file, guard),
-                        Ok((Err(source), _)) => return Err(Error::Io { path, source }),
-                        Err(_) => return Err(Error::Helper("the lock helper thread died".into())),
-                    }
+            let opened = path.clone();
+            let (file, free) = off_executor(move || {
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&opened)
+                    .map_err(io_error(&opened))?;
+                match file.try_lock() {
+                    Ok(()) => Ok((file, true)),
+                    Err(TryLockError::WouldBlock) => Ok((file, false)),
+                    Err(TryLockError::Error(source)) => Err(Error::Io {
+                        path: opened,
+                        source,
+                    }),
+                }
+            })
+            .await?;
+            let (file, guard) = if free {
+                (file, gate_guard)
+            } else {
+                if matches!(wait, Wait::Never) {
+                    return Ok(None);
+                }
+                let granted = wait_in_kernel(file, gate_guard, &path)?;
+                let outcome = match deadline {
+                    Some(deadline) => match timeout_at(deadline, granted).await {
+                        Ok(outcome) => outcome,
+                        // The helper thread releases the lock when it comes.
+                        Err(_) => return Ok(None),
+                    },
+                    None => granted.await,
+                };
+                match outcome {
+                    Ok((Ok(file), guard)) => (file, guard),
+                    Ok((Err(source), _)) => return Err(Error::Io { path, source }),
+                    Err(_) => return Err(Error::Helper("the lock helper thread died".into())),
                 }
             };
-            if !still_linked(&file, &path)? {
+            // The token's `fdatasync` takes milliseconds: never on the async executor.
+            let locked = path.clone();
+            let (file, token) = off_executor(move || {
+                if !still_linked(&file, &locked)? {
+                    return Ok((file, None));
+                }
+                let token = next_token(&file, &locked)?;
+                Ok((file, Some(token)))
+            })
+            .await?;
+            let Some(token) = token else {
                 // The file was deleted or replaced while we waited: our lock guards nothing
                 // anyone else will find. Lock the file that is there now.
                 drop(file);
                 gate_guard = guard;
                 continue;
-            }
-            let token = next_token(&file, &path)?;
+            };
             return Ok(Some(FileHeld {
                 file,
                 path,
@@ -145,6 +165,17 @@ impl FileBackend {
             }));
         }
     }
+}
+
+/// Runs blocking file work (open, `fdatasync`) on tokio's blocking pool. If the acquiring
+/// future is dropped meanwhile, the work finishes and its file closes, which releases any
+/// lock it took.
+async fn off_executor<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|_| Error::Helper("a blocking file operation panicked".into()))?
 }
 
 type Granted = oneshot::Receiver<(std::io::Result<File>, GateGuard)>;
