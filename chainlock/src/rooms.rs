@@ -560,7 +560,9 @@ impl Rooms {
                 return Ok(RoomGuard { rooms: self, room });
             }
             if gave_up {
-                self.withdraw(&mut waiters, room);
+                let wakers = self.withdraw(&mut waiters, room);
+                drop(waiters);
+                wakers.wake_all();
                 return Err(RoomError::TimedOut);
             }
         }
@@ -597,24 +599,28 @@ impl Rooms {
         }
     }
 
-    /// Under the queue mutex: removes a registered, not admitted waiter of `room`.
-    fn withdraw(&self, waiters: &mut Waiters, room: usize) {
+    /// Under the queue mutex: removes a registered, not admitted waiter of `room`. Returns
+    /// the async waiters it let in, to wake after the mutex is released.
+    fn withdraw(&self, waiters: &mut Waiters, room: usize) -> Wakers {
         waiters.rooms[room].waiting -= 1;
         waiters.total -= 1;
         waiters.stats.withdrawn += 1;
         if waiters.total == 0 {
             self.state.fetch_and(!WAITING, Relaxed);
-            return;
+            return Wakers::default();
         }
         // If everyone left waiting wants the open room, they only waited because of us:
         // nobody waits for another room any more, so let them in now.
         let mut current = self.state.load(Relaxed);
         loop {
             let state = State(current);
-            let Some(open) = state.room() else { return };
+            let Some(open) = state.room() else {
+                return Wakers::default();
+            };
             let batch = waiters.rooms[open].waiting as u64;
             if state.count() == 0 || batch as usize != waiters.total {
-                return; // closing (its closer hands off), or someone waits for another room
+                // Closing (its closer hands off), or someone waits for another room.
+                return Wakers::default();
             }
             let count = state.count() + batch;
             assert!(count <= MAX_OCCUPANTS, "too many occupants in one room");
@@ -626,8 +632,7 @@ impl Rooms {
             ) {
                 Ok(_) => {
                     waiters.admit(open);
-                    self.wake(waiters, open);
-                    return;
+                    return self.wake(waiters, open);
                 }
                 Err(actual) => current = actual,
             }
@@ -708,18 +713,44 @@ impl Rooms {
             word |= WAITING;
         }
         self.state.store(word, Release);
-        self.wake(&mut waiters, next);
+        let wakers = self.wake(&mut waiters, next);
+        drop(waiters);
+        wakers.wake_all();
     }
 
-    /// Wakes the admitted batch of `room` (and no one else).
-    fn wake(&self, waiters: &mut Waiters, room: usize) {
+    /// Wakes the admitted batch of `room` (and no one else): blocked threads now, async
+    /// waiters through the returned [`Wakers`] once the caller released the mutex.
+    fn wake(&self, waiters: &mut Waiters, room: usize) -> Wakers {
         self.condvars[room].notify_all();
         #[cfg(feature = "tokio")]
-        for (_, waker) in waiters.rooms[room].wakers.drain(..) {
+        return Wakers(
+            waiters.rooms[room]
+                .wakers
+                .drain(..)
+                .map(|(_, waker)| waker)
+                .collect(),
+        );
+        #[cfg(not(feature = "tokio"))]
+        {
+            let _ = waiters;
+            Wakers::default()
+        }
+    }
+}
+
+/// Async waiters to wake once the queue mutex is released: a waker may run any code, even
+/// poll its task inline and take the mutex again.
+#[must_use = "the admitted async waiters must be woken"]
+#[derive(Default)]
+struct Wakers(#[cfg(feature = "tokio")] Vec<std::task::Waker>);
+
+impl Wakers {
+    #[cfg_attr(not(feature = "tokio"), allow(clippy::unused_self))]
+    fn wake_all(self) {
+        #[cfg(feature = "tokio")]
+        for waker in self.0 {
             waker.wake();
         }
-        #[cfg(not(feature = "tokio"))]
-        let _ = waiters;
     }
 }
 

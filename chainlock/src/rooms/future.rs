@@ -166,7 +166,9 @@ impl Drop for Enter<'_> {
         let queue = &mut waiters.rooms[self.room];
         if queue.batch == batch {
             queue.wakers.retain(|(k, _)| *k != key);
-            self.rooms.withdraw(&mut waiters, self.room);
+            let wakers = self.rooms.withdraw(&mut waiters, self.room);
+            drop(waiters);
+            wakers.wake_all();
         } else {
             // Admitted but never told: we are counted in, so leave properly.
             drop(waiters);
