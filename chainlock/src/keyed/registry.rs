@@ -32,8 +32,8 @@ use crate::loom::thread::Thread;
 /// At most this many shards: the shard index uses hash bits 32.., the table probe bits ..32.
 const MAX_SHARDS: usize = 1 << 16;
 
-/// Tables with at most this capacity are never shrunk (avoids churn on small tables).
-const MIN_SHRINK_CAPACITY: usize = 64;
+/// Tables with at most this many buckets are never shrunk (avoids churn on small tables).
+const MIN_SHRINK_BUCKETS: usize = 64;
 
 /// The sharded table of held keys.
 pub(crate) struct Registry<K, S> {
@@ -139,6 +139,7 @@ impl<K, S> Registry<K, S> {
 
     /// Releases one hold of the entry `ticket` names; on the last one, hands the key to the
     /// longest waiter or removes the entry.
+    #[inline]
     pub(crate) fn release(&self, ticket: Ticket) {
         let handed_to = self.shards[ticket.shard].with(|shard| {
             let Ok(mut found) = shard.table.find_entry(ticket.hash, |e| e.id == ticket.id) else {
@@ -306,12 +307,20 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
 
 impl<K> Shard<K> {
     /// Gives memory back after a burst of keys, amortized: shrinks to twice the live count
-    /// once fewer than an eighth of the slots are used.
+    /// once fewer than an eighth of the buckets are used. (The bucket count is a field
+    /// read; the capacity would be computed on every release.)
+    #[inline]
     fn shrink_if_sparse(&mut self) {
-        let capacity = self.table.capacity();
-        if capacity > MIN_SHRINK_CAPACITY && self.table.len() * 8 < capacity {
-            self.table.shrink_to(self.table.len() * 2, |e| e.hash);
+        let buckets = self.table.num_buckets();
+        if buckets > MIN_SHRINK_BUCKETS && self.table.len() * 8 < buckets {
+            self.shrink();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn shrink(&mut self) {
+        self.table.shrink_to(self.table.len() * 2, |e| e.hash);
     }
 }
 
