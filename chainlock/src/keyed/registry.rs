@@ -73,6 +73,10 @@ pub(crate) struct Ticket {
     shard: usize,
     hash: u64,
     id: u64,
+    /// The entry's bucket when the ticket was issued: a hint that saves probing the table
+    /// on release. Only a rehash moves entries (it is rare); a stale hint is detected by
+    /// the entry's `id` and falls back to probing with `hash`.
+    bucket: usize,
 }
 
 /// One queued request for a key.
@@ -142,9 +146,7 @@ impl<K, S> Registry<K, S> {
     #[inline]
     pub(crate) fn release(&self, ticket: Ticket) {
         let handed_to = self.shards[ticket.shard].with(|shard| {
-            let Ok(mut found) = shard.table.find_entry(ticket.hash, |e| e.id == ticket.id) else {
-                unreachable!("a held key has an entry");
-            };
+            let mut found = shard.entry_of(ticket);
             let entry = found.get_mut();
             entry.depth -= 1;
             if entry.depth > 0 {
@@ -179,10 +181,9 @@ impl<K, S> Registry<K, S> {
             if waiter.granted.load(Ordering::Acquire) {
                 return true;
             }
-            let Some(entry) = shard.table.find_mut(ticket.hash, |e| e.id == ticket.id) else {
-                unreachable!("a key with waiters is held, so it has an entry");
-            };
-            let queue = entry
+            let mut found = shard.entry_of(ticket);
+            let queue = found
+                .get_mut()
                 .waiters
                 .as_mut()
                 .expect("an ungranted waiter is in its key's queue");
@@ -236,7 +237,7 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
                 hashbrown::hash_table::Entry::Vacant(vacant) => {
                     let id = shard.next_id;
                     shard.next_id += 1;
-                    vacant.insert(Entry {
+                    let inserted = vacant.insert(Entry {
                         hash,
                         id,
                         key,
@@ -249,16 +250,19 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
                             shard: index,
                             hash,
                             id,
+                            bucket: inserted.bucket_index(),
                         }),
                         None,
                     )
                 }
                 hashbrown::hash_table::Entry::Occupied(mut occupied) => {
+                    let bucket = occupied.bucket_index();
                     let entry = occupied.get_mut();
                     let ticket = Ticket {
                         shard: index,
                         hash,
                         id: entry.id,
+                        bucket,
                     };
                     let outcome = if reentrant && entry.owner == owner {
                         entry.depth = entry
@@ -306,6 +310,24 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
 }
 
 impl<K> Shard<K> {
+    /// The entry `ticket` names (which exists: its key is held or awaited).
+    #[inline]
+    fn entry_of(&mut self, ticket: Ticket) -> hashbrown::hash_table::OccupiedEntry<'_, Entry<K>> {
+        let hinted = self
+            .table
+            .get_bucket(ticket.bucket)
+            .is_some_and(|entry| entry.id == ticket.id);
+        let bucket = if hinted {
+            ticket.bucket
+        } else {
+            self.table
+                .find_bucket_index(ticket.hash, |entry| entry.id == ticket.id)
+                .expect("a held key has an entry")
+        };
+        // SAFETY: `bucket` was just found occupied, by `get_bucket` or by the probe.
+        unsafe { self.table.get_bucket_entry_unchecked(bucket) }
+    }
+
     /// Gives memory back after a burst of keys, amortized: shrinks to twice the live count
     /// once fewer than an eighth of the buckets are used. (The bucket count is a field
     /// read; the capacity would be computed on every release.)
