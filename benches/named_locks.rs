@@ -6,7 +6,10 @@
 //!   mutex, `Striped`, `KeyedLocks`, the naive manager and `LockPool`.
 //!
 //! Run: `cargo bench --bench named_locks` (add `-- --warm-up-time 1 --measurement-time 3`
-//! to override the short defaults below).
+//! to override the short defaults below). The uncontended cycles are `#[inline(never)]`
+//! functions so that `valgrind --tool=callgrind --toggle-collect=<function>` counts each
+//! one's instructions: run the bench binary with `--instructions` for that (see
+//! DEVELOPMENT.md).
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -16,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use chainlock::keyed::KeyedLocks;
 use chainlock::striped::{DefaultHashBuilder, Striped};
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use lockable::LockPool;
 use parking_lot::{ArcMutexGuard, Mutex, RawMutex};
 
@@ -57,29 +60,76 @@ impl Drop for NaiveGuard<'_> {
     }
 }
 
+// One uncontended lock + unlock cycle per peer, each a separate function that is never
+// inlined: criterion and callgrind measure the same code, and every peer pays one call.
+
+#[inline(never)]
+fn cycle_parking_lot_mutex(mutex: &Mutex<()>) {
+    drop(mutex.lock());
+}
+
+#[inline(never)]
+fn cycle_striped(striped: &Striped<Mutex<()>>, key: u64) {
+    drop(striped.lock(&key));
+}
+
+#[inline(never)]
+fn cycle_keyed_locks(keyed: &KeyedLocks<u64>, key: u64) {
+    drop(keyed.lock(key));
+}
+
+#[inline(never)]
+fn cycle_naive_manager(naive: &NaiveManager, key: u64) {
+    drop(naive.lock(key));
+}
+
+#[inline(never)]
+fn cycle_lockable(pool: &LockPool<u64>, key: u64) {
+    drop(pool.blocking_lock(key));
+}
+
+/// The peers of the uncontended benchmark, built once for criterion and for
+/// `--instructions`.
+struct Peers {
+    mutex: Mutex<()>,
+    striped: Striped<Mutex<()>>,
+    keyed: KeyedLocks<u64>,
+    naive: NaiveManager,
+    pool: LockPool<u64>,
+}
+
+impl Peers {
+    fn new() -> Self {
+        Self {
+            mutex: Mutex::new(()),
+            striped: Striped::new(64),
+            keyed: KeyedLocks::new(),
+            naive: NaiveManager::default(),
+            pool: LockPool::new(),
+        }
+    }
+}
+
+const KEY: u64 = 42;
+
 fn uncontended(c: &mut Criterion) {
     let mut group = c.benchmark_group("uncontended");
     group.throughput(Throughput::Elements(1));
-
-    let mutex = Mutex::new(());
+    let peers = Peers::new();
     group.bench_function("parking_lot_mutex", |b| {
-        b.iter(|| drop(black_box(&mutex).lock()));
+        b.iter(|| cycle_parking_lot_mutex(black_box(&peers.mutex)));
     });
-    let striped: Striped<Mutex<()>> = Striped::new(64);
     group.bench_function("striped", |b| {
-        b.iter(|| drop(black_box(&striped).lock(&black_box(42_u64))));
+        b.iter(|| cycle_striped(black_box(&peers.striped), black_box(KEY)));
     });
-    let keyed = KeyedLocks::new();
     group.bench_function("keyed_locks", |b| {
-        b.iter(|| drop(black_box(&keyed).lock(black_box(42_u64))));
+        b.iter(|| cycle_keyed_locks(black_box(&peers.keyed), black_box(KEY)));
     });
-    let naive = NaiveManager::default();
     group.bench_function("naive_manager", |b| {
-        b.iter(|| drop(black_box(&naive).lock(black_box(42_u64))));
+        b.iter(|| cycle_naive_manager(black_box(&peers.naive), black_box(KEY)));
     });
-    let pool = LockPool::new();
     group.bench_function("lockable", |b| {
-        b.iter(|| drop(black_box(&pool).blocking_lock(black_box(42_u64))));
+        b.iter(|| cycle_lockable(black_box(&peers.pool), black_box(KEY)));
     });
     group.finish();
 }
@@ -152,4 +202,23 @@ criterion_group! {
         .sample_size(30);
     targets = uncontended, throughput
 }
-criterion_main!(benches);
+
+/// `--instructions`: run each uncontended cycle a fixed number of times without criterion,
+/// for callgrind's instruction counts. Otherwise: criterion.
+fn main() {
+    if std::env::args().any(|arg| arg == "--instructions") {
+        const CALLS: u64 = 10_000;
+        let peers = Peers::new();
+        for _ in 0..CALLS {
+            cycle_parking_lot_mutex(black_box(&peers.mutex));
+            cycle_striped(black_box(&peers.striped), black_box(KEY));
+            cycle_keyed_locks(black_box(&peers.keyed), black_box(KEY));
+            cycle_naive_manager(black_box(&peers.naive), black_box(KEY));
+            cycle_lockable(black_box(&peers.pool), black_box(KEY));
+        }
+        assert!(peers.keyed.is_empty(), "every cycle released its key");
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -255,6 +255,48 @@ fn a_million_distinct_keys_leave_the_manager_empty() {
     assert!(locks.is_empty());
 }
 
+/// Guards, waiters and timed-out waiters remember where their key's entry sits; growing
+/// and shrinking the table moves entries. Everything must still find its own entry.
+#[test]
+fn holds_and_waiters_survive_the_table_growing_and_shrinking_under_them() {
+    let _watchdog = watchdog("holds_and_waiters_survive_the_table_growing_and_shrinking");
+    let locks = KeyedLocks::with_shards(1); // one table for every key
+    let first = locks.lock(0_u64);
+    let second = locks.lock(0); // reentrant: a second hold of the same entry
+    thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let guard = locks.lock(0);
+            assert_eq!(locks.waiting(&0), 0);
+            drop(guard);
+        });
+        let timed_out = s.spawn(|| {
+            until_waiting(&locks, &0, 1);
+            // Queued behind `waiter`, gives up after the table has moved (it cancels a
+            // stale position).
+            assert!(locks.try_lock_for(0, Duration::from_millis(300)).is_none());
+        });
+        until_waiting(&locks, &0, 2);
+        // Grow the table far past its size, with every key held (distinct entries that a
+        // stale position could point at), then shrink it again.
+        let others: Vec<_> = (1..20_000_u64).map(|key| locks.lock(key)).collect();
+        assert_eq!(locks.len(), 20_000);
+        timed_out.join().unwrap();
+        drop(others);
+        assert_eq!(locks.len(), 1);
+        assert_eq!(locks.waiting(&0), 1);
+        drop(second);
+        assert!(locks.is_locked(&0), "one hold is left");
+        drop(first); // hands the key to `waiter`
+        waiter.join().unwrap();
+    });
+    assert!(locks.is_empty());
+    // Fresh tickets issued after the shrink point at the current positions.
+    let again: Vec<_> = (0..1_000_u64).map(|key| locks.lock(key)).collect();
+    assert_eq!(locks.len(), 1_000);
+    drop(again);
+    assert!(locks.is_empty());
+}
+
 #[test]
 fn multi_key_locking_from_opposite_orders_never_deadlocks() {
     const ROUNDS: usize = 2_000;

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use lock_api::GuardNoSend;
 
-use super::registry::{Acquire, Registry, Ticket, Wake};
+use super::registry::{Acquire, Registry, Ticket, Waiter, Wake};
 use super::{DefaultHashBuilder, default_shards};
+use crate::loom::sync::Arc;
 use crate::loom::thread;
 
 /// When a blocking acquisition gives up.
@@ -241,6 +242,9 @@ impl<K: Eq + Hash, S: BuildHasher> KeyedLocks<K, S> {
         self.registry.probe(key).unwrap_or(0)
     }
 
+    /// The uncontended path, inlined into each public method (so `deadline` is a
+    /// constant there); waiting is [`wait`](Self::wait), out of line.
+    #[inline]
     fn acquire(&self, key: K, deadline: Deadline) -> Option<KeyGuard<'_, K, S>> {
         let queue = match deadline {
             Deadline::Now => None,
@@ -249,35 +253,37 @@ impl<K: Eq + Hash, S: BuildHasher> KeyedLocks<K, S> {
         let ticket = match self.registry.acquire(key, thread::token(), true, queue) {
             Acquire::Held(ticket) => ticket,
             Acquire::Busy => return None,
-            Acquire::Queued(ticket, waiter) => {
-                loop {
-                    if waiter.is_granted() {
-                        break;
-                    }
-                    match deadline {
-                        Deadline::Never => thread::park(),
-                        Deadline::At(at) => {
-                            let now = Instant::now();
-                            if now >= at {
-                                // Authoritative re-check: granted meanwhile means ours.
-                                if self.registry.cancel(ticket, &waiter) {
-                                    break;
-                                }
-                                return None;
-                            }
-                            thread::park_timeout(at - now);
-                        }
-                        Deadline::Now => unreachable!("`Now` never queues"),
-                    }
-                }
-                ticket
-            }
+            Acquire::Queued(ticket, waiter) => self.wait(ticket, &waiter, deadline)?,
         };
         Some(KeyGuard {
             registry: &self.registry,
             ticket,
             _not_send: PhantomData,
         })
+    }
+
+    /// Sleeps until `waiter` is granted its key (`Some`), or until `deadline` passes and it
+    /// has left the queue (`None`).
+    #[cold]
+    #[inline(never)]
+    fn wait(&self, ticket: Ticket, waiter: &Arc<Waiter>, deadline: Deadline) -> Option<Ticket> {
+        loop {
+            if waiter.is_granted() {
+                return Some(ticket);
+            }
+            match deadline {
+                Deadline::Never => thread::park(),
+                Deadline::At(at) => {
+                    let now = Instant::now();
+                    if now >= at {
+                        // Authoritative re-check: granted meanwhile means ours.
+                        return self.registry.cancel(ticket, waiter).then_some(ticket);
+                    }
+                    thread::park_timeout(at - now);
+                }
+                Deadline::Now => unreachable!("`Now` never queues"),
+            }
+        }
     }
 }
 

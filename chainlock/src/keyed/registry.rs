@@ -32,8 +32,8 @@ use crate::loom::thread::Thread;
 /// At most this many shards: the shard index uses hash bits 32.., the table probe bits ..32.
 const MAX_SHARDS: usize = 1 << 16;
 
-/// Tables with at most this capacity are never shrunk (avoids churn on small tables).
-const MIN_SHRINK_CAPACITY: usize = 64;
+/// Tables with at most this many buckets are never shrunk (avoids churn on small tables).
+const MIN_SHRINK_BUCKETS: usize = 64;
 
 /// The sharded table of held keys.
 pub(crate) struct Registry<K, S> {
@@ -73,6 +73,10 @@ pub(crate) struct Ticket {
     shard: usize,
     hash: u64,
     id: u64,
+    /// The entry's bucket when the ticket was issued: a hint that saves probing the table
+    /// on release. Only a rehash moves entries (it is rare); a stale hint is detected by
+    /// the entry's `id` and falls back to probing with `hash`.
+    bucket: usize,
 }
 
 /// One queued request for a key.
@@ -139,11 +143,10 @@ impl<K, S> Registry<K, S> {
 
     /// Releases one hold of the entry `ticket` names; on the last one, hands the key to the
     /// longest waiter or removes the entry.
+    #[inline]
     pub(crate) fn release(&self, ticket: Ticket) {
         let handed_to = self.shards[ticket.shard].with(|shard| {
-            let Ok(mut found) = shard.table.find_entry(ticket.hash, |e| e.id == ticket.id) else {
-                unreachable!("a held key has an entry");
-            };
+            let mut found = shard.entry_of(ticket);
             let entry = found.get_mut();
             entry.depth -= 1;
             if entry.depth > 0 {
@@ -178,10 +181,9 @@ impl<K, S> Registry<K, S> {
             if waiter.granted.load(Ordering::Acquire) {
                 return true;
             }
-            let Some(entry) = shard.table.find_mut(ticket.hash, |e| e.id == ticket.id) else {
-                unreachable!("a key with waiters is held, so it has an entry");
-            };
-            let queue = entry
+            let mut found = shard.entry_of(ticket);
+            let queue = found
+                .get_mut()
                 .waiters
                 .as_mut()
                 .expect("an ungranted waiter is in its key's queue");
@@ -235,7 +237,7 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
                 hashbrown::hash_table::Entry::Vacant(vacant) => {
                     let id = shard.next_id;
                     shard.next_id += 1;
-                    vacant.insert(Entry {
+                    let inserted = vacant.insert(Entry {
                         hash,
                         id,
                         key,
@@ -248,16 +250,19 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
                             shard: index,
                             hash,
                             id,
+                            bucket: inserted.bucket_index(),
                         }),
                         None,
                     )
                 }
                 hashbrown::hash_table::Entry::Occupied(mut occupied) => {
+                    let bucket = occupied.bucket_index();
                     let entry = occupied.get_mut();
                     let ticket = Ticket {
                         shard: index,
                         hash,
                         id: entry.id,
+                        bucket,
                     };
                     let outcome = if reentrant && entry.owner == owner {
                         entry.depth = entry
@@ -305,13 +310,39 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
 }
 
 impl<K> Shard<K> {
+    /// The entry `ticket` names (which exists: its key is held or awaited).
+    #[inline]
+    fn entry_of(&mut self, ticket: Ticket) -> hashbrown::hash_table::OccupiedEntry<'_, Entry<K>> {
+        let hinted = self
+            .table
+            .get_bucket(ticket.bucket)
+            .is_some_and(|entry| entry.id == ticket.id);
+        let bucket = if hinted {
+            ticket.bucket
+        } else {
+            self.table
+                .find_bucket_index(ticket.hash, |entry| entry.id == ticket.id)
+                .expect("a held key has an entry")
+        };
+        // SAFETY: `bucket` was just found occupied, by `get_bucket` or by the probe.
+        unsafe { self.table.get_bucket_entry_unchecked(bucket) }
+    }
+
     /// Gives memory back after a burst of keys, amortized: shrinks to twice the live count
-    /// once fewer than an eighth of the slots are used.
+    /// once fewer than an eighth of the buckets are used. (The bucket count is a field
+    /// read; the capacity would be computed on every release.)
+    #[inline]
     fn shrink_if_sparse(&mut self) {
-        let capacity = self.table.capacity();
-        if capacity > MIN_SHRINK_CAPACITY && self.table.len() * 8 < capacity {
-            self.table.shrink_to(self.table.len() * 2, |e| e.hash);
+        let buckets = self.table.num_buckets();
+        if buckets > MIN_SHRINK_BUCKETS && self.table.len() * 8 < buckets {
+            self.shrink();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn shrink(&mut self) {
+        self.table.shrink_to(self.table.len() * 2, |e| e.hash);
     }
 }
 
