@@ -9,6 +9,7 @@
 # authentication on 127.0.0.1 only, on a free port. Exports:
 #   CHAINLOCK_PG_URL      postgres://postgres@127.0.0.1:PORT/postgres
 #   CHAINLOCK_PG_RESTART  a script that restarts the server (fast shutdown: sessions are cut)
+#   CHAINLOCK_PG_CRASH    a script that restarts it after an immediate shutdown (crash recovery)
 #   CHAINLOCK_PG_DATA     the data directory
 # If CHAINLOCK_PG_URL is already set, uses that server and starts nothing.
 
@@ -56,9 +57,14 @@ chainlock_pg_start() {
 #!/usr/bin/env bash
 exec ${as[*]} "$bin/pg_ctl" -D "$data" -l "$CHAINLOCK_PG_BASE/server.log" -w -t 60 -m fast restart >/dev/null
 RESTART
-  chmod 755 "$CHAINLOCK_PG_BASE/restart.sh"
+  cat >"$CHAINLOCK_PG_BASE/crash.sh" <<CRASH
+#!/usr/bin/env bash
+exec ${as[*]} "$bin/pg_ctl" -D "$data" -l "$CHAINLOCK_PG_BASE/server.log" -w -t 60 -m immediate restart >/dev/null
+CRASH
+  chmod 755 "$CHAINLOCK_PG_BASE/restart.sh" "$CHAINLOCK_PG_BASE/crash.sh"
   export CHAINLOCK_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
   export CHAINLOCK_PG_RESTART="$CHAINLOCK_PG_BASE/restart.sh"
+  export CHAINLOCK_PG_CRASH="$CHAINLOCK_PG_BASE/crash.sh"
   export CHAINLOCK_PG_DATA="$data"
   CHAINLOCK_PG_STOP=("${as[@]}" "$bin/pg_ctl" -D "$data" -w -m immediate stop)
   echo "pg.sh: PostgreSQL $("$bin/pg_ctl" --version | awk '{print $3}') at $CHAINLOCK_PG_URL"
@@ -79,7 +85,7 @@ chainlock_pg_stop() {
   if [[ -n "${CHAINLOCK_PG_BASE:-}" ]]; then
     "${CHAINLOCK_PG_STOP[@]}" >/dev/null 2>&1 || true
     rm -rf "$CHAINLOCK_PG_BASE"
-    unset CHAINLOCK_PG_BASE CHAINLOCK_PG_URL CHAINLOCK_PG_RESTART CHAINLOCK_PG_DATA
+    unset CHAINLOCK_PG_BASE CHAINLOCK_PG_URL CHAINLOCK_PG_RESTART CHAINLOCK_PG_CRASH CHAINLOCK_PG_DATA
   fi
 }
 

@@ -1,30 +1,94 @@
-//! A server restart while a lock is held: the lost signal fires, and no two holders ever share a
-//! token. In a test binary of its own, so that the restart disturbs no other test (cargo runs
-//! test binaries one after another).
+//! A server restart or crash while locks are held: the lost signal fires, no two holders ever
+//! share a token, and tokens keep increasing; also the counter crossing into a new epoch. In a
+//! test binary of its own, so that the restarts disturb no other test (cargo runs test
+//! binaries one after another); the tests here take turns through `SERVER`.
 
 mod distributed_common;
 
 use chainlock::distributed::{Error, LockClient, PostgresOptions};
 use distributed_common::pg_url;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// One test at a time touches the server's lifetime or its counter.
+static SERVER: Mutex<()> = Mutex::new(());
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The script in `var` (set by `scripts/pg.sh`), or `None` with a notice outside CI.
+fn script(var: &str) -> Option<String> {
+    if let Ok(script) = std::env::var(var) {
+        return Some(script);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{var} is not set in CI (scripts/pg.sh sets it)"
+    );
+    eprintln!("notice: {var} is not set; skipping this test");
+    None
+}
+
+async fn run_script(script: String) {
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("bash").arg(script).status()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(status.success(), "server script failed: {status}");
+}
+
+/// A plain connection, for looking at (and moving) the token counter.
+async fn raw(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+}
+
+/// Connects once the server accepts sessions again (crash recovery takes a moment).
+async fn reconnect(options: &PostgresOptions) -> LockClient {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match LockClient::postgres_with(options.clone()).await {
+            Ok(locks) => return locks,
+            Err(err) if Instant::now() < deadline => {
+                eprintln!("waiting for the server: {err}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(err) => panic!("the server did not come back: {err}"),
+        }
+    }
+}
+
+fn assert_all_distinct(tokens: &[u64]) {
+    let mut sorted = tokens.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(
+        sorted.len(),
+        tokens.len(),
+        "a token was handed out twice: {tokens:?}"
+    );
+}
 
 #[test]
 fn server_restart_fires_the_lost_signal_and_tokens_stay_unique() {
     let Some(url) = pg_url() else { return };
-    let Ok(restart) = std::env::var("CHAINLOCK_PG_RESTART") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CHAINLOCK_PG_RESTART is not set in CI (scripts/pg.sh sets it)"
-        );
-        eprintln!("notice: CHAINLOCK_PG_RESTART is not set; skipping the server restart test");
+    let Some(restart) = script("CHAINLOCK_PG_RESTART") else {
         return;
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    let _server = SERVER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    runtime().block_on(async {
         let options = PostgresOptions::new(&url).unwrap();
         let locks = LockClient::postgres_with(options.clone()).await.unwrap();
         let name = format!("restart-{}", std::process::id());
@@ -36,13 +100,7 @@ fn server_restart_fires_the_lost_signal_and_tokens_stay_unique() {
         assert!(!held.is_lost());
 
         let start = Instant::now();
-        let status = tokio::task::spawn_blocking(move || {
-            std::process::Command::new("bash").arg(restart).status()
-        })
-        .await
-        .unwrap()
-        .unwrap();
-        assert!(status.success(), "restart failed: {status}");
+        run_script(restart).await;
         tokio::time::timeout(Duration::from_secs(5), held.lost())
             .await
             .expect("the lost signal fires");
@@ -68,17 +126,194 @@ fn server_restart_fires_the_lost_signal_and_tokens_stay_unique() {
             tokens.push(guard.token().get());
             guard.release().await.unwrap();
         }
-        let mut sorted = tokens.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(
-            sorted.len(),
-            tokens.len(),
-            "a token was handed out twice: {tokens:?}"
-        );
+        assert_all_distinct(&tokens);
         assert!(
             tokens[2..].iter().all(|&t| t > tokens[0].max(tokens[1])),
             "tokens went back: {tokens:?}"
+        );
+    });
+}
+
+/// Takes tokens of several names, crashes the server with `crash`, and checks that crash
+/// recovery reset the unlogged counter (so the epoch path ran) and that every token handed out
+/// afterwards, by 8 acquisitions at once, is greater than every token before.
+async fn tokens_increase_across_a_crash(url: &str, crash: impl Future<Output = ()>) {
+    let options = PostgresOptions::new(url).unwrap();
+    let locks = LockClient::postgres_with(options.clone()).await.unwrap();
+    let names: Vec<String> = (0..8)
+        .map(|i| format!("crash-{}-{i}", std::process::id()))
+        .collect();
+    let mut before = vec![];
+    for name in &names {
+        for _ in 0..3 {
+            let guard = locks.acquire(name).await.unwrap();
+            before.push(guard.token().get());
+            guard.release().await.unwrap();
+        }
+    }
+    let held = locks.acquire(&names[0]).await.unwrap();
+    before.push(held.token().get());
+
+    crash.await;
+    tokio::time::timeout(Duration::from_secs(5), held.lost())
+        .await
+        .expect("the lost signal fires");
+    drop(held);
+
+    let locks = reconnect(&options).await;
+    let (last, called): (i64, bool) = {
+        let row = raw(url)
+            .await
+            .query_one(
+                "SELECT last_value, is_called FROM chainlock_token_counter",
+                &[],
+            )
+            .await
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert!(
+        last == 1 && !called,
+        "crash recovery resets the unlogged counter (last_value {last}, is_called {called})"
+    );
+    // Every client starts in epoch 0 at once: one records the new epoch, the others wait.
+    let after: Vec<u64> = futures_join_all(names.iter().map(|name| {
+        let locks = locks.clone();
+        let name = name.clone();
+        async move {
+            let guard = locks.acquire(&name).await.unwrap();
+            let token = guard.token().get();
+            guard.release().await.unwrap();
+            token
+        }
+    }))
+    .await;
+    let highest_before = *before.iter().max().unwrap();
+    assert!(
+        after.iter().all(|&t| t > highest_before),
+        "tokens went back after the crash: before up to {highest_before}, after {after:?}"
+    );
+    assert_all_distinct(&[before, after].concat());
+}
+
+/// Runs the futures at once (as tasks) and collects their outputs in order.
+async fn futures_join_all<F>(futures: impl Iterator<Item = F>) -> Vec<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let tasks: Vec<_> = futures.map(tokio::spawn).collect();
+    let mut outputs = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        outputs.push(task.await.unwrap());
+    }
+    outputs
+}
+
+#[test]
+fn tokens_increase_across_a_backend_crash() {
+    // `kill -9` of one backend: the postmaster reinitializes and runs crash recovery without
+    // restarting, so `pg_postmaster_start_time()` stays the same.
+    let Some(url) = pg_url() else { return };
+    let _server = SERVER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    runtime().block_on(async {
+        let victim = raw(&url).await;
+        let pid: i32 = victim
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let started: std::time::SystemTime = victim
+            .query_one("SELECT pg_postmaster_start_time()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let crash = async move {
+            let status = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success(), "kill -9 {pid} failed: {status}");
+            drop(victim);
+        };
+        tokens_increase_across_a_crash(&url, crash).await;
+        let still: std::time::SystemTime = raw(&url)
+            .await
+            .query_one("SELECT pg_postmaster_start_time()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(started, still, "a backend crash keeps the postmaster");
+    });
+}
+
+#[test]
+fn tokens_increase_across_an_immediate_shutdown() {
+    // `pg_ctl restart -m immediate`: the server stops without a checkpoint, as on power loss.
+    let Some(url) = pg_url() else { return };
+    let Some(crash) = script("CHAINLOCK_PG_CRASH") else {
+        return;
+    };
+    let _server = SERVER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    runtime().block_on(tokens_increase_across_a_crash(&url, run_script(crash)));
+}
+
+#[test]
+fn tokens_increase_when_the_counter_enters_a_new_epoch() {
+    let Some(url) = pg_url() else { return };
+    let _server = SERVER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    runtime().block_on(async {
+        let options = PostgresOptions::new(&url).unwrap();
+        // Two clients, so that one of them knows only the older epoch when the other moved on.
+        let (first, second) = (
+            LockClient::postgres_with(options.clone()).await.unwrap(),
+            LockClient::postgres_with(options).await.unwrap(),
+        );
+        let name = format!("epoch-{}", std::process::id());
+        let mut tokens = vec![];
+        for locks in [&first, &second] {
+            let guard = locks.acquire(&name).await.unwrap();
+            tokens.push(guard.token().get());
+            guard.release().await.unwrap();
+        }
+        let epoch = tokens[1] >> 32;
+        let control = raw(&url).await;
+        // Two tokens before the end of the epoch.
+        let end = i64::try_from(((epoch + 1) << 32) - 3).unwrap();
+        control
+            .execute("SELECT setval('chainlock_token_counter', $1)", &[&end])
+            .await
+            .unwrap();
+        for round in 0..6 {
+            let locks = if round % 2 == 0 { &first } else { &second };
+            let guard = locks.acquire(&name).await.unwrap();
+            tokens.push(guard.token().get());
+            guard.release().await.unwrap();
+        }
+        assert!(
+            tokens.windows(2).all(|pair| pair[0] < pair[1]),
+            "tokens of one name increase: {tokens:?}"
+        );
+        assert_eq!(
+            tokens.last().unwrap() >> 32,
+            epoch + 1,
+            "the counter moved into the next epoch: {tokens:?}"
+        );
+        let durable: i64 = control
+            .query_one("SELECT max(epoch) FROM chainlock_epochs", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            u64::try_from(durable).unwrap(),
+            epoch + 1,
+            "the new epoch was recorded before its tokens were handed out"
         );
     });
 }

@@ -11,7 +11,8 @@ use std::fmt;
 /// (Kleppmann, *How to do distributed locking*, 2016).
 ///
 /// Tokens of one name increase strictly; they need not be consecutive (the PostgreSQL backend
-/// draws them from one sequence shared by all names).
+/// draws them from one counter shared by all names, and moves it to a higher epoch after a
+/// server crash).
 ///
 /// # Examples
 ///

@@ -107,6 +107,12 @@ pub enum Error {
     /// had it since.
     #[error("the lock was lost before it was released")]
     Lost,
+    /// The PostgreSQL server is older than version 15 (the fencing counter is an unlogged
+    /// sequence, new in 15); holds the server's `server_version_num`.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[error("PostgreSQL server_version_num {0} is too old: chainlock needs PostgreSQL 15 or later")]
+    UnsupportedServer(String),
     /// A helper thread of the file backend could not be started or died.
     #[error("chainlock helper thread failed: {0}")]
     Helper(String),
@@ -203,12 +209,14 @@ impl LockClient {
     /// `host=... user=...`), with default [`PostgresOptions`].
     ///
     /// Must be called inside a Tokio runtime (with I/O and time enabled): the client's
-    /// connections are driven by tasks spawned on it. Creates the fencing sequence
-    /// `chainlock_fencing_token` if it does not exist.
+    /// connections are driven by tasks spawned on it. Creates the fencing counter (the unlogged
+    /// sequence `chainlock_token_counter`) and the table `chainlock_epochs` if they do not
+    /// exist. Needs PostgreSQL 15 or later.
     ///
     /// # Errors
     ///
-    /// [`Error::Postgres`] if the URL is invalid or the server cannot be reached.
+    /// [`Error::Postgres`] if the URL is invalid or the server cannot be reached;
+    /// [`Error::UnsupportedServer`] if it is older than PostgreSQL 15.
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub async fn postgres(url: &str) -> Result<Self, Error> {
@@ -219,7 +227,8 @@ impl LockClient {
     ///
     /// # Errors
     ///
-    /// [`Error::Postgres`] if the server cannot be reached.
+    /// [`Error::Postgres`] if the server cannot be reached; [`Error::UnsupportedServer`] if it
+    /// is older than PostgreSQL 15.
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub async fn postgres_with(options: PostgresOptions) -> Result<Self, Error> {

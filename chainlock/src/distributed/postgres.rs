@@ -10,17 +10,43 @@
 //!   server may grant the lock in the same instant it raises the timeout, so a timed-out
 //!   session runs `pg_advisory_unlock_all()` before it is reused.
 //! - Lock, timeout and fencing token take one round trip: one statement sets `lock_timeout`,
-//!   waits for the lock, then draws the token from the sequence `chainlock_fencing_token`.
-//!   A sequence is crash safe (`nextval` never repeats a value, even across a server crash: its
-//!   WAL record is flushed by the commit of the statement that needed it) and needs no table
-//!   write per acquisition; being one sequence for all names, tokens of one name increase but
-//!   skip values.
+//!   waits for the lock, then draws the token from the counter (see below).
 //! - A driver task per connection polls the connection and, while no statement of ours is
 //!   waiting on it, sends a heartbeat query every `heartbeat_interval`. The connection ending or
 //!   a heartbeat not answered within `heartbeat_timeout` marks it lost (and closes it). The
 //!   session's `idle_session_timeout` (3 × (interval + timeout)) makes the server end a
 //!   session whose client fell silent, so a partitioned holder's lock is freed on the server
 //!   only after its client has been told.
+//!
+//! # Fencing tokens without a disk flush per acquisition
+//!
+//! A durable counter costs a WAL flush (an `fsync`) per commit that advanced it, which is most
+//! of an uncontended acquisition's time on an ordinary disk. Tokens therefore come from the
+//! *unlogged* sequence `chainlock_token_counter` (`nextval` writes no WAL, takes no
+//! transaction id, flushes nothing), made crash safe by epochs:
+//!
+//! - A token is the counter's value `v`; its *epoch* is `v >> 32` (blocks of 2³² tokens). A token
+//!   is handed out only once its epoch is at most the largest epoch in the (logged) table
+//!   `chainlock_epochs`, read from a row committed with `synchronous_commit = on` (visible
+//!   implies flushed). Otherwise the client records the epoch first, durably, under
+//!   `LOCK TABLE chainlock_epochs IN EXCLUSIVE MODE` (once per 2³² tokens).
+//! - An unlogged sequence survives a clean shutdown (the shutdown checkpoint writes it) and is
+//!   reset to 1 (epoch 0) by crash recovery: after `kill -9` of the server, an OS crash, or a
+//!   single backend crashing (which makes the postmaster reinitialize without restarting, so
+//!   `pg_postmaster_start_time()` does *not* change and cannot detect it). Epoch 0 is never
+//!   handed out: a client that draws it takes the table lock, draws again (someone may have
+//!   repositioned the counter meanwhile) and, if still in epoch 0, records epoch
+//!   `max + 1` durably and moves the counter to `(max + 1) << 32`.
+//! - Monotonicity per name: the advisory lock orders the holders of a name, and each draws
+//!   after it holds the lock. Within one server lifetime the counter only moves forward
+//!   (`nextval`, `CACHE 1`; the reset branch only leaves epoch 0). Across a crash, every
+//!   earlier token's epoch is at most a durable epoch `max`, and every later token is at least
+//!   `(max + 1) << 32`. Across a clean restart nothing is lost.
+//! - Tokens of one name increase but skip values (one counter for all names); the epochs allow
+//!   2³¹ crashes or 2³² · 2³¹ acquisitions. Out of scope: failover to an asynchronously
+//!   replicated standby (it may lack the newest epoch, and advisory locks are not replicated
+//!   anyway), restoring a backup (point-in-time recovery rewinds the epochs), `fsync = off`, and
+//!   anyone else writing to these two objects.
 
 use super::{Error, FencingToken, Wait, name};
 use parking_lot::Mutex;
@@ -135,14 +161,22 @@ impl PostgresOptions {
 
 const LOCK: &str = "WITH timeout AS MATERIALIZED (SELECT set_config('lock_timeout', $2, false)), \
                     locked AS MATERIALIZED (SELECT pg_advisory_lock($1) FROM timeout) \
-                    SELECT nextval('chainlock_fencing_token') FROM locked";
+                    SELECT nextval('chainlock_token_counter') FROM locked";
 const TRY_LOCK: &str =
-    "SELECT CASE WHEN pg_try_advisory_lock($1) THEN nextval('chainlock_fencing_token') END";
+    "SELECT CASE WHEN pg_try_advisory_lock($1) THEN nextval('chainlock_token_counter') END";
 const UNLOCK: &str = "SELECT pg_advisory_unlock($1)";
-/// Creates the sequence once, however many clients start at once; the two-`int4` key space of
-/// this lock is disjoint from the `bigint` keys of named locks.
+const DURABLE_EPOCH: &str = "SELECT coalesce(max(epoch), 0) FROM chainlock_epochs";
+/// Creates the counter and the epoch table once, however many clients start at once; the
+/// two-`int4` key space of this lock is disjoint from the `bigint` keys of named locks.
 const SCHEMA: &str = "BEGIN; SELECT pg_advisory_xact_lock(1128811596, 1); \
-                      CREATE SEQUENCE IF NOT EXISTS chainlock_fencing_token; COMMIT";
+                      CREATE UNLOGGED SEQUENCE IF NOT EXISTS chainlock_token_counter CACHE 1; \
+                      CREATE TABLE IF NOT EXISTS chainlock_epochs \
+                      (epoch bigint PRIMARY KEY, recorded timestamptz NOT NULL DEFAULT now()); \
+                      COMMIT";
+/// Unlogged sequences exist since PostgreSQL 15.
+const MIN_SERVER_VERSION: i32 = 15_00_00;
+/// A token's epoch is its value shifted right by this.
+const EPOCH_SHIFT: u32 = 32;
 
 /// One server session, owned by the pool or by one held lock.
 struct Conn {
@@ -150,11 +184,64 @@ struct Conn {
     lock: Statement,
     try_lock: Statement,
     unlock: Statement,
+    /// An epoch known to be durable on this session's server (a server restart or crash ends
+    /// the session, so it stays true for the session's life).
+    durable_epoch: i64,
 }
 
 impl Conn {
     fn is_lost(&self) -> bool {
         *self.session.lost.borrow()
+    }
+
+    /// Whether `drawn` may be handed out as it is (see the module docs).
+    fn covers(&self, drawn: i64) -> bool {
+        (1..=self.durable_epoch).contains(&(drawn >> EPOCH_SHIFT))
+    }
+
+    /// Makes the epoch of `drawn`, a value just drawn while holding a lock, durable, and
+    /// returns the token to hand out: `drawn`, or after a crash reset a fresh value.
+    async fn record_epoch(&mut self, drawn: i64) -> Result<i64, Error> {
+        // Any error leaves the transaction open: the caller then drops the connection.
+        let client = &self.session.client;
+        client
+            .batch_execute(
+                "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL synchronous_commit = on; SET LOCAL lock_timeout = 0; \
+                 LOCK TABLE chainlock_epochs IN EXCLUSIVE MODE",
+            )
+            .await?;
+        let durable: i64 = client.query_one(DURABLE_EPOCH, &[]).await?.get(0);
+        let mut token = drawn;
+        if token >> EPOCH_SHIFT == 0 {
+            // Reset by crash recovery (or new), unless another client repositioned it since.
+            token = client
+                .query_one("SELECT nextval('chainlock_token_counter')", &[])
+                .await?
+                .get(0);
+            if token >> EPOCH_SHIFT == 0 {
+                token = durable
+                    .checked_add(1)
+                    .and_then(|epoch| epoch.checked_shl(EPOCH_SHIFT))
+                    .filter(|&first| first >> EPOCH_SHIFT == durable + 1)
+                    .ok_or(Error::TokensExhausted)?;
+                client
+                    .execute("SELECT setval('chainlock_token_counter', $1)", &[&token])
+                    .await?;
+            }
+        }
+        let epoch = token >> EPOCH_SHIFT;
+        if epoch > durable {
+            client
+                .execute(
+                    "INSERT INTO chainlock_epochs (epoch) VALUES ($1)",
+                    &[&epoch],
+                )
+                .await?;
+        }
+        // Synchronous: flushed to disk before the token is handed out.
+        client.batch_execute("COMMIT").await?;
+        self.durable_epoch = self.durable_epoch.max(durable).max(epoch);
+        Ok(token)
     }
 }
 
@@ -248,7 +335,18 @@ impl PgBackend {
         }));
         let (client, connection) = backend.0.options.config.connect(NoTls).await?;
         let setup = backend.0.runtime.spawn(connection);
-        let schema = client.batch_execute(SCHEMA).await;
+        let schema = async {
+            let version: String = client
+                .query_one("SELECT current_setting('server_version_num')", &[])
+                .await?
+                .get(0);
+            if version.parse::<i32>().is_ok_and(|v| v < MIN_SERVER_VERSION) {
+                return Err(Error::UnsupportedServer(version));
+            }
+            client.batch_execute(SCHEMA).await?;
+            Ok(())
+        }
+        .await;
         drop(client);
         setup.abort();
         schema?;
@@ -297,11 +395,13 @@ impl PgBackend {
         let lock = session.client.prepare(LOCK).await?;
         let try_lock = session.client.prepare(TRY_LOCK).await?;
         let unlock = session.client.prepare(UNLOCK).await?;
+        let durable_epoch = session.client.query_one(DURABLE_EPOCH, &[]).await?.get(0);
         Ok(Conn {
             session,
             lock,
             try_lock,
             unlock,
+            durable_epoch,
         })
     }
 
@@ -331,7 +431,7 @@ impl PgBackend {
         let key = name::advisory_key(name);
         // Dropped on every error or cancellation below: the server then drops the session's
         // locks, including one granted in a race with the error.
-        let conn = self.check_out().await?;
+        let mut conn = self.check_out().await?;
         let token: Option<i64> = match wait {
             Wait::Never => conn.client.query_one(&conn.try_lock, &[&key]).await?.get(0),
             Wait::For(_) | Wait::Forever => {
@@ -360,9 +460,14 @@ impl PgBackend {
                 }
             }
         };
-        let Some(token) = token else {
+        let Some(drawn) = token else {
             self.check_in(conn);
             return Ok(None);
+        };
+        let token = if conn.covers(drawn) {
+            drawn
+        } else {
+            conn.record_epoch(drawn).await?
         };
         let token = u64::try_from(token).map_err(|_| Error::TokensExhausted)?;
         Ok(Some(PgHeld {
