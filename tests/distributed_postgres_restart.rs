@@ -317,3 +317,102 @@ fn tokens_increase_when_the_counter_enters_a_new_epoch() {
         );
     });
 }
+
+#[test]
+fn a_server_that_stops_answering_bounds_a_timed_wait() {
+    // SIGSTOP of the backend behind the client's pooled connection: the server can no longer
+    // enforce `lock_timeout`, so only the client-side limit (timeout + heartbeat timeout)
+    // ends the wait, with `Error::Unresponsive`, and closes that connection.
+    let Some(url) = pg_url() else { return };
+    let _server = SERVER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    runtime().block_on(async {
+        let control = raw(&url).await;
+        let options = PostgresOptions::new(&url)
+            .unwrap()
+            .heartbeat_interval(Duration::from_millis(200))
+            .heartbeat_timeout(Duration::from_millis(500));
+        let before: Vec<i32> = chainlock_pids(&control).await;
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        let ours: Vec<i32> = chainlock_pids(&control)
+            .await
+            .into_iter()
+            .filter(|pid| !before.contains(pid))
+            .collect();
+        assert_eq!(
+            ours.len(),
+            1,
+            "the client keeps one idle connection: {ours:?}"
+        );
+        let signal = |signal: &str| {
+            let status = std::process::Command::new("kill")
+                .args([signal, &ours[0].to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        };
+        signal("-STOP");
+        let start = Instant::now();
+        let outcome = tokio::time::timeout(
+            Duration::from_secs(20),
+            locks.acquire_timeout("unresponsive", Duration::from_millis(300)),
+        )
+        .await;
+        signal("-CONT");
+        let outcome = outcome.expect("the wait was not bounded on the client");
+        assert!(
+            matches!(outcome, Err(Error::Unresponsive(_))),
+            "{:?}",
+            outcome.map(|guard| guard.map(|guard| guard.token()))
+        );
+        let elapsed = start.elapsed();
+        assert!(
+            elapsed >= Duration::from_millis(800) && elapsed < Duration::from_secs(5),
+            "gave up after {elapsed:?}"
+        );
+        // The client still works, on a fresh connection.
+        let guard = locks.acquire("unresponsive").await.unwrap();
+        guard.release().await.unwrap();
+    });
+}
+
+#[test]
+fn a_guard_whose_runtime_is_gone_reports_the_loss() {
+    // The connection is driven by a task of the client's runtime; dropping the runtime drops
+    // that task, closes the connection and frees the lock on the server. The guard must say so
+    // even though no task is left to report it.
+    let Some(url) = pg_url() else { return };
+    let _server = SERVER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = format!("orphan-{}", std::process::id());
+    let first = runtime();
+    let guard = first.block_on(async {
+        let locks = LockClient::postgres(&url).await.unwrap();
+        locks.acquire(&name).await.unwrap()
+    });
+    assert!(!guard.is_lost());
+    drop(first);
+    assert!(guard.is_lost(), "the guard's connection is gone");
+    runtime().block_on(async {
+        let other = LockClient::postgres(&url).await.unwrap();
+        let taken = tokio::time::timeout(Duration::from_secs(5), other.acquire(&name)).await;
+        assert!(taken.expect("the server freed the name").is_ok());
+    });
+    drop(guard);
+}
+
+/// Backends of chainlock sessions (`application_name = 'chainlock'`).
+async fn chainlock_pids(control: &tokio_postgres::Client) -> Vec<i32> {
+    control
+        .query(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'chainlock'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}

@@ -24,7 +24,23 @@
 //! and replaces all but a prefix of long names by their SHA-256; PostgreSQL uses the first 64
 //! bits of the SHA-256 as the advisory key. Two names that collide (a SHA-256 collision for
 //! files, odds of about 2⁻⁶⁴ per pair for PostgreSQL) share one lock: they exclude each other,
-//! which is safe, never unsafe.
+//! which is safe, never unsafe. On a case-insensitive file system (macOS, Windows by
+//! default) the file backend maps `Orders` and `orders` to one file, hence one lock: also safe.
+//!
+//! # Limits
+//!
+//! - **File backend:** the fencing counter lives in the lock file. Whoever deletes a lock file
+//!   (a `tmp` cleaner, a person) restarts its name's tokens at 1: keep the lock directory out of
+//!   reach of cleaners. A crash in the middle of the very first token write can leave a 1–7 byte
+//!   file, reported as [`Error::CorruptLockFile`] until it is removed.
+//! - **PostgreSQL:** the server enforces timeouts through `lock_timeout`, at most `i32::MAX`
+//!   milliseconds (about 24.8 days): longer timeouts end there. If the server stops answering
+//!   (a partition, a hung server), a timed wait ends on the client after the timeout plus
+//!   `heartbeat_timeout` with [`Error::Unresponsive`]; unbounded waits rely on TCP keepalives
+//!   (set to about 16 s unless you configured them) to notice a dead peer.
+//! - **Dropping a PostgreSQL guard** releases its lock on a background task: an acquisition of
+//!   the same name right after the drop may still find it held. Use
+//!   [`DistributedGuard::release`] when the next step depends on the name being free.
 //!
 //! # Examples
 //!
@@ -113,6 +129,13 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     #[error("PostgreSQL server_version_num {0} is too old: chainlock needs PostgreSQL 15 or later")]
     UnsupportedServer(String),
+    /// The PostgreSQL server did not answer a lock request within the caller's timeout plus
+    /// the heartbeat timeout (a network partition or a hung server). The connection was
+    /// closed, so no lock it might have been granted survives.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[error("the PostgreSQL server did not answer within {0:?}")]
+    Unresponsive(std::time::Duration),
     /// A helper thread of the file backend could not be started or died.
     #[error("chainlock helper thread failed: {0}")]
     Helper(String),

@@ -59,6 +59,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
 /// Options of the PostgreSQL backend (see [`LockClient::postgres_with`](super::LockClient::postgres_with)).
@@ -107,7 +108,17 @@ impl PostgresOptions {
 
     /// Options for a connection configured with `tokio_postgres`'s [`Config`].
     #[must_use]
-    pub fn from_config(config: Config) -> Self {
+    pub fn from_config(mut config: Config) -> Self {
+        // Without these, a partitioned network leaves a connect or an unbounded lock wait
+        // hanging until TCP gives up (hours with the defaults). Values set by the caller win.
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        if config.get_keepalives_idle() == DEFAULT_KEEPALIVES_IDLE {
+            config.keepalives_idle(Duration::from_secs(10));
+            config.keepalives_interval(Duration::from_secs(2));
+            config.keepalives_retries(3);
+        }
         Self {
             config,
             max_idle: 16,
@@ -175,6 +186,8 @@ const SCHEMA: &str = "BEGIN; SELECT pg_advisory_xact_lock(1128811596, 1); \
                       COMMIT";
 /// Unlogged sequences exist since PostgreSQL 15.
 const MIN_SERVER_VERSION: i32 = 15_00_00;
+/// `tokio_postgres`'s default `keepalives_idle`: a caller who kept it gets ours.
+const DEFAULT_KEEPALIVES_IDLE: Duration = Duration::from_hours(2);
 /// A token's epoch is its value shifted right by this.
 const EPOCH_SHIFT: u32 = 32;
 
@@ -190,8 +203,10 @@ struct Conn {
 }
 
 impl Conn {
+    /// Whether the connection ended or went silent. The driver task sets the flag; if the
+    /// task was dropped instead (its runtime shut down), the closed channel says the same.
     fn is_lost(&self) -> bool {
-        *self.session.lost.borrow()
+        *self.session.lost.borrow() || self.session.lost.has_changed().is_err()
     }
 
     /// Whether `drawn` may be handed out as it is (see the module docs).
@@ -306,6 +321,9 @@ async fn drive<F>(
             };
             match tokio::time::timeout(timeout, client.simple_query("")).await {
                 Ok(Ok(_)) => {}
+                // An acquisition started after our `busy` check: the heartbeat queued behind
+                // its lock wait, which proves nothing about the connection.
+                Err(_) if busy.load(Ordering::Acquire) => {}
                 Ok(Err(_)) | Err(_) => return,
             }
         }
@@ -442,11 +460,21 @@ impl PgBackend {
                     Wait::Never | Wait::Forever => "0".to_owned(),
                 };
                 let _busy = Busy::set(&conn.busy);
-                match conn
-                    .client
-                    .query_one(&conn.lock, &[&key, &timeout_ms])
-                    .await
-                {
+                let params: [&(dyn ToSql + Sync); 2] = [&key, &timeout_ms];
+                let request = conn.client.query_one(&conn.lock, &params);
+                // The server enforces the timeout; this bounds the wait when the server or the
+                // network does not answer at all. On expiry `conn` is dropped, closing the
+                // session and with it any lock granted meanwhile.
+                let answer = match wait {
+                    Wait::For(timeout) => {
+                        let limit = timeout.saturating_add(self.0.options.heartbeat_timeout);
+                        tokio::time::timeout(limit, request)
+                            .await
+                            .map_err(|_| Error::Unresponsive(limit))?
+                    }
+                    Wait::Never | Wait::Forever => request.await,
+                };
+                match answer {
                     Ok(row) => Some(row.get(0)),
                     Err(err) if err.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
                         // The timeout may have fired just as the lock was granted; the session
