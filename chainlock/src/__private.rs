@@ -1,9 +1,10 @@
 //! Paths used by the code that `chainlock-macros` generates. Not public API: anything
 //! here may change in any release; the macros pin this crate's exact version.
 
+pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
 pub use crate::chain::{
     AsyncExclusiveLock, AsyncSharedLock, ChainNode, Children, ExclusiveLock, Exit, PathExit,
-    SharedLock, TimedExclusiveLock, TimedSharedLock, lock_leaves, lock_leaves_until,
+    SharedLock, TimedExclusiveLock, TimedSharedLock,
 };
 pub use core::ops::FnOnce;
 pub use core::option::Option::{self, None, Some};

@@ -5,14 +5,12 @@
 
 mod children;
 mod exit;
-mod leaves;
+pub(crate) mod leaves;
 mod lock;
 mod node;
 
 pub use children::{ChildContainer, Children};
 pub use exit::{Exit, PathExit};
-#[doc(hidden)]
-pub use leaves::{lock_leaves, lock_leaves_until};
 pub use lock::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, SharedLock, TimedExclusiveLock,
     TimedSharedLock,
