@@ -10,11 +10,8 @@
 //!
 //! `cargo bench --bench rooms -- --warm-up-time 1 --measurement-time 3`
 
-#[path = "../tests/support/rooms_baseline.rs"]
-mod baseline;
-
-use baseline::CondvarRooms;
 use chainlock::rooms::Rooms;
+use chainlock_suite::rooms_baseline::CondvarRooms;
 use criterion::{BenchmarkId, Criterion, criterion_group};
 use std::hint::black_box;
 use std::sync::Barrier;

@@ -2,8 +2,7 @@
 //! panicking ones), timeouts, async cancellation, a stress test with an invariant
 //! checker, and the wake-up count against one condition variable with `notify_all`.
 
-#[path = "support/rooms_baseline.rs"]
-mod baseline;
+use chainlock_suite::rooms_baseline as baseline;
 
 use chainlock::rooms::{RoomError, Rooms};
 use rand::{Rng, SeedableRng, rngs::SmallRng};

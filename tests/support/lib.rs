@@ -1,4 +1,7 @@
-//! Shared helpers of chainlock's integration tests, examples and benchmarks (not published).
+//! Test instrumentation of chainlock's integration tests, examples and benchmarks (not
+//! published): locks that log what they do, and the baselines the benchmarks and tests
+//! compare against. The scheduling service is not here: it is the workspace member
+//! `scheduler/` (package `chainlock-scheduler`).
 
 pub mod logged;
-pub mod scheduler;
+pub mod rooms_baseline;

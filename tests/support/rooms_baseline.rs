@@ -3,12 +3,12 @@
 //! batches; exit actions left out, the benchmarks use none), so the comparison isolates
 //! the design: every entry takes the mutex, and every hand-off wakes every waiter.
 //!
-//! Included with `#[path]` by `tests/rooms.rs` and `benches/rooms.rs`.
+//! Used by `tests/rooms.rs` and `benches/rooms.rs`.
 
 use parking_lot::{Condvar, Mutex};
 
 /// Group mutual exclusion over one mutex and one condition variable.
-pub(crate) struct CondvarRooms {
+pub struct CondvarRooms {
     inner: Mutex<Inner>,
     condvar: Condvar,
 }
@@ -24,13 +24,14 @@ struct Inner {
 }
 
 /// Leaves the room on drop.
-pub(crate) struct CondvarRoomGuard<'a> {
+pub struct CondvarRoomGuard<'a> {
     rooms: &'a CondvarRooms,
     room: usize,
 }
 
 impl CondvarRooms {
-    pub(crate) fn new(rooms: usize) -> Self {
+    /// A lock with `rooms` rooms, all empty.
+    pub fn new(rooms: usize) -> Self {
         Self {
             inner: Mutex::new(Inner {
                 room: None,
@@ -45,7 +46,8 @@ impl CondvarRooms {
         }
     }
 
-    pub(crate) fn enter(&self, room: usize) -> CondvarRoomGuard<'_> {
+    /// Enters `room`, waiting until it is admitted; leaves when the guard drops.
+    pub fn enter(&self, room: usize) -> CondvarRoomGuard<'_> {
         let mut inner = self.inner.lock();
         if inner.room.is_none() || (inner.room == Some(room) && inner.count > 0 && inner.total == 0)
         {
@@ -67,13 +69,12 @@ impl CondvarRooms {
     }
 
     /// Threads registered as waiting (and so, once the mutex is free, on the condvar).
-    #[allow(dead_code, reason = "used by the tests, not the benchmarks")]
-    pub(crate) fn waiting(&self) -> usize {
+    pub fn waiting(&self) -> usize {
         self.inner.lock().total
     }
 
     /// `(wake-ups, futile wake-ups)` so far.
-    pub(crate) fn wakeups(&self) -> (u64, u64) {
+    pub fn wakeups(&self) -> (u64, u64) {
         let inner = self.inner.lock();
         (inner.wakeups, inner.futile_wakeups)
     }

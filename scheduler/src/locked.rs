@@ -1,8 +1,8 @@
 //! The `chain` and `crab` strategies: one service over the locked tree, generic over how a
 //! descent locks each level.
 
-use super::tree::{Class, Lecture, Registry, Tally};
-use super::{
+use crate::tree::{Class, Lecture, Registry, Tally};
+use crate::{
     Cancelled, ClassId, ClassSnapshot, LectureId, ScheduleError, Scheduler, Seat, ServiceConfig,
     Snapshot, Statistics, Strategy, StudentId,
 };

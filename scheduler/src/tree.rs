@@ -1,7 +1,7 @@
 //! The locked tree of the `chain` and `crab` strategies: `Registry → Lecture → Class`, each
 //! node behind its own lock, built with `#[derive(ChainNode)]`.
 
-use super::{ClassId, LectureId, Seat, StudentId, first_choice};
+use crate::{ClassId, LectureId, Seat, StudentId, first_choice};
 use chainlock::ChainNode;
 use chainlock::chain::ChildContainer;
 use chainlock::parking_lot::{Mutex, RwLock};

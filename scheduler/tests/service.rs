@@ -1,10 +1,10 @@
-//! The scheduling service (`tests/support/scheduler`): a short loaded session per strategy
+//! The scheduling service: a short loaded session per strategy
 //! with the invariants checked all along, and the semantics of every operation, for every
 //! strategy.
 
-use chainlock_suite::scheduler::invariants::{self, Violation};
-use chainlock_suite::scheduler::load::{LoadConfig, Mix, MixError, Operation, Session, Stop};
-use chainlock_suite::scheduler::{
+use chainlock_scheduler::invariants::{self, Violation};
+use chainlock_scheduler::load::{LoadConfig, Mix, MixError, Operation, Session, Stop};
+use chainlock_scheduler::{
     Cancelled, ClassSnapshot, ConfigError, LeafWork, ScheduleError, Scheduler, Seat, ServiceConfig,
     Snapshot, Statistics, Strategy,
 };
@@ -397,7 +397,7 @@ fn leaf_work_costs_what_it_says() {
         cpu >= Duration::from_nanos(500) && cpu < Duration::from_micros(50),
         "cpu leaf work took {cpu:?}"
     );
-    chainlock_suite::scheduler::leaf_work::lower_timer_slack();
+    chainlock_scheduler::leaf_work::lower_timer_slack();
     let blocking = LeafWork::Blocking.measure(20);
     assert!(
         blocking >= Duration::from_micros(50),

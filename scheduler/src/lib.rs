@@ -1,5 +1,6 @@
-//! The scheduling service of the README's main job: online lectures split into classes of at
-//! most `threshold` students, served by three locking strategies over the same operations.
+//! A scheduling service for online classes, the README's main job: lectures split into
+//! classes of at most `threshold` students, served by three locking strategies over the same
+//! operations.
 //!
 //! - [`Strategy::Chain`]: the tree `Registry → Lecture → Class → students` locked hand over
 //!   hand with `chain_locker!`, every level exclusive.
@@ -9,6 +10,31 @@
 //!
 //! All three implement [`Scheduler`]; [`invariants`] checks a consistent [`Snapshot`] of any of
 //! them, and [`load`] drives them with client threads.
+//!
+//! The command-line program (`cargo run --release -p chainlock-scheduler`, `src/main.rs`)
+//! runs them side by side; `tests/service.rs` checks every operation's semantics and the
+//! invariants under load; `benches/scheduler.rs` measures throughput against client threads.
+//!
+//! # Examples
+//!
+//! ```
+//! use chainlock_scheduler::load::{LoadConfig, Session, Stop};
+//! use chainlock_scheduler::{LeafWork, ServiceConfig, Strategy};
+//!
+//! let config = ServiceConfig::new(1_000, 8, LeafWork::None)?;
+//! let service = Strategy::Crab.build(config);
+//! service.open_lecture(7)?;
+//! let seat = service.attend(42, 7)?;
+//! assert_eq!(service.seat(42)?, Some(seat));
+//!
+//! // Or under load: client threads, a random mix, the invariants checked at the end.
+//! let session = Session::new(Strategy::Chain.build(config), 4);
+//! let load = LoadConfig { threads: 2, stop: Stop::Ops(1_000), ..LoadConfig::default() };
+//! let report = session.run(&load, &mut |_progress| {});
+//! assert_eq!(report.ops, 1_000);
+//! assert!(report.invariants_hold());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod coarse;
 pub mod invariants;
@@ -25,11 +51,11 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-/// Lectures running at once in the example and the benchmark.
+/// Lectures running at once in the command-line program and the benchmark.
 pub const DEFAULT_LECTURES: u32 = 64;
-/// Students in the example and the benchmark.
+/// Students in the command-line program and the benchmark.
 pub const DEFAULT_STUDENTS: u32 = 10_000;
-/// The most students a class holds in the example and the benchmark.
+/// The most students a class holds in the command-line program and the benchmark.
 pub const DEFAULT_THRESHOLD: u32 = 8;
 
 /// A student, numbered `0..students`.

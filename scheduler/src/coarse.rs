@@ -1,6 +1,6 @@
 //! The `coarse` strategy: the whole service behind one global mutex.
 
-use super::{
+use crate::{
     Cancelled, ClassId, ClassSnapshot, LectureId, ScheduleError, Scheduler, Seat, ServiceConfig,
     Snapshot, Statistics, Strategy, StudentId, first_choice,
 };

@@ -1,17 +1,18 @@
 //! Scheduler throughput against client threads (1, 2, 4, 16, 64), for each strategy
 //! (`chain`, `crab`, `coarse`) and each kind of leaf work (none, ~1 µs CPU, ~50 µs blocking
-//! sleep), on the service of the `scheduler` example with its default shape and mix.
+//! sleep), on the service of the command-line program with its default shape and mix.
 //!
 //! Each iteration runs a fixed number of operations spread over the client threads, timed
 //! from the moment every thread is ready to the moment the last one finishes (spawning is
 //! not timed), and checks the invariants afterwards. The service keeps its state across
 //! iterations, so warm-up brings it to a steady state.
 //!
-//! Run: `cargo bench --bench scheduler`; then `python3 scripts/scheduler_report.py` writes
-//! the README table and plot from `target/criterion/scheduler_*`.
+//! Run: `cargo bench -p chainlock-scheduler --bench scheduler`; then, from the workspace root,
+//! `python3 scheduler/report.py` writes the README table and plot from
+//! `target/criterion/scheduler_*`.
 
-use chainlock_suite::scheduler::load::{LoadConfig, Mix, Session, Stop};
-use chainlock_suite::scheduler::{
+use chainlock_scheduler::load::{LoadConfig, Mix, Session, Stop};
+use chainlock_scheduler::{
     DEFAULT_LECTURES, DEFAULT_STUDENTS, DEFAULT_THRESHOLD, LeafWork, ServiceConfig, Strategy,
 };
 use criterion::{

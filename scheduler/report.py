@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Writes the scheduler benchmark's README table and plot from criterion's output.
 
-Run after `cargo bench --bench scheduler`:
+Run from the workspace root after `cargo bench -p chainlock-scheduler --bench scheduler`:
 
-    python3 scripts/scheduler_report.py            # prints the markdown table
-    python3 scripts/scheduler_report.py --svg docs/scheduler-throughput.svg
+    python3 scheduler/report.py            # prints the markdown table
+    python3 scheduler/report.py --svg docs/scheduler-throughput.svg
 
 Reads target/criterion/scheduler_<leaf>/<strategy>/<threads>/new/{benchmark,estimates}.json:
 throughput = elements per iteration / median time per iteration. No dependencies.

@@ -4,7 +4,7 @@
 //! 2. every student attends at most one class;
 //! 3. the service's statistics equal a recount.
 
-use super::{Seat, Snapshot, Statistics, StudentId};
+use crate::{Seat, Snapshot, Statistics, StudentId};
 use std::collections::HashMap;
 
 /// A broken invariant.

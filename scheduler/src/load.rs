@@ -2,9 +2,9 @@
 //! for a duration or a number of operations, with the invariants checked periodically and
 //! at the end.
 
-use super::invariants::{self, Violation};
-use super::leaf_work::lower_timer_slack;
-use super::{LectureId, Scheduler, Strategy};
+use crate::invariants::{self, Violation};
+use crate::leaf_work::lower_timer_slack;
+use crate::{LectureId, Scheduler, Strategy};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::fmt;

@@ -2,28 +2,36 @@
 //! shared down to an exclusive leaf) and `coarse` (one global mutex), side by side.
 //!
 //! ```text
-//! cargo run --release --example scheduler                       # every strategy × leaf work
-//! cargo run --release --example scheduler -- --leaf blocking --threads 64
-//! cargo run --release --example scheduler -- --help
+//! cargo run --release -p chainlock-scheduler                      # every strategy × leaf work
+//! cargo run --release -p chainlock-scheduler -- --leaf blocking --threads 64
+//! cargo run --release -p chainlock-scheduler -- --help
 //! ```
 //!
-//! The service itself lives in the suite's support library (`tests/support/scheduler`), so
-//! that the test and the benchmark run the same code.
+//! The service is this package's library (`src/lib.rs`), which its tests and benchmark use too.
 
-use chainlock_suite::scheduler::load::{LoadConfig, Mix, Report, Session, Stop};
-use chainlock_suite::scheduler::{
+use chainlock_scheduler::load::{LoadConfig, Mix, Progress, Report, Session, Stop};
+use chainlock_scheduler::{
     DEFAULT_LECTURES, DEFAULT_STUDENTS, DEFAULT_THRESHOLD, LeafWork, ServiceConfig, Strategy,
     leaf_work,
 };
 use clap::Parser;
-use std::io::Write;
+use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Runs the scheduling service under a random load with each locking strategy and prints
-/// throughput, latency and the invariant verdict side by side.
+/// A scheduling service for online classes under load, with three locking strategies side
+/// by side.
+///
+/// Lectures are split into classes of at most `--threshold` students; client threads attend
+/// lectures, expel students, cancel classes and lectures and read statistics at random. Each
+/// strategy (chain: chainlock's hand-over-hand locking, every level exclusive; crab: shared
+/// locks down to an exclusive class lock; coarse: one global mutex) serves the same load once
+/// per kind of leaf work, while the invariants (no class above the threshold, every student
+/// in at most one class, statistics equal to a recount) are checked on consistent snapshots.
+/// Prints throughput, latency and the invariant verdict as a table; exits with failure if an
+/// invariant broke.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(version)]
 struct Args {
     /// Strategies to compare, comma-separated: chain, crab, coarse.
     #[arg(
@@ -57,32 +65,18 @@ struct Args {
     /// Operation weights: attend, expel, cancel-class, cancel-lecture, statistics.
     #[arg(long, default_value_t = Mix::default())]
     mix: Mix,
-    /// How long each run lasts, e.g. `1s`, `500ms`, `2.5` (seconds).
-    #[arg(long, short, default_value = "1s", value_parser = parse_duration)]
+    /// How long each run lasts, e.g. `1s`, `500ms`, `1m 30s`.
+    #[arg(long, short, default_value = "1s", value_parser = humantime::parse_duration)]
     duration: Duration,
     /// Stop each run after this many operations instead of after --duration.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     ops: Option<u64>,
-    /// Invariant checks during each run, every this long (`0`: only at the end).
-    #[arg(long, default_value = "200ms", value_parser = parse_duration)]
+    /// Invariant checks during each run, every this long (`0s`: only at the end).
+    #[arg(long, default_value = "200ms", value_parser = humantime::parse_duration)]
     check_every: Duration,
     /// Seed of the clients' random choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let (number, unit) = if let Some(ms) = text.strip_suffix("ms") {
-        (ms, 1e-3)
-    } else {
-        (text.strip_suffix('s').unwrap_or(text), 1.0)
-    };
-    number
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .and_then(|value| Duration::try_from_secs_f64(value * unit).ok())
-        .ok_or_else(|| format!("`{text}` is not a duration like `1s`, `250ms` or `2.5`"))
 }
 
 fn main() -> ExitCode {
@@ -103,17 +97,9 @@ fn main() -> ExitCode {
             .expect("clap checked students and threshold");
         for &strategy in &args.strategy {
             let session = Session::new(strategy.build(config), args.lectures);
-            let report = session.run(&load, &mut |progress| {
-                eprint!(
-                    "\r  {leaf:<8} {strategy:<6} {:>5.1} s  {:>10} ops  {} checks  {} violations   ",
-                    progress.elapsed.as_secs_f64(),
-                    progress.ops,
-                    progress.checks,
-                    progress.violations,
-                );
-                let _ = std::io::stderr().flush();
-            });
-            eprint!("\r{:80}\r", "");
+            let mut progress = RunProgress::new(format!("{leaf:<8} {strategy:<6}"), load.stop);
+            let report = session.run(&load, &mut |now| progress.update(now));
+            progress.finish(&report);
             for violation in report.violations.iter().take(5) {
                 eprintln!("  {leaf} {strategy}: VIOLATION: {violation}");
             }
@@ -139,7 +125,7 @@ fn describe(args: &Args) {
         "mix: {}; each run: {}",
         args.mix,
         args.ops.map_or_else(
-            || format!("{:?}", args.duration),
+            || humantime::format_duration(args.duration).to_string(),
             |ops| format!("{ops} operations")
         )
     );
@@ -201,5 +187,80 @@ fn micros(duration: Duration) -> String {
         format!("{micros:.0} µs")
     } else {
         format!("{:.1} ms", micros / 1e3)
+    }
+}
+
+/// How often a run reports progress in plain lines when stderr is not a terminal.
+const PLAIN_EVERY: Duration = Duration::from_secs(5);
+
+/// The progress of one run on stderr. On a terminal, an indicatif bar redrawn in place and
+/// cleared at the end. Otherwise (redirected to a file or a pipe, or `TERM=dumb`, where
+/// indicatif hides its bar and draws nothing at all), plain lines: one every
+/// [`PLAIN_EVERY`] and one when the run ends.
+struct RunProgress {
+    label: String,
+    /// `None` when stderr is not a terminal.
+    bar: Option<ProgressBar>,
+    stop: Stop,
+    last_line: Instant,
+}
+
+impl RunProgress {
+    fn new(label: String, stop: Stop) -> Self {
+        let (length, unit) = match stop {
+            Stop::After(duration) => (duration.as_millis().try_into().unwrap_or(u64::MAX), "ms"),
+            Stop::Ops(ops) => (ops, "ops"),
+        };
+        let template = format!("  {{prefix}} [{{bar:30}}] {{pos}}/{{len}} {unit}  {{msg}}");
+        let bar = ProgressBar::new(length)
+            .with_style(
+                ProgressStyle::with_template(&template)
+                    .expect("a valid template")
+                    .progress_chars("=> "),
+            )
+            .with_prefix(label.clone());
+        // Hidden when stderr is not a terminal, or TERM=dumb.
+        let bar = (!bar.is_hidden()).then_some(bar);
+        Self {
+            label,
+            bar,
+            stop,
+            last_line: Instant::now(),
+        }
+    }
+
+    fn update(&mut self, progress: Progress) {
+        let counts = format!(
+            "{} ops, {} checks, {} violations",
+            progress.ops, progress.checks, progress.violations
+        );
+        if let Some(bar) = &self.bar {
+            bar.set_position(match self.stop {
+                Stop::After(_) => progress.elapsed.as_millis().try_into().unwrap_or(u64::MAX),
+                Stop::Ops(_) => progress.ops,
+            });
+            bar.set_message(counts);
+        } else if self.last_line.elapsed() >= PLAIN_EVERY {
+            eprintln!(
+                "  {} {:>6.1} s  {counts}",
+                self.label,
+                progress.elapsed.as_secs_f64()
+            );
+            self.last_line = Instant::now();
+        }
+    }
+
+    fn finish(self, report: &Report) {
+        match self.bar {
+            Some(bar) => bar.finish_and_clear(),
+            None => eprintln!(
+                "  {} {:>6.1} s  {} ops, {} checks, {} violations (done)",
+                self.label,
+                report.elapsed.as_secs_f64(),
+                report.ops,
+                report.checks,
+                report.violations.len()
+            ),
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! lock): nothing, about a microsecond of CPU, or a blocking wait of about 50 µs standing for
 //! I/O.
 
-use super::UnknownName;
+use crate::UnknownName;
 use std::fmt;
 use std::hint::black_box;
 use std::str::FromStr;
