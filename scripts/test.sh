@@ -31,11 +31,11 @@ step "PostgreSQL for the distributed tests: a throwaway cluster, stopped on exit
 # Exports CHAINLOCK_PG_URL and CHAINLOCK_PG_RESTART; installs PostgreSQL if it is missing.
 source scripts/pg.sh
 
-step "tests: unit, integration, trybuild, macrotest, doc tests (all features)"
+step "tests: unit, integration, trybuild, macrotest, doc tests incl. the README's (all members, all features)"
 run_tests cargo test --workspace --all-features
 
-step "benchmarks run once as tests"
-run_tests cargo test --benches --all-features
+step "benchmarks run once as tests (all members)"
+run_tests cargo test --workspace --benches --all-features
 
 step "example: workers appending records under named locks, both backends, verified"
 cargo run --quiet --example workers -- --workers 4 --messages 200

@@ -75,3 +75,8 @@ pub use chainlock_macros::ChainNode;
 pub use chainlock_macros::chain_locker;
 pub use lock_api;
 pub use parking_lot;
+
+/// The README's Rust blocks, compiled and run as doc tests so that they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
