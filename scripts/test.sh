@@ -24,6 +24,14 @@ cargo fmt --all --check
 step "clippy (all targets, all features, warnings are errors)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
+step "the README's first command builds only the service: none of the suite's heavy dependencies"
+heavy=$(cargo tree -p chainlock-scheduler -e normal,build --prefix none \
+  | grep -E '^(criterion|plotters|tokio|tokio-postgres|trybuild|macrotest|lockable) ' | sort -u || true)
+if [ -n "$heavy" ]; then
+  printf 'cargo run -p chainlock-scheduler would build:\n%s\n' "$heavy" >&2
+  exit 1
+fi
+
 step "docs (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
 

@@ -84,14 +84,7 @@ impl FromStr for LeafWork {
     type Err = UnknownName;
 
     fn from_str(name: &str) -> Result<Self, UnknownName> {
-        LeafWork::ALL
-            .into_iter()
-            .find(|work| work.name() == name)
-            .ok_or_else(|| UnknownName {
-                what: "leaf work",
-                name: name.to_owned(),
-                expected: "none, cpu, blocking",
-            })
+        UnknownName::find("leaf work", &LeafWork::ALL, LeafWork::name, name)
     }
 }
 

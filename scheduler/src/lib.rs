@@ -324,21 +324,37 @@ impl fmt::Display for Strategy {
 pub struct UnknownName {
     what: &'static str,
     name: String,
-    expected: &'static str,
+    expected: String,
+}
+
+impl UnknownName {
+    /// The item of `all` that `name_of` calls `name`, or the error listing their names.
+    fn find<T: Copy>(
+        what: &'static str,
+        all: &[T],
+        name_of: fn(T) -> &'static str,
+        name: &str,
+    ) -> Result<T, UnknownName> {
+        all.iter()
+            .copied()
+            .find(|&item| name_of(item) == name)
+            .ok_or_else(|| UnknownName {
+                what,
+                name: name.to_owned(),
+                expected: all
+                    .iter()
+                    .map(|&item| name_of(item))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
 }
 
 impl FromStr for Strategy {
     type Err = UnknownName;
 
     fn from_str(name: &str) -> Result<Self, UnknownName> {
-        Strategy::ALL
-            .into_iter()
-            .find(|strategy| strategy.name() == name)
-            .ok_or_else(|| UnknownName {
-                what: "strategy",
-                name: name.to_owned(),
-                expected: "chain, crab, coarse",
-            })
+        UnknownName::find("strategy", &Strategy::ALL, Strategy::name, name)
     }
 }
 

@@ -125,3 +125,27 @@ fn durations_take_units() {
         );
     }
 }
+
+#[test]
+fn unknown_names_list_the_known_ones() {
+    for (flag, bad, message) in [
+        (
+            "--strategy",
+            "chain,fast",
+            "unknown strategy `fast` (expected one of: chain, crab, coarse)",
+        ),
+        (
+            "--leaf",
+            "disk",
+            "unknown leaf work `disk` (expected one of: none, cpu, blocking)",
+        ),
+    ] {
+        let output = scheduler(&[flag, bad]);
+        assert_eq!(output.status.code(), Some(2), "{flag} {bad} was accepted");
+        assert!(
+            text(&output.stderr).contains(message),
+            "{}",
+            text(&output.stderr)
+        );
+    }
+}
