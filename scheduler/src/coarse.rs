@@ -30,6 +30,16 @@ struct Lecture {
 
 impl CoarseScheduler {
     /// A service with no lectures.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{CoarseScheduler, LeafWork, Scheduler, ServiceConfig, Strategy};
+    ///
+    /// let service = CoarseScheduler::new(ServiceConfig::new(10, 2, LeafWork::None)?);
+    /// assert_eq!(service.strategy(), Strategy::Coarse);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(config: ServiceConfig) -> Self {
         Self {
             world: Mutex::new(World {

@@ -41,6 +41,20 @@ pub enum Violation {
 }
 
 /// Counts the classes and students of a snapshot.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock_scheduler::invariants::recount;
+/// use chainlock_scheduler::{ClassSnapshot, Seat, Snapshot, Statistics};
+///
+/// let class = |class, students: &[u32]| ClassSnapshot {
+///     seat: Seat { lecture: 0, class },
+///     students: students.to_vec(),
+/// };
+/// let snapshot = Snapshot { classes: vec![class(0, &[1, 2]), class(1, &[3])], ..Snapshot::default() };
+/// assert_eq!(recount(&snapshot), Statistics { classes: 2, students: 3 });
+/// ```
 pub fn recount(snapshot: &Snapshot) -> Statistics {
     Statistics {
         classes: snapshot.classes.len(),
@@ -54,6 +68,36 @@ pub fn recount(snapshot: &Snapshot) -> Statistics {
 
 /// Checks every invariant on `snapshot`; returns every violation found (empty when all
 /// hold).
+///
+/// # Examples
+///
+/// ```
+/// use chainlock_scheduler::invariants::{Violation, check};
+/// use chainlock_scheduler::{ClassSnapshot, Seat, Snapshot, Statistics};
+///
+/// let (a, b) = (Seat { lecture: 0, class: 0 }, Seat { lecture: 0, class: 1 });
+/// let mut snapshot = Snapshot {
+///     classes: vec![
+///         ClassSnapshot { seat: a, students: vec![1, 2] },
+///         ClassSnapshot { seat: b, students: vec![3] },
+///     ],
+///     statistics: Statistics { classes: 2, students: 3 },
+/// };
+/// assert_eq!(check(&snapshot, 2), []);
+///
+/// snapshot.classes[0].students.push(3); // a third student in `a`, who is also in `b`
+/// assert_eq!(
+///     check(&snapshot, 2),
+///     [
+///         Violation::OverThreshold { seat: a, students: 3, threshold: 2 },
+///         Violation::TwoClasses { student: 3, first: a, second: b },
+///         Violation::Statistics {
+///             reported: Statistics { classes: 2, students: 3 },
+///             recounted: Statistics { classes: 2, students: 4 },
+///         },
+///     ]
+/// );
+/// ```
 pub fn check(snapshot: &Snapshot, threshold: u32) -> Vec<Violation> {
     let mut violations = Vec::new();
     let mut attending: HashMap<StudentId, Seat> = HashMap::new();

@@ -41,6 +41,20 @@ impl LeafWork {
     }
 
     /// Does the work.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::LeafWork;
+    /// use chainlock_scheduler::leaf_work::BLOCKING_WAIT;
+    /// use std::time::Instant;
+    ///
+    /// LeafWork::Cpu.prepare(); // calibrate now, not in the first measured operation
+    /// let start = Instant::now();
+    /// LeafWork::Blocking.perform();
+    /// assert!(start.elapsed() >= BLOCKING_WAIT);
+    /// assert_eq!(LeafWork::Blocking.name(), "blocking");
+    /// ```
     #[inline]
     pub fn perform(self) {
         match self {
@@ -60,6 +74,18 @@ impl LeafWork {
 
     /// Measures what one [`perform`](Self::perform) really costs on this thread: the median
     /// of `samples` runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::LeafWork;
+    /// use chainlock_scheduler::leaf_work::{BLOCKING_WAIT, CPU_WORK};
+    ///
+    /// let work: LeafWork = "blocking".parse()?;
+    /// assert!(work.measure(5) >= BLOCKING_WAIT, "a sleep takes at least what it asks");
+    /// assert!(LeafWork::Cpu.measure(101) >= CPU_WORK / 2, "calibrated to about 1 µs");
+    /// # Ok::<(), chainlock_scheduler::UnknownName>(())
+    /// ```
     pub fn measure(self, samples: usize) -> Duration {
         self.prepare();
         let mut times: Vec<Duration> = (0..samples.max(1))

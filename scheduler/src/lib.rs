@@ -131,6 +131,18 @@ impl ServiceConfig {
     /// # Errors
     ///
     /// [`ConfigError`] when `threshold` or `students` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{ConfigError, LeafWork, ServiceConfig};
+    ///
+    /// let config = ServiceConfig::new(10_000, 8, LeafWork::Cpu)?;
+    /// assert_eq!((config.students(), config.threshold()), (10_000, 8));
+    /// assert_eq!(config.leaf_work(), LeafWork::Cpu);
+    /// assert_eq!(ServiceConfig::new(10, 0, LeafWork::None), Err(ConfigError::ZeroThreshold));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn new(students: u32, threshold: u32, leaf_work: LeafWork) -> Result<Self, ConfigError> {
         if threshold == 0 {
             return Err(ConfigError::ZeroThreshold);
@@ -215,6 +227,19 @@ pub struct Snapshot {
 /// consistency each implementation documents.
 pub trait Scheduler: Send + Sync {
     /// The strategy this service implements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{LeafWork, ServiceConfig, Strategy};
+    ///
+    /// let config = ServiceConfig::new(100, 2, LeafWork::None)?;
+    /// for strategy in Strategy::ALL {
+    ///     let service = strategy.build(config);
+    ///     assert_eq!((service.strategy(), service.config()), (strategy, config));
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn strategy(&self) -> Strategy;
 
     /// The service's size and leaf work.
@@ -225,6 +250,19 @@ pub trait Scheduler: Send + Sync {
     /// # Errors
     ///
     /// [`ScheduleError::LectureExists`] when it is already running.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{LeafWork, ScheduleError, ServiceConfig, Strategy};
+    ///
+    /// let service = Strategy::Crab.build(ServiceConfig::new(100, 2, LeafWork::None)?);
+    /// service.open_lecture(1)?;
+    /// assert_eq!(service.open_lecture(1), Err(ScheduleError::LectureExists(1)));
+    /// service.cancel_lecture(1)?;
+    /// service.open_lecture(1)?; // the number is free again
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn open_lecture(&self, lecture: LectureId) -> Result<(), ScheduleError>;
 
     /// `student` attends `lecture`: they are logged out of the class they attend (if it is
@@ -237,6 +275,25 @@ pub trait Scheduler: Send + Sync {
     /// [`ScheduleError::NoSuchLecture`] when the lecture does not exist or is cancelled; the
     /// student has then still left their previous class.
     /// [`ScheduleError::UnknownStudent`] for a student out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{LeafWork, ScheduleError, ServiceConfig, Strategy};
+    ///
+    /// let service = Strategy::Crab.build(ServiceConfig::new(100, 2, LeafWork::None)?);
+    /// service.open_lecture(1)?;
+    /// service.open_lecture(2)?;
+    /// // Classes of 2: the third student opens a second class.
+    /// let seats: Vec<_> = (0..3).map(|student| service.attend(student, 1)).collect::<Result<_, _>>()?;
+    /// assert_eq!(seats.iter().filter(|seat| seat.class == seats[2].class).count(), 1);
+    /// // Attending another lecture leaves the first one's class.
+    /// let moved = service.attend(0, 2)?;
+    /// assert_eq!((moved.lecture, service.seat(0)?), (2, Some(moved)));
+    /// assert_eq!(service.attend(0, 9), Err(ScheduleError::NoSuchLecture(9)));
+    /// assert_eq!(service.seat(0)?, None, "left the old class even so");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn attend(&self, student: StudentId, lecture: LectureId) -> Result<Seat, ScheduleError>;
 
     /// Expels `student` from the class they attend, and returns where they were.
@@ -245,6 +302,19 @@ pub trait Scheduler: Send + Sync {
     ///
     /// [`ScheduleError::NotAttending`] when they attend no class,
     /// [`ScheduleError::UnknownStudent`] for a student out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{LeafWork, ScheduleError, ServiceConfig, Strategy};
+    ///
+    /// let service = Strategy::Crab.build(ServiceConfig::new(100, 2, LeafWork::None)?);
+    /// service.open_lecture(1)?;
+    /// let seat = service.attend(7, 1)?;
+    /// assert_eq!(service.expel(7), Ok(seat));
+    /// assert_eq!(service.expel(7), Err(ScheduleError::NotAttending(7)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn expel(&self, student: StudentId) -> Result<Seat, ScheduleError>;
 
     /// Cancels a class: it stops, its students are logged out, and later requests for it
@@ -253,6 +323,22 @@ pub trait Scheduler: Send + Sync {
     /// # Errors
     ///
     /// [`ScheduleError::NoSuchClass`] when the class does not exist (or is cancelled).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{LeafWork, ScheduleError, ServiceConfig, Strategy};
+    ///
+    /// let service = Strategy::Crab.build(ServiceConfig::new(100, 2, LeafWork::None)?);
+    /// service.open_lecture(1)?;
+    /// let seat = service.attend(3, 1)?;
+    /// service.attend(4, 1)?;
+    /// assert_eq!(service.cancel_class(seat.lecture, seat.class), Ok(2));
+    /// assert_eq!(service.seat(3)?, None);
+    /// let gone = ScheduleError::NoSuchClass { lecture: seat.lecture, class: seat.class };
+    /// assert_eq!(service.cancel_class(seat.lecture, seat.class), Err(gone));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn cancel_class(&self, lecture: LectureId, class: ClassId) -> Result<usize, ScheduleError>;
 
     /// Cancels a lecture: all its classes stop, their students are logged out, and later
@@ -261,9 +347,41 @@ pub trait Scheduler: Send + Sync {
     /// # Errors
     ///
     /// [`ScheduleError::NoSuchLecture`] when it does not exist (or is already cancelled).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{LeafWork, ScheduleError, ServiceConfig, Strategy};
+    ///
+    /// let service = Strategy::Crab.build(ServiceConfig::new(100, 2, LeafWork::None)?);
+    /// service.open_lecture(1)?;
+    /// for student in 0..3 {
+    ///     service.attend(student, 1)?;
+    /// }
+    /// let stopped = service.cancel_lecture(1)?;
+    /// assert_eq!((stopped.classes, stopped.students), (2, 3));
+    /// assert_eq!(service.attend(0, 1), Err(ScheduleError::NoSuchLecture(1)));
+    /// assert_eq!(service.cancel_lecture(1), Err(ScheduleError::NoSuchLecture(1)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn cancel_lecture(&self, lecture: LectureId) -> Result<Cancelled, ScheduleError>;
 
     /// Classes running and students attending overall.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{LeafWork, ScheduleError, ServiceConfig, Strategy};
+    ///
+    /// let service = Strategy::Crab.build(ServiceConfig::new(100, 2, LeafWork::None)?);
+    /// service.open_lecture(1)?;
+    /// for student in 0..3 {
+    ///     service.attend(student, 1)?;
+    /// }
+    /// let statistics = service.statistics();
+    /// assert_eq!((statistics.classes, statistics.students), (2, 3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn statistics(&self) -> Statistics;
 
     /// The class `student` attends, if any.
@@ -271,10 +389,40 @@ pub trait Scheduler: Send + Sync {
     /// # Errors
     ///
     /// [`ScheduleError::UnknownStudent`] for a student out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{LeafWork, ScheduleError, ServiceConfig, Strategy};
+    ///
+    /// let service = Strategy::Crab.build(ServiceConfig::new(100, 2, LeafWork::None)?);
+    /// service.open_lecture(1)?;
+    /// assert_eq!(service.seat(5)?, None);
+    /// let seat = service.attend(5, 1)?;
+    /// assert_eq!(service.seat(5)?, Some(seat));
+    /// let unknown = ScheduleError::UnknownStudent { student: 100, students: 100 };
+    /// assert_eq!(service.seat(100), Err(unknown));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn seat(&self, student: StudentId) -> Result<Option<Seat>, ScheduleError>;
 
     /// A consistent picture of the whole service (every class frozen at once), for the
     /// invariant checker. Stops the world while it is taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{LeafWork, ScheduleError, ServiceConfig, Strategy};
+    ///
+    /// let service = Strategy::Crab.build(ServiceConfig::new(100, 2, LeafWork::None)?);
+    /// service.open_lecture(1)?;
+    /// let seat = service.attend(5, 1)?;
+    /// let snapshot = service.snapshot();
+    /// assert_eq!(snapshot.classes.len(), 1);
+    /// assert_eq!((snapshot.classes[0].seat, &snapshot.classes[0].students[..]), (seat, &[5][..]));
+    /// assert_eq!(snapshot.statistics, service.statistics());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn snapshot(&self) -> Snapshot;
 }
 
@@ -303,6 +451,19 @@ impl Strategy {
     }
 
     /// A new, empty service (no lectures) of this strategy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{LeafWork, ServiceConfig, Strategy};
+    ///
+    /// let strategy: Strategy = "crab".parse()?;
+    /// assert_eq!(strategy.name(), "crab");
+    /// let service = strategy.build(ServiceConfig::new(100, 8, LeafWork::None)?);
+    /// assert_eq!(service.statistics().classes, 0);
+    /// assert!("fast".parse::<Strategy>().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build(self, config: ServiceConfig) -> Arc<dyn Scheduler> {
         match self {
             Strategy::Chain => Arc::new(ChainScheduler::new(config)),

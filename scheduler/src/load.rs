@@ -90,6 +90,25 @@ impl Mix {
     /// # Errors
     ///
     /// [`MixError::Empty`] when every weight is 0 (or their sum overflows).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::load::{Mix, MixError, Operation};
+    ///
+    /// let mix = Mix::new([
+    ///     (Operation::Attend, 3),
+    ///     (Operation::Expel, 1),
+    ///     (Operation::CancelClass, 0),
+    ///     (Operation::CancelLecture, 0),
+    ///     (Operation::Statistics, 0),
+    /// ])?;
+    /// assert_eq!(mix.to_string(), "attend=3,expel=1");
+    /// assert_eq!("expel=1, attend=3".parse(), Ok(mix));
+    /// assert_eq!(Mix::only(Operation::Statistics).to_string(), "statistics=1");
+    /// assert_eq!("attend=0".parse::<Mix>(), Err(MixError::Empty));
+    /// # Ok::<(), MixError>(())
+    /// ```
     pub fn new(weights: [(Operation, u32); 5]) -> Result<Self, MixError> {
         let mut mix = Self { weights: [0; 5] };
         for (operation, weight) in weights {
@@ -286,6 +305,19 @@ impl Session {
     /// # Panics
     ///
     /// When `lectures` is 0, or a lecture of those numbers is already running.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::load::Session;
+    /// use chainlock_scheduler::{LeafWork, ServiceConfig, Strategy};
+    ///
+    /// let session = Session::new(Strategy::Coarse.build(ServiceConfig::new(10, 2, LeafWork::None)?), 3);
+    /// let seat = session.service().attend(4, 2)?;
+    /// assert_eq!(seat.lecture, 2);
+    /// assert_eq!(session.check(), [], "the invariants hold");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(service: Arc<dyn Scheduler>, lectures: u32) -> Self {
         assert!(lectures > 0, "a session needs at least one lecture");
         for lecture in 0..lectures {
@@ -315,6 +347,29 @@ impl Session {
     /// # Panics
     ///
     /// When `load.threads` is 0, or a client panics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::load::{LoadConfig, Session, Stop};
+    /// use chainlock_scheduler::{LeafWork, ServiceConfig, Strategy};
+    /// use std::time::Duration;
+    ///
+    /// let session = Session::new(Strategy::Chain.build(ServiceConfig::new(100, 3, LeafWork::None)?), 4);
+    /// let load = LoadConfig {
+    ///     threads: 4,
+    ///     stop: Stop::Ops(2_000),
+    ///     check_every: Some(Duration::from_millis(1)),
+    ///     ..LoadConfig::default()
+    /// };
+    /// let report = session.run(&load, &mut |progress| assert!(progress.ops <= 2_000));
+    /// assert_eq!(report.ops, 2_000);
+    /// assert!(report.invariants_hold() && report.checks >= 1);
+    /// assert!(report.throughput() > 0.0);
+    /// let latency = report.latency.expect("recorded by default");
+    /// assert!(latency.p50 <= latency.p99 && latency.p99 <= latency.max);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn run(&self, load: &LoadConfig, on_progress: &mut dyn FnMut(Progress)) -> Report {
         assert!(load.threads > 0, "a run needs at least one client thread");
         let stop = AtomicBool::new(false);

@@ -142,6 +142,18 @@ pub struct LockedScheduler<D> {
 
 impl<D: Descent> LockedScheduler<D> {
     /// A service with no lectures.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock_scheduler::{CrabScheduler, LeafWork, Scheduler, ServiceConfig, Strategy};
+    ///
+    /// let service = CrabScheduler::new(ServiceConfig::new(10, 2, LeafWork::None)?);
+    /// assert_eq!(service.strategy(), Strategy::Crab);
+    /// service.open_lecture(0)?;
+    /// assert_eq!(service.attend(3, 0)?.lecture, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(config: ServiceConfig) -> Self {
         Self {
             root: Arc::new(RwLock::new(Registry::new())),
