@@ -6,6 +6,7 @@
 //! | [`striped`] | lock striping: a key hashed onto one of a fixed set of locks |
 //! | [`keyed`] | a keyed lock manager: exact per-key locks, reentrant, FIFO-fair, timeouts, bounded memory, all-or-nothing multi-key |
 //! | [`rooms`] | shared rooms (group mutual exclusion): many threads in one room, one room at a time, exit actions, no starvation |
+//! | [`walk`] | hand-over-hand walks of run-time depth down recursive trees (file systems, B-trees, lists): key paths or step closures, latch crabbing, retaining (Bayer–Schkolnick) and optimistic descents |
 //! | `distributed` | a named mutex across processes (file locks) and machines (PostgreSQL), with fencing tokens and a lost-lock signal (feature `distributed`) |
 //!
 //! # Examples
@@ -64,6 +65,7 @@ pub mod keyed;
 mod loom;
 pub mod rooms;
 pub mod striped;
+pub mod walk;
 
 #[doc(hidden)]
 pub mod __private;

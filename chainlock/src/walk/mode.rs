@@ -1,0 +1,158 @@
+//! How a walk locks the nodes on its way down and the node it ends at.
+
+use crate::chain::{ExclusiveLock, SharedLock, TimedExclusiveLock, TimedSharedLock};
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How a walk locks each node: the nodes it passes through (`Path`) and the node it ends at
+/// (`Target`). Implemented by [`Exclusive`], [`Shared`] and [`Crab`]; not meant to be
+/// implemented outside this crate.
+pub trait Mode<L: ?Sized>: Copy {
+    /// The type of the tree's nodes.
+    type Node: ?Sized;
+    /// The guard held on a node the walk passes through.
+    type Path: Deref<Target = Self::Node>;
+    /// The guard of the node the walk ends at.
+    type Target: Deref<Target = Self::Node>;
+
+    /// Locks a node the walk passes through.
+    fn lock_path(lock: &Arc<L>) -> Self::Path;
+    /// Locks the node the walk ends at.
+    fn lock_target(lock: &Arc<L>) -> Self::Target;
+    /// Makes the node the walk holds on its way down its target, if the modes agree
+    /// (`Err` gives the guard back when they do not).
+    ///
+    /// # Errors
+    ///
+    /// The guard itself, when the path mode is weaker than the target mode.
+    fn settle(path: Self::Path) -> Result<Self::Target, Self::Path>;
+}
+
+/// A [`Mode`] whose locks can give up at a deadline.
+pub trait TimedMode<L: ?Sized>: Mode<L> {
+    /// Locks a node the walk passes through, unless `deadline` passes first.
+    fn lock_path_until(lock: &Arc<L>, deadline: Instant) -> Option<Self::Path>;
+    /// Locks the node the walk ends at, unless `deadline` passes first.
+    fn lock_target_until(lock: &Arc<L>, deadline: Instant) -> Option<Self::Target>;
+}
+
+/// Every node exclusively, the target too: the textbook lock coupling of a sorted list,
+/// and what a walk that changes nodes on its way needs. Steps get `&mut` access.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Exclusive;
+
+/// Every node in shared mode, the target too: lookups.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shared;
+
+/// Latch crabbing: shared on the way down, exclusive at the target, so that readers and
+/// writers of other subtrees pass each other above it. The levels must have both modes
+/// (an `RwLock`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Crab;
+
+impl<L: ExclusiveLock + ?Sized> Mode<L> for Exclusive {
+    type Node = L::Target;
+    type Path = L::Guard;
+    type Target = L::Guard;
+
+    #[inline]
+    fn lock_path(lock: &Arc<L>) -> L::Guard {
+        L::lock_exclusive(lock)
+    }
+
+    #[inline]
+    fn lock_target(lock: &Arc<L>) -> L::Guard {
+        L::lock_exclusive(lock)
+    }
+
+    #[inline]
+    fn settle(path: L::Guard) -> Result<L::Guard, L::Guard> {
+        Ok(path)
+    }
+}
+
+impl<L: TimedExclusiveLock + ?Sized> TimedMode<L> for Exclusive {
+    #[inline]
+    fn lock_path_until(lock: &Arc<L>, deadline: Instant) -> Option<L::Guard> {
+        L::try_lock_exclusive_until(lock, deadline)
+    }
+
+    #[inline]
+    fn lock_target_until(lock: &Arc<L>, deadline: Instant) -> Option<L::Guard> {
+        L::try_lock_exclusive_until(lock, deadline)
+    }
+}
+
+impl<L: SharedLock + ?Sized> Mode<L> for Shared {
+    type Node = L::Target;
+    type Path = L::Guard;
+    type Target = L::Guard;
+
+    #[inline]
+    fn lock_path(lock: &Arc<L>) -> L::Guard {
+        L::lock_shared(lock)
+    }
+
+    #[inline]
+    fn lock_target(lock: &Arc<L>) -> L::Guard {
+        L::lock_shared(lock)
+    }
+
+    #[inline]
+    fn settle(path: L::Guard) -> Result<L::Guard, L::Guard> {
+        Ok(path)
+    }
+}
+
+impl<L: TimedSharedLock + ?Sized> TimedMode<L> for Shared {
+    #[inline]
+    fn lock_path_until(lock: &Arc<L>, deadline: Instant) -> Option<L::Guard> {
+        L::try_lock_shared_until(lock, deadline)
+    }
+
+    #[inline]
+    fn lock_target_until(lock: &Arc<L>, deadline: Instant) -> Option<L::Guard> {
+        L::try_lock_shared_until(lock, deadline)
+    }
+}
+
+impl<L> Mode<L> for Crab
+where
+    L: SharedLock + ExclusiveLock<Target = <L as SharedLock>::Target> + ?Sized,
+{
+    type Node = <L as SharedLock>::Target;
+    type Path = <L as SharedLock>::Guard;
+    type Target = <L as ExclusiveLock>::Guard;
+
+    #[inline]
+    fn lock_path(lock: &Arc<L>) -> Self::Path {
+        L::lock_shared(lock)
+    }
+
+    #[inline]
+    fn lock_target(lock: &Arc<L>) -> Self::Target {
+        L::lock_exclusive(lock)
+    }
+
+    #[inline]
+    fn settle(path: Self::Path) -> Result<Self::Target, Self::Path> {
+        Err(path)
+    }
+}
+
+impl<L> TimedMode<L> for Crab
+where
+    L: TimedSharedLock + TimedExclusiveLock<Target = <L as SharedLock>::Target> + ?Sized,
+{
+    #[inline]
+    fn lock_path_until(lock: &Arc<L>, deadline: Instant) -> Option<Self::Path> {
+        L::try_lock_shared_until(lock, deadline)
+    }
+
+    #[inline]
+    fn lock_target_until(lock: &Arc<L>, deadline: Instant) -> Option<Self::Target> {
+        L::try_lock_exclusive_until(lock, deadline)
+    }
+}
