@@ -68,7 +68,9 @@ pub enum WalkExit {
     /// walk whose target must be exclusive ([`Crab`](super::Crab)): the node cannot become
     /// exclusive without being released first. Answer [`Step::Target`](super::Step::Target)
     /// one level higher instead.
-    #[error("the walk ended early: the node at depth {depth} is read-locked and cannot be the exclusive target")]
+    #[error(
+        "the walk ended early: the node at depth {depth} is read-locked and cannot be the exclusive target"
+    )]
     NotExclusive {
         /// The depth of the node that answered `Here`.
         depth: usize,

@@ -638,9 +638,8 @@ impl Walker {
         L: SharedLock + ExclusiveLock<Target = <L as SharedLock>::Target> + ?Sized,
         <L as SharedLock>::Target: ChainNode,
     {
-        let first = self.walk::<L, Crab>(root, false, &Blocking, |guard, depth| {
-            step(&**guard, depth)
-        });
+        let first =
+            self.walk::<L, Crab>(root, false, &Blocking, |guard, depth| step(&**guard, depth));
         match first {
             Ok((target, depth)) => {
                 if is_safe(&*target, depth) {
@@ -691,7 +690,9 @@ impl Walker {
         M::Node: ChainNode,
     {
         if root_is_target {
-            let target = acquire.target(root).ok_or(WalkExit::TimedOut { depth: 0 })?;
+            let target = acquire
+                .target(root)
+                .ok_or(WalkExit::TimedOut { depth: 0 })?;
             return open(target, 0).map(|target| (target, 0));
         }
         let mut guard = acquire.path(root).ok_or(WalkExit::TimedOut { depth: 0 })?;

@@ -1,0 +1,336 @@
+//! Walks of run-time depth, 1 to 64, on instrumented locks: the exact hand-over-hand order
+//! of every acquisition and release, an early exit, a panic, a timeout and a closed node at
+//! every depth; the retaining descent releasing exactly the ancestors above the lowest safe
+//! node; cycles refused; the depth limit.
+
+use chainlock::ChainNode;
+use chainlock::walk::{Exclusive, Step, WalkExit, Walker};
+use chainlock_suite::logged::{Event, LoggedMutex, id_of, take_log};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const MAX_DEPTH: usize = 64;
+
+struct Node {
+    depth: usize,
+    closed: bool,
+    /// Whether a structural change below may need this node changed (retaining descents).
+    unsafe_: bool,
+    next: Option<Arc<LoggedMutex<Node>>>,
+}
+
+impl ChainNode for Node {
+    fn is_closed(&self) -> bool {
+        self.closed
+    }
+}
+
+type Lock = Arc<LoggedMutex<Node>>;
+
+/// A list of `len` nodes, head first.
+fn list(len: usize) -> Vec<Lock> {
+    let mut nodes: Vec<Lock> = Vec::new();
+    for depth in (0..len).rev() {
+        let next = nodes.last().cloned();
+        nodes.push(Arc::new(LoggedMutex::new(Node {
+            depth,
+            closed: false,
+            unsafe_: false,
+            next,
+        })));
+    }
+    nodes.reverse();
+    nodes
+}
+
+/// Follows `next` until depth `target`, which is the target.
+fn to_depth(
+    target: usize,
+) -> impl FnMut(
+    &mut chainlock::lock_api::ArcMutexGuard<chainlock_suite::logged::LoggedRawMutex, Node>,
+    usize,
+) -> Step<Lock> {
+    move |node, depth| {
+        assert_eq!(node.depth, depth, "the step sees the node at its depth");
+        if depth == target {
+            Step::Here
+        } else {
+            node.next.clone().map_or(Step::Absent, Step::Descend)
+        }
+    }
+}
+
+/// `L0, L1, U0, L2, U1, ..., L(last), U(last - 1)`: locked `0..=last` hand over hand.
+fn hand_over_hand(nodes: &[Lock], last: usize) -> Vec<Event> {
+    let mut log = vec![Event::Locked(id_of(&nodes[0]))];
+    for depth in 1..=last {
+        log.push(Event::Locked(id_of(&nodes[depth])));
+        log.push(Event::Unlocked(id_of(&nodes[depth - 1])));
+    }
+    log
+}
+
+fn assert_all_unlocked(nodes: &[Lock]) {
+    for (depth, node) in nodes.iter().enumerate() {
+        assert!(!node.is_locked(), "depth {depth} is still locked");
+    }
+}
+
+#[test]
+fn every_depth_is_walked_hand_over_hand() {
+    for len in 1..=MAX_DEPTH {
+        let nodes = list(len);
+        take_log();
+        let target = Walker::new()
+            .descend(&nodes[0], Exclusive, to_depth(len - 1))
+            .unwrap();
+        assert_eq!(target.depth, len - 1);
+        assert_eq!(take_log(), hand_over_hand(&nodes, len - 1), "length {len}");
+        drop(target);
+        assert_eq!(take_log(), [Event::Unlocked(id_of(&nodes[len - 1]))]);
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[test]
+fn an_absent_node_at_every_depth_ends_the_walk_there() {
+    for len in 1..=MAX_DEPTH {
+        let nodes = list(len);
+        take_log();
+        // The list ends at `len - 1`; asking for one more is absent at depth `len`.
+        let outcome = Walker::new().descend(&nodes[0], Exclusive, to_depth(len));
+        assert_eq!(outcome.err(), Some(WalkExit::Absent { depth: len }));
+        let mut expected = hand_over_hand(&nodes, len - 1);
+        expected.push(Event::Unlocked(id_of(&nodes[len - 1])));
+        assert_eq!(take_log(), expected, "length {len}");
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[test]
+fn a_panic_at_every_depth_releases_what_the_walk_holds() {
+    let nodes = list(MAX_DEPTH);
+    for at in 0..MAX_DEPTH {
+        take_log();
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            Walker::new().descend(&nodes[0], Exclusive, |node, depth| {
+                assert!(depth != at, "injected panic at depth {at}");
+                node.next.clone().map_or(Step::Here, Step::Descend)
+            })
+        }));
+        assert!(outcome.is_err(), "depth {at}: the panic reaches the caller");
+        let mut expected = hand_over_hand(&nodes, at);
+        expected.push(Event::Unlocked(id_of(&nodes[at])));
+        assert_eq!(take_log(), expected, "panic at depth {at}");
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[test]
+fn a_closed_node_at_every_depth_behaves_as_absent() {
+    let nodes = list(MAX_DEPTH);
+    for at in 0..MAX_DEPTH {
+        nodes[at].lock().closed = true;
+        take_log();
+        let outcome = Walker::new().descend(&nodes[0], Exclusive, to_depth(MAX_DEPTH - 1));
+        assert_eq!(outcome.err(), Some(WalkExit::Closed { depth: at }));
+        let mut expected = hand_over_hand(&nodes, at);
+        expected.push(Event::Unlocked(id_of(&nodes[at])));
+        assert_eq!(take_log(), expected, "closed at depth {at}");
+        assert_all_unlocked(&nodes);
+        nodes[at].lock().closed = false;
+    }
+}
+
+#[test]
+fn a_deadline_at_every_depth_names_the_depth_and_releases_everything() {
+    let nodes = list(16);
+    for at in 0..16 {
+        // Held by this very thread: the walk's timed wait cannot succeed.
+        let held = nodes[at].lock();
+        take_log();
+        let deadline = Instant::now() + Duration::from_millis(2);
+        let outcome = Walker::new().descend_until(&nodes[0], Exclusive, deadline, to_depth(15));
+        assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: at }));
+        drop(held);
+        let mut expected = if at == 0 {
+            vec![]
+        } else {
+            hand_over_hand(&nodes, at - 1)
+        };
+        if at > 0 {
+            expected.push(Event::Unlocked(id_of(&nodes[at - 1])));
+        }
+        expected.push(Event::Unlocked(id_of(&nodes[at])));
+        assert_eq!(take_log(), expected, "timed out at depth {at}");
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[test]
+fn a_step_handing_back_its_own_lock_is_a_cycle_not_a_deadlock() {
+    let nodes = list(4);
+    for at in 0..4 {
+        let this = nodes[at].clone();
+        let outcome = Walker::new().descend(&nodes[0], Exclusive, |node, depth| {
+            if depth == at {
+                Step::Descend(this.clone())
+            } else {
+                node.next.clone().map_or(Step::Here, Step::Descend)
+            }
+        });
+        assert_eq!(outcome.err(), Some(WalkExit::Cycle { depth: at + 1 }));
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[test]
+fn the_depth_limit_stops_a_walk_before_it_goes_deeper() {
+    let nodes = list(10);
+    for limit in 0..9 {
+        let walker = Walker::new().max_depth(limit);
+        let outcome = walker.descend(&nodes[0], Exclusive, to_depth(9));
+        assert_eq!(outcome.err(), Some(WalkExit::TooDeep { max_depth: limit }));
+        assert_all_unlocked(&nodes);
+        // Exactly at the limit is allowed.
+        assert_eq!(
+            walker
+                .descend(&nodes[0], Exclusive, to_depth(limit))
+                .unwrap()
+                .depth,
+            limit
+        );
+    }
+}
+
+/// Which depths are still locked.
+fn locked(nodes: &[Lock]) -> Vec<usize> {
+    (0..nodes.len())
+        .filter(|&depth| nodes[depth].is_locked())
+        .collect()
+}
+
+#[test]
+fn the_retaining_descent_keeps_exactly_the_ancestors_below_the_lowest_safe_node() {
+    const LEN: usize = 10;
+    // Every pattern of unsafe nodes over the last few depths, and a few spread ones.
+    let patterns: Vec<u32> = (0..(1 << 6))
+        .map(|bits| bits << (LEN - 6))
+        .chain([0b1010_1010_10, 0b11_1111_1111, 1])
+        .collect();
+    for pattern in patterns {
+        let nodes = list(LEN);
+        for (depth, node) in nodes.iter().enumerate() {
+            node.lock().unsafe_ = pattern & (1 << depth) != 0;
+        }
+        let path = Walker::new()
+            .descend_retaining(&nodes[0], to_depth(LEN - 1), |node, _| !node.unsafe_)
+            .unwrap();
+        // The top of the path is the lowest safe node (or the root when none is safe).
+        let top = (0..LEN)
+            .rev()
+            .find(|&depth| pattern & (1 << depth) == 0)
+            .unwrap_or(0);
+        assert_eq!(path.top_depth(), top, "pattern {pattern:#b}");
+        assert_eq!(path.target_depth(), LEN - 1);
+        assert_eq!(
+            locked(&nodes),
+            (top..LEN).collect::<Vec<_>>(),
+            "pattern {pattern:#b}"
+        );
+        let depths: Vec<usize> = path.iter().map(|node| node.depth).collect();
+        assert_eq!(
+            depths,
+            (top..LEN).rev().collect::<Vec<_>>(),
+            "leaf first, upward"
+        );
+        take_log();
+        drop(path);
+        // Released top-down: the top-most ancestor first, the target last.
+        let expected: Vec<Event> = (top..LEN)
+            .map(|depth| Event::Unlocked(id_of(&nodes[depth])))
+            .collect();
+        assert_eq!(take_log(), expected, "pattern {pattern:#b}");
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[test]
+fn the_retaining_descent_releases_its_path_on_every_early_exit() {
+    let nodes = list(12);
+    for node in &nodes {
+        node.lock().unsafe_ = true; // retain everything
+    }
+    // A panic at every depth.
+    for at in 0..12 {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            Walker::new().descend_retaining(
+                &nodes[0],
+                |node, depth| {
+                    assert!(depth != at, "injected panic");
+                    node.next.clone().map_or(Step::Here, Step::Descend)
+                },
+                |node, _| !node.unsafe_,
+            )
+        }));
+        assert!(outcome.is_err());
+        assert_all_unlocked(&nodes);
+    }
+    // A closed node, an absent one, a timeout and a cycle through a retained ancestor.
+    nodes[5].lock().closed = true;
+    let outcome = Walker::new().descend_retaining(&nodes[0], to_depth(11), |node, _| !node.unsafe_);
+    assert_eq!(outcome.err(), Some(WalkExit::Closed { depth: 5 }));
+    assert_all_unlocked(&nodes);
+    nodes[5].lock().closed = false;
+
+    let outcome = Walker::new().descend_retaining(&nodes[0], to_depth(12), |node, _| !node.unsafe_);
+    assert_eq!(outcome.err(), Some(WalkExit::Absent { depth: 12 }));
+    assert_all_unlocked(&nodes);
+
+    let held = nodes[7].lock();
+    let deadline = Instant::now() + Duration::from_millis(2);
+    let outcome =
+        Walker::new()
+            .descend_retaining_until(&nodes[0], deadline, to_depth(11), |node, _| !node.unsafe_);
+    assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 7 }));
+    drop(held);
+    assert_all_unlocked(&nodes);
+
+    let ancestor = nodes[2].clone();
+    let outcome = Walker::new().descend_retaining(
+        &nodes[0],
+        |node, depth| {
+            if depth == 6 {
+                Step::Descend(ancestor.clone())
+            } else {
+                node.next.clone().map_or(Step::Here, Step::Descend)
+            }
+        },
+        |node, _| !node.unsafe_,
+    );
+    assert_eq!(outcome.err(), Some(WalkExit::Cycle { depth: 7 }));
+    assert_all_unlocked(&nodes);
+}
+
+#[test]
+fn a_retained_path_can_release_its_upper_part_early() {
+    let nodes = list(6);
+    let mut path = Walker::new()
+        .descend_retaining(&nodes[0], to_depth(5), |_, _| false)
+        .unwrap();
+    assert_eq!(locked(&nodes), [0, 1, 2, 3, 4, 5]);
+    path.get_mut(1).unwrap().unsafe_ = true; // the parent, through the path
+    take_log();
+    path.release_above(2);
+    assert_eq!(
+        take_log(),
+        [0, 1, 2, 3].map(|d| Event::Unlocked(id_of(&nodes[d])))
+    );
+    assert_eq!((path.top_depth(), path.len()), (4, 2));
+    assert!(path.get(1).unwrap().unsafe_);
+    let target = path.into_target();
+    assert_eq!(locked(&nodes), [5]);
+    drop(target);
+    assert_all_unlocked(&nodes);
+}
