@@ -57,7 +57,7 @@ mod mode;
 mod retained;
 
 pub use exit::WalkExit;
-pub use mode::{Crab, Exclusive, Mode, Shared, TimedMode};
+pub use mode::{AsyncMode, Crab, Exclusive, Mode, Shared, TimedMode};
 pub use retained::Retained;
 
 use crate::chain::{ChainNode, Children, ExclusiveLock, SharedLock, TimedExclusiveLock};
@@ -662,6 +662,308 @@ impl Walker {
     }
 }
 
+/// Async walks over locks with owned async guards (`tokio::sync::{Mutex, RwLock}`, feature
+/// `tokio`). The same guarantees as the blocking walks; on top:
+///
+/// # Cancel safety
+///
+/// Dropping a walk's future at any `.await` releases every lock it holds: the guards live in
+/// the future. A dropped walk never leaves a node locked.
+impl Walker {
+    /// The async twin of [`descend`](Self::descend).
+    ///
+    /// # Errors
+    ///
+    /// As [`descend`](Self::descend).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")] {
+    /// use chainlock::walk::{Exclusive, Step, Walker};
+    /// use chainlock::ChainNode;
+    /// use std::sync::Arc;
+    /// use tokio::sync::Mutex;
+    ///
+    /// struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// impl ChainNode for Node {}
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let tail = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// let head = Arc::new(Mutex::new(Node { value: 1, next: Some(tail) }));
+    /// let last = Walker::new()
+    ///     .descend_async(&head, Exclusive, |node, _| node.next.clone().map_or(Step::Here, Step::Descend))
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(last.value, 2);
+    /// # });
+    /// # }
+    /// ```
+    pub async fn descend_async<L, M>(
+        self,
+        root: &Arc<L>,
+        mode: M,
+        step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
+    ) -> Result<M::Target, WalkExit>
+    where
+        L: ?Sized,
+        M: AsyncMode<L>,
+        M::Node: ChainNode,
+    {
+        let _ = mode;
+        self.walk_async::<L, M>(root, false, None, step).await
+    }
+
+    /// The async twin of [`descend_until`](Self::descend_until). Needs a Tokio runtime with
+    /// timers enabled (`tokio::time`).
+    ///
+    /// # Errors
+    ///
+    /// As [`descend_until`](Self::descend_until).
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime with the time driver enabled (tokio's `timeout_at` panics).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")] {
+    /// use chainlock::walk::{Exclusive, Step, WalkExit, Walker};
+    /// use chainlock::ChainNode;
+    /// use std::sync::Arc;
+    /// use std::time::{Duration, Instant};
+    /// use tokio::sync::Mutex;
+    ///
+    /// struct Node { next: Option<Arc<Mutex<Node>>> }
+    /// impl ChainNode for Node {}
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let tail = Arc::new(Mutex::new(Node { next: None }));
+    /// let head = Arc::new(Mutex::new(Node { next: Some(tail.clone()) }));
+    /// let _held = tail.lock().await;
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// let outcome = Walker::new()
+    ///     .descend_async_until(&head, Exclusive, deadline, |node, _| node.next.clone().map_or(Step::Here, Step::Descend))
+    ///     .await;
+    /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
+    /// assert!(head.try_lock().is_ok());
+    /// # });
+    /// # }
+    /// ```
+    pub async fn descend_async_until<L, M>(
+        self,
+        root: &Arc<L>,
+        mode: M,
+        deadline: Instant,
+        step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
+    ) -> Result<M::Target, WalkExit>
+    where
+        L: ?Sized,
+        M: AsyncMode<L>,
+        M::Node: ChainNode,
+    {
+        let _ = mode;
+        self.walk_async::<L, M>(root, false, Some(deadline), step)
+            .await
+    }
+
+    /// The async twin of [`descend_keys`](Self::descend_keys).
+    ///
+    /// # Errors
+    ///
+    /// As [`descend_keys`](Self::descend_keys).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")] {
+    /// use chainlock::walk::{Crab, Walker};
+    /// use chainlock::ChainNode;
+    /// use std::collections::BTreeMap;
+    /// use std::sync::Arc;
+    /// use tokio::sync::RwLock;
+    ///
+    /// #[derive(ChainNode, Default)]
+    /// struct Dir {
+    ///     #[chain(children)]
+    ///     entries: BTreeMap<String, Arc<RwLock<Dir>>>,
+    ///     files: u32,
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let root = Arc::new(RwLock::new(Dir::default()));
+    /// root.write().await.entries.insert("tmp".into(), Arc::default());
+    /// let mut tmp = Walker::new().descend_keys_async(&root, Crab, ["tmp".to_string()]).await.unwrap();
+    /// tmp.files += 1;
+    /// # });
+    /// # }
+    /// ```
+    pub async fn descend_keys_async<L, M, I>(
+        self,
+        root: &Arc<L>,
+        mode: M,
+        keys: I,
+    ) -> Result<M::Target, WalkExit>
+    where
+        L: ?Sized,
+        M: AsyncMode<L>,
+        M::Node: ChainNode + Children<M::Node, Lock = L>,
+        I: IntoIterator,
+        I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
+    {
+        let _ = mode;
+        self.walk_keys_async::<L, M, I>(root, None, keys).await
+    }
+
+    /// The async twin of [`descend_keys_until`](Self::descend_keys_until). Needs a Tokio
+    /// runtime with timers enabled.
+    ///
+    /// # Errors
+    ///
+    /// As [`descend_keys_until`](Self::descend_keys_until).
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime with the time driver enabled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")] {
+    /// use chainlock::walk::{Shared, WalkExit, Walker};
+    /// use chainlock::ChainNode;
+    /// use std::sync::Arc;
+    /// use std::time::{Duration, Instant};
+    /// use tokio::sync::RwLock;
+    ///
+    /// #[derive(ChainNode)]
+    /// struct Dir {
+    ///     #[chain(children)]
+    ///     entries: Vec<Arc<RwLock<Dir>>>,
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let child = Arc::new(RwLock::new(Dir { entries: vec![] }));
+    /// let root = Arc::new(RwLock::new(Dir { entries: vec![child.clone()] }));
+    /// let _writer = child.write().await;
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// let outcome = Walker::new().descend_keys_async_until(&root, Shared, deadline, [0]).await;
+    /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
+    /// # });
+    /// # }
+    /// ```
+    pub async fn descend_keys_async_until<L, M, I>(
+        self,
+        root: &Arc<L>,
+        mode: M,
+        deadline: Instant,
+        keys: I,
+    ) -> Result<M::Target, WalkExit>
+    where
+        L: ?Sized,
+        M: AsyncMode<L>,
+        M::Node: ChainNode + Children<M::Node, Lock = L>,
+        I: IntoIterator,
+        I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
+    {
+        let _ = mode;
+        self.walk_keys_async::<L, M, I>(root, Some(deadline), keys)
+            .await
+    }
+
+    /// The async loop: as [`walk`](Self::walk), each lock awaited (with an optional deadline).
+    async fn walk_async<L, M>(
+        self,
+        root: &Arc<L>,
+        root_is_target: bool,
+        deadline: Option<Instant>,
+        mut step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
+    ) -> Result<M::Target, WalkExit>
+    where
+        L: ?Sized,
+        M: AsyncMode<L>,
+        M::Node: ChainNode,
+    {
+        if root_is_target {
+            let target = M::lock_target(Arc::clone(root), deadline)
+                .await
+                .ok_or(WalkExit::TimedOut { depth: 0 })?;
+            return open(target, 0);
+        }
+        let mut guard = M::lock_path(Arc::clone(root), deadline)
+            .await
+            .ok_or(WalkExit::TimedOut { depth: 0 })?;
+        let mut held = Arc::as_ptr(root);
+        let mut depth = 0;
+        loop {
+            if guard.is_closed() {
+                return Err(WalkExit::Closed { depth });
+            }
+            let step = step(&mut guard, depth);
+            let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
+                return M::settle(guard).map_err(|_| WalkExit::NotExclusive { depth });
+            };
+            let child_ptr = Arc::as_ptr(&child);
+            if is_target {
+                let target = M::lock_target(child, deadline)
+                    .await
+                    .ok_or(WalkExit::TimedOut { depth })?;
+                drop(guard);
+                return open(target, depth);
+            }
+            guard = M::lock_path(child, deadline)
+                .await
+                .ok_or(WalkExit::TimedOut { depth })?;
+            held = child_ptr;
+        }
+    }
+
+    async fn walk_keys_async<L, M, I>(
+        self,
+        root: &Arc<L>,
+        deadline: Option<Instant>,
+        keys: I,
+    ) -> Result<M::Target, WalkExit>
+    where
+        L: ?Sized,
+        M: AsyncMode<L>,
+        M::Node: ChainNode + Children<M::Node, Lock = L>,
+        I: IntoIterator,
+        I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
+    {
+        let mut keys = keys.into_iter().peekable();
+        let root_is_target = keys.peek().is_none();
+        self.walk_async::<L, M>(root, root_is_target, deadline, key_step(keys))
+            .await
+    }
+}
+
+/// A key path as a step: each key looked up in the node's children; the last key's node is
+/// the target. `walk` asks again only after a `Descend`, which is answered only when a key
+/// follows, so an exhausted path is never asked.
+fn key_step<G, N, L, I>(
+    mut keys: std::iter::Peekable<I>,
+) -> impl FnMut(&mut G, usize) -> Step<Arc<L>>
+where
+    G: Deref<Target = N>,
+    N: Children<N, Lock = L> + ?Sized,
+    L: ?Sized,
+    I: Iterator,
+    I::Item: Borrow<N::Key>,
+{
+    move |node, _| {
+        let Some(key) = keys.next() else {
+            return Step::Here;
+        };
+        match node.deref().child(key.borrow()) {
+            None => Step::Absent,
+            Some(child) if keys.peek().is_none() => Step::Target(child),
+            Some(child) => Step::Descend(child),
+        }
+    }
+}
+
 /// What [`Walker::descend_optimistic`] found: the exclusively locked path (the target alone
 /// when the first, shared pass was enough) and how many times it restarted.
 #[derive(Debug)]
@@ -675,6 +977,35 @@ pub struct Optimistic<G> {
 
 // The walks themselves: one loop per shape, shared by the blocking and deadline flavors.
 impl Walker {
+    /// What every loop does with a step's answer: the child to lock next and whether it is
+    /// the target (`depth` then counts it), `None` for [`Step::Here`], or why the walk ends
+    /// (absent, too deep, or a lock in `held` handed back).
+    #[inline]
+    fn follow<L: ?Sized>(
+        self,
+        step: Step<Arc<L>>,
+        depth: &mut usize,
+        held: &[*const L],
+    ) -> Result<Option<(Arc<L>, bool)>, WalkExit> {
+        let (child, is_target) = match step {
+            Step::Descend(child) => (child, false),
+            Step::Target(child) => (child, true),
+            Step::Here => return Ok(None),
+            Step::Absent => return Err(WalkExit::Absent { depth: *depth + 1 }),
+        };
+        if *depth >= self.max_depth {
+            return Err(WalkExit::TooDeep {
+                max_depth: self.max_depth,
+            });
+        }
+        *depth += 1;
+        let child_ptr = Arc::as_ptr(&child);
+        if held.iter().any(|&ptr| std::ptr::addr_eq(ptr, child_ptr)) {
+            return Err(WalkExit::Cycle { depth: *depth });
+        }
+        Ok(Some((child, is_target)))
+    }
+
     /// Hand over hand from `root` as `step` decides; returns the target's guard and depth.
     #[inline]
     fn walk<L, M>(
@@ -703,25 +1034,12 @@ impl Walker {
             if guard.is_closed() {
                 return Err(WalkExit::Closed { depth });
             }
-            let (child, is_target) = match step(&mut guard, depth) {
-                Step::Descend(child) => (child, false),
-                Step::Target(child) => (child, true),
-                Step::Here => {
-                    return M::settle(guard)
-                        .map(|target| (target, depth))
-                        .map_err(|_| WalkExit::NotExclusive { depth });
-                }
-                Step::Absent => return Err(WalkExit::Absent { depth: depth + 1 }),
+            let step = step(&mut guard, depth);
+            let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
+                return M::settle(guard)
+                    .map(|target| (target, depth))
+                    .map_err(|_| WalkExit::NotExclusive { depth });
             };
-            if depth >= self.max_depth {
-                return Err(WalkExit::TooDeep {
-                    max_depth: self.max_depth,
-                });
-            }
-            depth += 1;
-            if std::ptr::addr_eq(Arc::as_ptr(&child), held) {
-                return Err(WalkExit::Cycle { depth });
-            }
             if is_target {
                 // The parent (`guard`) is released only once the target is locked.
                 let target = acquire.target(&child).ok_or(WalkExit::TimedOut { depth })?;
@@ -752,18 +1070,8 @@ impl Walker {
     {
         let mut keys = keys.into_iter().peekable();
         let root_is_target = keys.peek().is_none();
-        self.walk::<L, M>(root, root_is_target, acquire, |node, _| {
-            // `walk` asks again only after a `Descend`, which is answered only when a key follows.
-            let Some(key) = keys.next() else {
-                return Step::Here;
-            };
-            match node.deref().child(key.borrow()) {
-                None => Step::Absent,
-                Some(child) if keys.peek().is_none() => Step::Target(child),
-                Some(child) => Step::Descend(child),
-            }
-        })
-        .map(|(target, _)| target)
+        self.walk::<L, M>(root, root_is_target, acquire, key_step(keys))
+            .map(|(target, _)| target)
     }
 
     /// The retaining descent's loop (Bayer–Schkolnick).
@@ -801,23 +1109,11 @@ impl Walker {
             if is_target {
                 return Ok(Retained::new(guards, top_depth));
             }
-            let node = guards.last_mut().expect("the current node is held");
-            (next, is_target) = match step(node, depth) {
-                Step::Descend(child) => (child, false),
-                Step::Target(child) => (child, true),
-                Step::Here => return Ok(Retained::new(guards, top_depth)),
-                Step::Absent => return Err(WalkExit::Absent { depth: depth + 1 }),
+            let step = step(guards.last_mut().expect("the current node is held"), depth);
+            let Some(following) = self.follow(step, &mut depth, &held)? else {
+                return Ok(Retained::new(guards, top_depth));
             };
-            if depth >= self.max_depth {
-                return Err(WalkExit::TooDeep {
-                    max_depth: self.max_depth,
-                });
-            }
-            depth += 1;
-            let child = Arc::as_ptr(&next);
-            if held.iter().any(|&ptr| std::ptr::addr_eq(ptr, child)) {
-                return Err(WalkExit::Cycle { depth });
-            }
+            (next, is_target) = following;
         }
     }
 }

@@ -1,6 +1,9 @@
 //! How a walk locks the nodes on its way down and the node it ends at.
 
-use crate::chain::{ExclusiveLock, SharedLock, TimedExclusiveLock, TimedSharedLock};
+use crate::chain::{
+    AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, SharedLock, TimedExclusiveLock,
+    TimedSharedLock,
+};
 use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Instant;
@@ -154,5 +157,138 @@ where
     #[inline]
     fn lock_target_until(lock: &Arc<L>, deadline: Instant) -> Option<Self::Target> {
         L::try_lock_exclusive_until(lock, deadline)
+    }
+}
+
+/// How an async walk locks each node: [`Exclusive`], [`Shared`] or [`Crab`] over locks with
+/// owned async guards (`tokio::sync::{Mutex, RwLock}`, feature `tokio`).
+pub trait AsyncMode<L: ?Sized>: Copy {
+    /// The type of the tree's nodes.
+    type Node: ?Sized;
+    /// The guard held on a node the walk passes through.
+    type Path: Deref<Target = Self::Node>;
+    /// The guard of the node the walk ends at.
+    type Target: Deref<Target = Self::Node>;
+
+    /// Locks a node the walk passes through, unless `deadline` passes first.
+    fn lock_path(
+        lock: Arc<L>,
+        deadline: Option<Instant>,
+    ) -> impl Future<Output = Option<Self::Path>> + Send;
+    /// Locks the node the walk ends at, unless `deadline` passes first.
+    fn lock_target(
+        lock: Arc<L>,
+        deadline: Option<Instant>,
+    ) -> impl Future<Output = Option<Self::Target>> + Send;
+    /// As [`Mode::settle`].
+    ///
+    /// # Errors
+    ///
+    /// The guard itself, when the path mode is weaker than the target mode.
+    fn settle(path: Self::Path) -> Result<Self::Target, Self::Path>;
+}
+
+async fn exclusive_async<L: AsyncExclusiveLock + ?Sized>(
+    lock: Arc<L>,
+    deadline: Option<Instant>,
+) -> Option<L::Guard> {
+    match deadline {
+        None => Some(L::lock_exclusive_async(lock).await),
+        Some(deadline) => L::lock_exclusive_async_until(lock, deadline).await,
+    }
+}
+
+async fn shared_async<L: AsyncSharedLock + ?Sized>(
+    lock: Arc<L>,
+    deadline: Option<Instant>,
+) -> Option<L::Guard> {
+    match deadline {
+        None => Some(L::lock_shared_async(lock).await),
+        Some(deadline) => L::lock_shared_async_until(lock, deadline).await,
+    }
+}
+
+impl<L> AsyncMode<L> for Exclusive
+where
+    L: AsyncExclusiveLock + Send + Sync + ?Sized,
+{
+    type Node = L::Target;
+    type Path = L::Guard;
+    type Target = L::Guard;
+
+    fn lock_path(
+        lock: Arc<L>,
+        deadline: Option<Instant>,
+    ) -> impl Future<Output = Option<L::Guard>> + Send {
+        exclusive_async(lock, deadline)
+    }
+
+    fn lock_target(
+        lock: Arc<L>,
+        deadline: Option<Instant>,
+    ) -> impl Future<Output = Option<L::Guard>> + Send {
+        exclusive_async(lock, deadline)
+    }
+
+    fn settle(path: L::Guard) -> Result<L::Guard, L::Guard> {
+        Ok(path)
+    }
+}
+
+impl<L> AsyncMode<L> for Shared
+where
+    L: AsyncSharedLock + Send + Sync + ?Sized,
+{
+    type Node = L::Target;
+    type Path = L::Guard;
+    type Target = L::Guard;
+
+    fn lock_path(
+        lock: Arc<L>,
+        deadline: Option<Instant>,
+    ) -> impl Future<Output = Option<L::Guard>> + Send {
+        shared_async(lock, deadline)
+    }
+
+    fn lock_target(
+        lock: Arc<L>,
+        deadline: Option<Instant>,
+    ) -> impl Future<Output = Option<L::Guard>> + Send {
+        shared_async(lock, deadline)
+    }
+
+    fn settle(path: L::Guard) -> Result<L::Guard, L::Guard> {
+        Ok(path)
+    }
+}
+
+impl<L> AsyncMode<L> for Crab
+where
+    L: AsyncSharedLock
+        + AsyncExclusiveLock<Target = <L as AsyncSharedLock>::Target>
+        + Send
+        + Sync
+        + ?Sized,
+{
+    type Node = <L as AsyncSharedLock>::Target;
+    type Path = <L as AsyncSharedLock>::Guard;
+    type Target = <L as AsyncExclusiveLock>::Guard;
+
+    fn lock_path(
+        lock: Arc<L>,
+        deadline: Option<Instant>,
+    ) -> impl Future<Output = Option<Self::Path>> + Send {
+        shared_async(lock, deadline)
+    }
+
+    fn lock_target(
+        lock: Arc<L>,
+        deadline: Option<Instant>,
+    ) -> impl Future<Output = Option<Self::Target>> + Send {
+        exclusive_async(lock, deadline)
+    }
+
+    fn settle(path: Self::Path) -> Result<Self::Target, Self::Path> {
+        Err(path)
     }
 }
