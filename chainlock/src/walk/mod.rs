@@ -894,7 +894,7 @@ impl Walker {
         let mut guard = M::lock_path(Arc::clone(root), deadline)
             .await
             .ok_or(WalkExit::TimedOut { depth: 0 })?;
-        let mut held = Arc::as_ptr(root);
+        let mut held = address(root);
         let mut depth = 0;
         loop {
             if guard.is_closed() {
@@ -904,7 +904,7 @@ impl Walker {
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
                 return M::settle(guard).map_err(|_| WalkExit::NotExclusive { depth });
             };
-            let child_ptr = Arc::as_ptr(&child);
+            let child_address = address(&child);
             if is_target {
                 let target = M::lock_target(child, deadline)
                     .await
@@ -915,7 +915,7 @@ impl Walker {
             guard = M::lock_path(child, deadline)
                 .await
                 .ok_or(WalkExit::TimedOut { depth })?;
-            held = child_ptr;
+            held = child_address;
         }
     }
 
@@ -985,7 +985,7 @@ impl Walker {
         self,
         step: Step<Arc<L>>,
         depth: &mut usize,
-        held: &[*const L],
+        held: &[usize],
     ) -> Result<Option<(Arc<L>, bool)>, WalkExit> {
         let (child, is_target) = match step {
             Step::Descend(child) => (child, false),
@@ -999,8 +999,7 @@ impl Walker {
             });
         }
         *depth += 1;
-        let child_ptr = Arc::as_ptr(&child);
-        if held.iter().any(|&ptr| std::ptr::addr_eq(ptr, child_ptr)) {
+        if held.contains(&address(&child)) {
             return Err(WalkExit::Cycle { depth: *depth });
         }
         Ok(Some((child, is_target)))
@@ -1028,7 +1027,7 @@ impl Walker {
         }
         let mut guard = acquire.path(root).ok_or(WalkExit::TimedOut { depth: 0 })?;
         // The node `guard` holds, to refuse a step that hands its own lock back.
-        let mut held = Arc::as_ptr(root);
+        let mut held = address(root);
         let mut depth = 0;
         loop {
             if guard.is_closed() {
@@ -1049,7 +1048,7 @@ impl Walker {
             let next = acquire.path(&child).ok_or(WalkExit::TimedOut { depth })?;
             // The old guard drops here, after the child's lock is held.
             guard = next;
-            held = Arc::as_ptr(&child);
+            held = address(&child);
         }
     }
 
@@ -1089,12 +1088,12 @@ impl Walker {
     {
         // Parallel stacks, top-most retained node first: dropping `guards` releases top-down.
         let mut guards: Vec<L::Guard> = Vec::with_capacity(8);
-        let mut held: Vec<*const L> = Vec::with_capacity(8);
+        let mut held: Vec<usize> = Vec::with_capacity(8);
         let mut top_depth = 0;
         let (mut next, mut depth, mut is_target) = (Arc::clone(root), 0, false);
         loop {
             guards.push(acquire.path(&next).ok_or(WalkExit::TimedOut { depth })?);
-            held.push(Arc::as_ptr(&next));
+            held.push(address(&next));
             let node = guards.last_mut().expect("the current node is held");
             if node.is_closed() {
                 return Err(WalkExit::Closed { depth });
@@ -1116,6 +1115,12 @@ impl Walker {
             (next, is_target) = following;
         }
     }
+}
+
+/// A lock's identity while the walk holds it (an address, so that async walks stay `Send`).
+#[inline]
+fn address<L: ?Sized>(lock: &Arc<L>) -> usize {
+    Arc::as_ptr(lock).cast::<()>().addr()
 }
 
 /// The target, unless it is closed (then released, and the walk ends there).

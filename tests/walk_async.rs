@@ -1,0 +1,146 @@
+//! Async walks of run-time depth over tokio's owned guards: every depth from 1 to 64,
+//! cancellation while waiting at every depth releases everything, deadlines, crabbing.
+
+use chainlock::ChainNode;
+use chainlock::walk::{Crab, Exclusive, Step, WalkExit, Walker};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{Mutex, RwLock, watch};
+
+const MAX_DEPTH: usize = 64;
+/// How long a test waits for something that must happen before it calls it a failure.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+struct Node {
+    depth: usize,
+    next: Option<Arc<Mutex<Node>>>,
+}
+
+impl ChainNode for Node {}
+
+fn list(len: usize) -> Vec<Arc<Mutex<Node>>> {
+    let mut nodes: Vec<Arc<Mutex<Node>>> = Vec::new();
+    for depth in (0..len).rev() {
+        let next = nodes.last().cloned();
+        nodes.push(Arc::new(Mutex::new(Node { depth, next })));
+    }
+    nodes.reverse();
+    nodes
+}
+
+fn assert_all_unlocked(nodes: &[Arc<Mutex<Node>>]) {
+    for (depth, node) in nodes.iter().enumerate() {
+        assert!(node.try_lock().is_ok(), "depth {depth} is still locked");
+    }
+}
+
+#[tokio::test]
+async fn every_depth_is_walked_to_its_end() {
+    for len in 1..=MAX_DEPTH {
+        let nodes = list(len);
+        let mut seen = vec![];
+        let last = Walker::new()
+            .descend_async(&nodes[0], Exclusive, |node, depth| {
+                seen.push(depth);
+                node.next.clone().map_or(Step::Here, Step::Descend)
+            })
+            .await
+            .unwrap();
+        assert_eq!(last.depth, len - 1);
+        assert_eq!(seen, (0..len).collect::<Vec<_>>());
+        // Only the target is held; everything above it was released on the way.
+        for node in &nodes[..len - 1] {
+            assert!(node.try_lock().is_ok());
+        }
+        drop(last);
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_walk_waiting_at_every_depth_releases_everything() {
+    let nodes = list(MAX_DEPTH);
+    for at in 1..MAX_DEPTH {
+        let blocker = nodes[at].clone().lock_owned().await;
+        let (reached, mut watch_reached) = watch::channel(None);
+        let root = nodes[0].clone();
+        let walk = tokio::spawn(async move {
+            Walker::new()
+                .descend_async(&root, Exclusive, |node, depth| {
+                    reached.send_replace(Some(depth));
+                    node.next.clone().map_or(Step::Here, Step::Descend)
+                })
+                .await
+                .map(|guard| guard.depth)
+        });
+        // The step ran at `at - 1`: the walk now holds that node and waits for `at`.
+        tokio::time::timeout(
+            PATIENCE,
+            watch_reached.wait_for(|&depth| depth == Some(at - 1)),
+        )
+        .await
+        .expect("the walk reaches the blocked node")
+        .unwrap();
+        assert!(
+            nodes[at - 1].try_lock().is_err(),
+            "the walk holds the parent while it waits"
+        );
+        walk.abort();
+        assert!(walk.await.unwrap_err().is_cancelled());
+        drop(blocker);
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[tokio::test]
+async fn a_deadline_at_every_depth_names_the_depth() {
+    let nodes = list(16);
+    for at in 0..16 {
+        let blocker = nodes[at].clone().lock_owned().await;
+        let deadline = Instant::now() + Duration::from_millis(2);
+        let outcome = Walker::new()
+            .descend_async_until(&nodes[0], Exclusive, deadline, |node, _| {
+                node.next.clone().map_or(Step::Here, Step::Descend)
+            })
+            .await;
+        assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: at }));
+        drop(blocker);
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[derive(ChainNode)]
+struct Dir {
+    #[chain(children)]
+    entries: Vec<Arc<RwLock<Dir>>>,
+    writes: u32,
+}
+
+#[tokio::test]
+async fn async_crabbing_shares_the_path_and_locks_the_target_exclusively() {
+    let leaf = Arc::new(RwLock::new(Dir {
+        entries: vec![],
+        writes: 0,
+    }));
+    let middle = Arc::new(RwLock::new(Dir {
+        entries: vec![leaf.clone()],
+        writes: 0,
+    }));
+    let root = Arc::new(RwLock::new(Dir {
+        entries: vec![middle.clone()],
+        writes: 0,
+    }));
+    let reader = root.clone().read_owned().await; // another reader does not stop the walk
+    let mut target = Walker::new()
+        .descend_keys_async(&root, Crab, [0, 0])
+        .await
+        .unwrap();
+    target.writes += 1;
+    assert!(leaf.try_read().is_err(), "the target is write-locked");
+    assert!(middle.try_write().is_ok(), "the path was released");
+    drop(target);
+    drop(reader);
+    let outcome = Walker::new().descend_keys_async(&root, Crab, [0, 1]).await;
+    assert_eq!(outcome.err(), Some(WalkExit::Absent { depth: 2 }));
+    assert!(root.try_write().is_ok() && middle.try_write().is_ok());
+}
