@@ -932,18 +932,19 @@ impl Walker {
         I: IntoIterator,
         I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
     {
-        let mut keys = keys.into_iter().peekable();
-        let root_is_target = keys.peek().is_none();
-        self.walk_async::<L, M>(root, root_is_target, deadline, key_step(keys))
+        let mut keys = keys.into_iter();
+        let first = keys.next();
+        self.walk_async::<L, M>(root, first.is_none(), deadline, key_step(keys, first))
             .await
     }
 }
 
 /// A key path as a step: each key looked up in the node's children; the last key's node is
-/// the target. `walk` asks again only after a `Descend`, which is answered only when a key
-/// follows, so an exhausted path is never asked.
+/// the target. `key` is the next key (looked ahead, to tell the last one); `walk` asks again
+/// only after a `Descend`, which is answered only when a key follows.
 fn key_step<G, N, L, I>(
-    mut keys: std::iter::Peekable<I>,
+    mut keys: I,
+    mut key: Option<I::Item>,
 ) -> impl FnMut(&mut G, usize) -> Step<Arc<L>>
 where
     G: Deref<Target = N>,
@@ -953,13 +954,17 @@ where
     I::Item: Borrow<N::Key>,
 {
     move |node, _| {
-        let Some(key) = keys.next() else {
+        let Some(this) = key.take() else {
             return Step::Here;
         };
-        match node.deref().child(key.borrow()) {
-            None => Step::Absent,
-            Some(child) if keys.peek().is_none() => Step::Target(child),
-            Some(child) => Step::Descend(child),
+        let Some(child) = node.deref().child(this.borrow()) else {
+            return Step::Absent;
+        };
+        key = keys.next();
+        if key.is_none() {
+            Step::Target(child)
+        } else {
+            Step::Descend(child)
         }
     }
 }
@@ -980,7 +985,7 @@ impl Walker {
     /// What every loop does with a step's answer: the child to lock next and whether it is
     /// the target (`depth` then counts it), `None` for [`Step::Here`], or why the walk ends
     /// (absent, too deep, or a lock in `held` handed back).
-    #[inline]
+    #[inline(always)]
     fn follow<L: ?Sized>(
         self,
         step: Step<Arc<L>>,
@@ -999,7 +1004,8 @@ impl Walker {
             });
         }
         *depth += 1;
-        if held.contains(&address(&child)) {
+        let child_address = address(&child);
+        if held.iter().any(|&held| held == child_address) {
             return Err(WalkExit::Cycle { depth: *depth });
         }
         Ok(Some((child, is_target)))
@@ -1067,9 +1073,9 @@ impl Walker {
         I: IntoIterator,
         I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
     {
-        let mut keys = keys.into_iter().peekable();
-        let root_is_target = keys.peek().is_none();
-        self.walk::<L, M>(root, root_is_target, acquire, key_step(keys))
+        let mut keys = keys.into_iter();
+        let first = keys.next();
+        self.walk::<L, M>(root, first.is_none(), acquire, key_step(keys, first))
             .map(|(target, _)| target)
     }
 
