@@ -985,7 +985,7 @@ impl Walker {
     /// What every loop does with a step's answer: the child to lock next and whether it is
     /// the target (`depth` then counts it), `None` for [`Step::Here`], or why the walk ends
     /// (absent, too deep, or a lock in `held` handed back).
-    #[inline(always)]
+    #[inline]
     fn follow<L: ?Sized>(
         self,
         step: Step<Arc<L>>,
@@ -1004,8 +1004,7 @@ impl Walker {
             });
         }
         *depth += 1;
-        let child_address = address(&child);
-        if held.iter().any(|&held| held == child_address) {
+        if held.contains(&address(&child)) {
             return Err(WalkExit::Cycle { depth: *depth });
         }
         Ok(Some((child, is_target)))
