@@ -246,7 +246,7 @@ fn the_optimistic_descent_restarts_exactly_when_the_target_is_unsafe() {
             Step::Descend(child)
         }
     };
-    let safe = |node: &Node, _| node.pair.0 % 2 == 0;
+    let safe = |node: &Node, _| node.pair.0.is_multiple_of(2);
     for round in 0..6u64 {
         let mut found = Walker::new().descend_optimistic(&root, step, safe).unwrap();
         let unsafe_target = round % 2 == 1;
