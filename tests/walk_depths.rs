@@ -217,7 +217,7 @@ fn the_retaining_descent_keeps_exactly_the_ancestors_below_the_lowest_safe_node(
     // Every pattern of unsafe nodes over the last few depths, and a few spread ones.
     let patterns: Vec<u32> = (0..(1 << 6))
         .map(|bits| bits << (LEN - 6))
-        .chain([0b1010_1010_10, 0b11_1111_1111, 1])
+        .chain([0b10_1010_1010, 0b11_1111_1111, 1])
         .collect();
     for pattern in patterns {
         let nodes = list(LEN);
