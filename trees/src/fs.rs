@@ -1,0 +1,359 @@
+//! An in-memory file system locked hand over hand.
+//!
+//! Directories and files are one recursive node type, each behind its own `RwLock`. Paths
+//! are walked with [`chainlock::walk`]: lookups (`read`, `list`, `stat`) read-lock every node
+//! on the path; changes (`create`, `write`, `rename`, `rm -r`) crab: they read-lock the path
+//! and write-lock only the node they change; `mkdir -p` walks exclusively because it may
+//! change every node on its way. `rm -r` unlinks the entry under its parent's write lock,
+//! then closes the whole subtree node by node (the closed marker makes a node behave as
+//! absent): a walk already inside finishes first, and no write lands in a removed file after
+//! `rm -r` returns.
+//!
+//! [`FileSystem::check`] verifies, on a quiescent file system, that no node is reachable
+//! twice, that the bytes in reachable files are exactly those written minus those removed,
+//! and that no removed file changed after its `rm -r` returned.
+
+use crate::Rng;
+use chainlock::ChainNode;
+use chainlock::parking_lot::{Mutex, RwLock};
+use chainlock::walk::{Crab, Exclusive, Shared, Step, WalkExit, Walker};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// A directory (`data == None`) or a file.
+#[derive(ChainNode, Default)]
+struct Node {
+    /// Set by `rm -r` on every node of the removed subtree.
+    #[chain(closed)]
+    removed: bool,
+    #[chain(children)]
+    entries: BTreeMap<String, Arc<RwLock<Node>>>,
+    data: Option<Vec<u8>>,
+}
+
+type Handle = Arc<RwLock<Node>>;
+
+/// Why a file-system operation failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FsError {
+    /// A component of the path does not exist (or was removed).
+    #[error("no such file or directory")]
+    NotFound,
+    /// A component of the path is a file.
+    #[error("not a directory")]
+    NotADirectory,
+    /// The path names a directory where a file was expected.
+    #[error("is a directory")]
+    IsADirectory,
+    /// The name is taken.
+    #[error("file exists")]
+    Exists,
+}
+
+impl From<WalkExit> for FsError {
+    fn from(exit: WalkExit) -> Self {
+        match exit {
+            WalkExit::Absent { .. } | WalkExit::Closed { .. } => FsError::NotFound,
+            other => panic!("unexpected walk exit: {other}"),
+        }
+    }
+}
+
+/// A removed file and its size when `rm -r` closed it.
+type Tombstone = (Handle, usize);
+
+/// An in-memory file system whose nodes are locked hand over hand.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock_trees::{FileSystem, FsError};
+/// use std::time::Duration;
+///
+/// let fs = FileSystem::new(Duration::ZERO);
+/// fs.mkdir_p("/usr/lib")?;
+/// fs.create("/usr/lib", "libc.so")?;
+/// fs.write("/usr/lib/libc.so", b"ELF")?;
+/// assert_eq!(fs.read("/usr/lib/libc.so")?, b"ELF");
+/// fs.remove_all("/usr")?;
+/// assert_eq!(fs.stat("/usr/lib/libc.so"), Err(FsError::NotFound));
+/// assert!(fs.check().is_empty());
+/// # Ok::<(), FsError>(())
+/// ```
+pub struct FileSystem {
+    root: Handle,
+    walker: Walker,
+    /// Bytes written by successful writes, and bytes taken away by `rm -r`.
+    written: AtomicU64,
+    removed: AtomicU64,
+    tombstones: Mutex<Vec<Tombstone>>,
+    /// Time spent at the target of each change, standing for I/O (0: none).
+    io: Duration,
+}
+
+fn components(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter(|part| !part.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+impl FileSystem {
+    /// An empty file system; every change and read spends `io` at its target, standing
+    /// for I/O (`Duration::ZERO`: none).
+    pub fn new(io: Duration) -> Self {
+        FileSystem {
+            root: Arc::default(),
+            // Paths here are at most a few levels deep; a deeper walk is a bug.
+            walker: Walker::new().max_depth(64),
+            written: AtomicU64::new(0),
+            removed: AtomicU64::new(0),
+            tombstones: Mutex::default(),
+            io,
+        }
+    }
+
+    fn io(&self) {
+        if !self.io.is_zero() {
+            std::thread::sleep(self.io);
+        }
+    }
+
+    /// `mkdir -p`: exclusive hand over hand, creating what is missing on the way.
+    ///
+    /// # Errors
+    ///
+    /// [`FsError::NotADirectory`] when a component is a file.
+    pub fn mkdir_p(&self, path: &str) -> Result<(), FsError> {
+        let parts = components(path);
+        let mut error = None;
+        let target = self.walker.descend(&self.root, Exclusive, |dir, depth| {
+            if dir.data.is_some() {
+                error = Some(FsError::NotADirectory);
+                return Step::Absent;
+            }
+            let Some(name) = parts.get(depth) else {
+                return Step::Here;
+            };
+            let child = dir.entries.entry(name.clone()).or_default().clone();
+            Step::Descend(child)
+        });
+        match (target, error) {
+            (_, Some(error)) => Err(error),
+            (Ok(dir), None) if dir.data.is_some() => Err(FsError::NotADirectory),
+            (Ok(_), None) => Ok(()),
+            (Err(exit), None) => Err(exit.into()),
+        }
+    }
+
+    /// Creates an empty file in an existing directory.
+    ///
+    /// # Errors
+    ///
+    /// [`FsError::NotFound`] without the directory, [`FsError::NotADirectory`], [`FsError::Exists`].
+    pub fn create(&self, dir: &str, name: &str) -> Result<(), FsError> {
+        let mut dir = self
+            .walker
+            .descend_keys(&self.root, Crab, components(dir))?;
+        if dir.data.is_some() {
+            return Err(FsError::NotADirectory);
+        }
+        if dir.entries.contains_key(name) {
+            return Err(FsError::Exists);
+        }
+        let file = Node {
+            data: Some(Vec::new()),
+            ..Node::default()
+        };
+        dir.entries
+            .insert(name.to_owned(), Arc::new(RwLock::new(file)));
+        Ok(())
+    }
+
+    /// Appends to a file.
+    ///
+    /// # Errors
+    ///
+    /// [`FsError::NotFound`], [`FsError::IsADirectory`].
+    pub fn write(&self, path: &str, bytes: &[u8]) -> Result<(), FsError> {
+        let mut file = self
+            .walker
+            .descend_keys(&self.root, Crab, components(path))?;
+        let data = file.data.as_mut().ok_or(FsError::IsADirectory)?;
+        self.io();
+        data.extend_from_slice(bytes);
+        self.written
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A file's contents.
+    ///
+    /// # Errors
+    ///
+    /// [`FsError::NotFound`], [`FsError::IsADirectory`].
+    pub fn read(&self, path: &str) -> Result<Vec<u8>, FsError> {
+        let file = self
+            .walker
+            .descend_keys(&self.root, Shared, components(path))?;
+        self.io();
+        file.data.clone().ok_or(FsError::IsADirectory)
+    }
+
+    /// A directory's entry names, in order.
+    ///
+    /// # Errors
+    ///
+    /// [`FsError::NotFound`], [`FsError::NotADirectory`].
+    pub fn list(&self, path: &str) -> Result<Vec<String>, FsError> {
+        let dir = self
+            .walker
+            .descend_keys(&self.root, Shared, components(path))?;
+        if dir.data.is_some() {
+            return Err(FsError::NotADirectory);
+        }
+        Ok(dir.entries.keys().cloned().collect())
+    }
+
+    /// The size of a file, or the number of entries of a directory.
+    ///
+    /// # Errors
+    ///
+    /// [`FsError::NotFound`].
+    pub fn stat(&self, path: &str) -> Result<usize, FsError> {
+        let node = self
+            .walker
+            .descend_keys(&self.root, Shared, components(path))?;
+        Ok(node.data.as_ref().map_or(node.entries.len(), Vec::len))
+    }
+
+    /// Renames an entry within one directory; the new name must be free.
+    ///
+    /// # Errors
+    ///
+    /// [`FsError::NotFound`] (directory or entry), [`FsError::Exists`] when `to` is taken.
+    pub fn rename(&self, dir: &str, from: &str, to: &str) -> Result<(), FsError> {
+        let mut dir = self
+            .walker
+            .descend_keys(&self.root, Crab, components(dir))?;
+        if dir.entries.contains_key(to) {
+            return Err(FsError::Exists);
+        }
+        let entry = dir.entries.remove(from).ok_or(FsError::NotFound)?;
+        dir.entries.insert(to.to_owned(), entry);
+        Ok(())
+    }
+
+    /// `rm -r`: unlinks the entry under its parent's write lock, then closes its subtree
+    /// node by node, each under its write lock, so that a walk already inside finishes
+    /// first and every later one finds it closed.
+    ///
+    /// # Errors
+    ///
+    /// [`FsError::NotFound`]; [`FsError::Exists`] for the root, which cannot be removed.
+    pub fn remove_all(&self, path: &str) -> Result<(), FsError> {
+        let mut parts = components(path);
+        let name = parts.pop().ok_or(FsError::Exists)?; // the root cannot be removed
+        let mut parent = self.walker.descend_keys(&self.root, Crab, parts)?;
+        let entry = parent.entries.remove(&name).ok_or(FsError::NotFound)?;
+        drop(parent);
+        let mut pending = vec![entry];
+        while let Some(handle) = pending.pop() {
+            let mut node = handle.write();
+            node.removed = true;
+            pending.extend(node.entries.values().cloned());
+            if let Some(data) = &node.data {
+                self.removed.fetch_add(data.len() as u64, Ordering::Relaxed);
+                self.tombstones.lock().push((handle.clone(), data.len()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FileSystem {
+    /// One random operation of a client on a small namespace where clients collide
+    /// (directories `d0`–`d2` up to 3 deep, files `f0`–`f2`): 10% `mkdir -p`, 10% create,
+    /// 35% write, 20% read, 10% list, 8% stat, 5% rename, 2% `rm -r`.
+    ///
+    /// # Errors
+    ///
+    /// What the operation answered (missing paths and taken names are frequent).
+    pub fn random_operation(&self, rng: &mut Rng) -> Result<(), FsError> {
+        let depth = rng.below(4);
+        let mut dir = String::new();
+        for _ in 0..depth {
+            dir.push_str(["/d0", "/d1", "/d2"][rng.below(3) as usize]);
+        }
+        let name = format!("f{}", rng.below(3));
+        let file = format!("{dir}/{name}");
+        match rng.below(100) {
+            0..10 => self.mkdir_p(&dir),
+            10..20 => self.create(&dir, &name),
+            20..55 => self.write(&file, b"0123456789"),
+            55..75 => self.read(&file).map(drop),
+            75..85 => self.list(&dir).map(drop),
+            85..93 => self.stat(&file).map(drop),
+            93..98 => self.rename(&dir, &name, &format!("f{}", rng.below(3))),
+            _ => self.remove_all(&dir),
+        }
+    }
+}
+
+impl FileSystem {
+    /// The bytes written by successful writes, and those taken away by `rm -r`.
+    pub fn bytes(&self) -> (u64, u64) {
+        (
+            self.written.load(Ordering::Relaxed),
+            self.removed.load(Ordering::Relaxed),
+        )
+    }
+
+    /// How many files `rm -r` removed.
+    pub fn removed_files(&self) -> usize {
+        self.tombstones.lock().len()
+    }
+
+    /// The invariants' violations, in words (none on a correct, quiescent file system).
+    pub fn check(&self) -> Vec<String> {
+        let fs = self;
+        let mut violations = Vec::new();
+        let mut seen = HashSet::new();
+        let mut bytes = 0u64;
+        let mut pending = vec![("/".to_owned(), fs.root.clone())];
+        while let Some((path, handle)) = pending.pop() {
+            if !seen.insert(Arc::as_ptr(&handle)) {
+                violations.push(format!("{path} is reachable twice"));
+                continue;
+            }
+            let node = handle.read();
+            if node.removed {
+                violations.push(format!("{path} is reachable but removed"));
+            }
+            bytes += node.data.as_ref().map_or(0, |data| data.len() as u64);
+            for (name, child) in &node.entries {
+                pending.push((format!("{path}{name}/"), child.clone()));
+            }
+        }
+        let (written, removed) = (
+            fs.written.load(Ordering::Relaxed),
+            fs.removed.load(Ordering::Relaxed),
+        );
+        if written.checked_sub(removed) != Some(bytes) {
+            violations.push(format!(
+            "reachable files hold {bytes} bytes, but {written} were written and {removed} removed"
+        ));
+        }
+        for (handle, size) in fs.tombstones.lock().iter() {
+            let now = handle.read().data.as_ref().map_or(0, Vec::len);
+            if now != *size {
+                violations.push(format!(
+                    "a removed file grew from {size} to {now} bytes after its rm -r returned"
+                ));
+            }
+        }
+        violations
+    }
+}
