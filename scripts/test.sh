@@ -45,6 +45,9 @@ run_tests cargo test --workspace --all-features
 step "benchmarks run once as tests (all members)"
 run_tests cargo test --workspace --benches --all-features
 
+step "example: the file system on walks of run-time depth, under concurrent clients, checked"
+cargo run --quiet -p chainlock-trees --example filesystem -- --clients 8 --ops 5000
+
 step "example: workers appending records under named locks, both backends, verified"
 cargo run --quiet --example workers -- --workers 4 --messages 200
 cargo run --quiet --example workers -- --workers 4 --messages 200 --backend postgres --url "$CHAINLOCK_PG_URL"
