@@ -142,10 +142,13 @@ impl<K: Ord + Clone, V: Clone> OrderedMap<K, V> {
     /// Inserts `value` under `key`; returns the value it replaces.
     pub fn insert(&self, key: K, value: V) -> Option<V> {
         let capacity = self.capacity;
-        // A node with room for one more key absorbs a split below it: nothing above changes.
-        let has_room = |node: &Node<K, V>, _: usize| node.keys.len() < capacity;
+        // Safe: a node with room for one more key absorbs a split below it, and a leaf that
+        // already holds `key` only has its value replaced; nothing above them changes.
+        let safe = |node: &Node<K, V>, _: usize| {
+            node.keys.len() < capacity || (node.level == 0 && node.keys.binary_search(&key).is_ok())
+        };
         let found = Walker::new()
-            .descend_optimistic(&self.anchor, |node, _| node.step(&key), has_room)
+            .descend_optimistic(&self.anchor, |node, _| node.step(&key), safe)
             .expect("every inner node has a child for every key");
         self.restarts
             .fetch_add(found.restarts as u64, Ordering::Relaxed);

@@ -93,3 +93,19 @@ fn concurrent_inserts_gets_and_removes_keep_the_tree_valid_and_lose_nothing() {
 fn a_capacity_below_two_is_refused() {
     let _ = OrderedMap::<u8, u8>::with_node_capacity(1);
 }
+
+#[test]
+fn only_an_insert_that_may_split_restarts() {
+    let map = OrderedMap::with_node_capacity(4);
+    for key in 0..4 {
+        map.insert(key, 0);
+    }
+    assert_eq!(map.restarts(), 0, "the leaf had room for each");
+    // The leaf is full: replacing a value cannot split it, so the shared pass suffices.
+    assert_eq!(map.insert(2, 1), Some(0));
+    assert_eq!(map.restarts(), 0);
+    // A new key in the full leaf splits it: one restart, as a retaining descent.
+    assert_eq!(map.insert(4, 0), None);
+    assert_eq!(map.restarts(), 1);
+    map.check().unwrap();
+}
