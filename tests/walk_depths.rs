@@ -334,3 +334,22 @@ fn a_retained_path_can_release_its_upper_part_early() {
     drop(target);
     assert_all_unlocked(&nodes);
 }
+
+#[test]
+fn a_ring_ends_at_the_default_depth_limit_instead_of_walking_forever() {
+    let nodes = list(3);
+    // The last node links back to the first: each node is released before the walk comes
+    // back to it, so only the depth limit can stop it.
+    nodes[2].lock().next = Some(nodes[0].clone());
+    let outcome = Walker::new().descend(&nodes[0], Exclusive, |node, _| {
+        node.next.clone().map_or(Step::Here, Step::Descend)
+    });
+    assert_eq!(
+        outcome.err(),
+        Some(WalkExit::TooDeep {
+            max_depth: Walker::DEFAULT_MAX_DEPTH
+        })
+    );
+    assert_all_unlocked(&nodes);
+    nodes[2].lock().next = None; // break the ring so the nodes are freed
+}

@@ -9,7 +9,8 @@
 //!   the ancestors a structural change needs);
 //! - an early exit says why and at which depth ([`WalkExit`]);
 //! - every lock the walk holds is released on early exit and on panic;
-//! - waits can end at a deadline (`*_until`), and a depth limit bounds a runaway walk;
+//! - waits can end at a deadline (`*_until`), and a depth limit (2^20 by default) bounds a
+//!   runaway walk;
 //! - a step that hands back a lock the walk already holds ends the walk with
 //!   [`WalkExit::Cycle`] instead of deadlocking.
 //!
@@ -84,8 +85,8 @@ pub enum Step<C> {
 
 /// Walks down recursive trees hand over hand, to a depth known only at run time.
 ///
-/// A `Walker` holds the walk's settings (a depth limit); it is `Copy` and can be kept in a
-/// `const`. See the [module docs](self) for the guarantees.
+/// A `Walker` holds the walk's settings (a depth limit, [`Walker::DEFAULT_MAX_DEPTH`] unless
+/// set); it is `Copy` and can be kept in a `const`. See the [module docs](self) for the guarantees.
 ///
 /// # Examples
 ///
@@ -170,7 +171,14 @@ impl<L: ?Sized, M: TimedMode<L>> Acquire<L, M> for Until {
 }
 
 impl Walker {
-    /// A walker with no depth limit.
+    /// The depth limit of [`Walker::new`]: 2^20 levels, far beyond any file system or
+    /// B-tree, so that a tree that through a bug links back to a node the walk has already
+    /// released ends with [`WalkExit::TooDeep`] instead of walking forever. Lists walked hand
+    /// over hand can be longer: raise it with [`max_depth`](Self::max_depth)
+    /// (`usize::MAX`: unlimited).
+    pub const DEFAULT_MAX_DEPTH: usize = 1 << 20;
+
+    /// A walker with the default depth limit, [`DEFAULT_MAX_DEPTH`](Self::DEFAULT_MAX_DEPTH).
     ///
     /// # Examples
     ///
@@ -182,7 +190,7 @@ impl Walker {
     #[must_use]
     pub const fn new() -> Self {
         Walker {
-            max_depth: usize::MAX,
+            max_depth: Self::DEFAULT_MAX_DEPTH,
         }
     }
 
@@ -217,13 +225,14 @@ impl Walker {
         Walker { max_depth }
     }
 
-    /// The depth limit (`usize::MAX` when unlimited).
+    /// The depth limit.
     ///
     /// # Examples
     ///
     /// ```
     /// # use chainlock::walk::Walker;
-    /// assert_eq!(Walker::new().depth_limit(), usize::MAX);
+    /// assert_eq!(Walker::new().depth_limit(), Walker::DEFAULT_MAX_DEPTH);
+    /// assert_eq!(Walker::new().max_depth(usize::MAX).depth_limit(), usize::MAX); // unlimited
     /// ```
     pub const fn depth_limit(self) -> usize {
         self.max_depth
