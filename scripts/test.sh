@@ -52,6 +52,16 @@ step "example: workers appending records under named locks, both backends, verif
 cargo run --quiet --example workers -- --workers 4 --messages 200
 cargo run --quiet --example workers -- --workers 4 --messages 200 --backend postgres --url "$CHAINLOCK_PG_URL"
 
+step "miri: the unsafe code of owned mapped guards (chainlock::mapped) under stacked and tree borrows"
+# Miri is a nightly component; on a machine where it cannot be installed this step says so
+# and is skipped (the rest of the suite still runs).
+if rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1; then
+  run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
+  MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
+else
+  echo "SKIPPED: miri could not be installed on this machine"
+fi
+
 step "loom models (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
   run_tests cargo test -p chainlock --lib --release --target-dir target/loom -- loom_

@@ -263,3 +263,20 @@ fn the_optimistic_descent_restarts_exactly_when_the_target_is_unsafe() {
     }
     assert!(!root.is_locked());
 }
+
+#[test]
+fn a_walks_target_can_be_narrowed_to_a_field_and_still_holds_the_lock() {
+    use chainlock::mapped::MappedGuard;
+    let root = tree(2, 2, 0);
+    let target = Walker::new().descend_keys(&root, Crab, [1, 0]).unwrap();
+    let mut pair = MappedGuard::map(target, |node| &mut node.pair);
+    pair.0 += 5;
+    pair.1 += 5;
+    let leaf = root.read().children[1].read().children[0].clone();
+    assert!(
+        leaf.try_read().is_none(),
+        "the narrowed guard keeps the write lock"
+    );
+    drop(pair);
+    assert_eq!(leaf.read().pair, (5, 5));
+}

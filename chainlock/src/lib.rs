@@ -6,6 +6,7 @@
 //! | [`striped`] | lock striping: a key hashed onto one of a fixed set of locks |
 //! | [`keyed`] | a keyed lock manager: exact per-key locks, reentrant, FIFO-fair, timeouts, bounded memory, all-or-nothing multi-key |
 //! | [`rooms`] | shared rooms (group mutual exclusion): many threads in one room, one room at a time, exit actions, no starvation |
+//! | [`mapped`] | owned guards (from chain descents and walks) narrowed to a part of the locked data, still holding the lock |
 //! | [`walk`] | hand-over-hand walks of run-time depth down recursive trees (file systems, B-trees, lists): key paths or step closures, latch crabbing, retaining (Bayer–Schkolnick) and optimistic descents |
 //! | `distributed` | a named mutex across processes (file locks) and machines (PostgreSQL), with fencing tokens and a lost-lock signal (feature `distributed`) |
 //!
@@ -63,6 +64,7 @@ pub mod chain;
 pub mod distributed;
 pub mod keyed;
 mod loom;
+pub mod mapped;
 pub mod rooms;
 pub mod striped;
 pub mod walk;
