@@ -18,6 +18,9 @@ pub trait Mode<L: ?Sized>: Copy {
     type Path: Deref<Target = Self::Node>;
     /// The guard of the node the walk ends at.
     type Target: Deref<Target = Self::Node>;
+    /// Whether a node held on the way down can be the target as it is ([`Mode::settle`]
+    /// succeeds): then a key path needs no look-ahead to tell its last key.
+    const PATH_IS_TARGET: bool;
 
     /// Locks a node the walk passes through.
     fn lock_path(lock: &Arc<L>) -> Self::Path;
@@ -59,6 +62,7 @@ impl<L: ExclusiveLock + ?Sized> Mode<L> for Exclusive {
     type Node = L::Target;
     type Path = L::Guard;
     type Target = L::Guard;
+    const PATH_IS_TARGET: bool = true;
 
     #[inline]
     fn lock_path(lock: &Arc<L>) -> L::Guard {
@@ -92,6 +96,7 @@ impl<L: SharedLock + ?Sized> Mode<L> for Shared {
     type Node = L::Target;
     type Path = L::Guard;
     type Target = L::Guard;
+    const PATH_IS_TARGET: bool = true;
 
     #[inline]
     fn lock_path(lock: &Arc<L>) -> L::Guard {
@@ -128,6 +133,7 @@ where
     type Node = <L as SharedLock>::Target;
     type Path = <L as SharedLock>::Guard;
     type Target = <L as ExclusiveLock>::Guard;
+    const PATH_IS_TARGET: bool = false;
 
     #[inline]
     fn lock_path(lock: &Arc<L>) -> Self::Path {
@@ -169,6 +175,8 @@ pub trait AsyncMode<L: ?Sized>: Copy {
     type Path: Deref<Target = Self::Node>;
     /// The guard of the node the walk ends at.
     type Target: Deref<Target = Self::Node>;
+    /// As [`Mode::PATH_IS_TARGET`].
+    const PATH_IS_TARGET: bool;
 
     /// Locks a node the walk passes through, unless `deadline` passes first.
     fn lock_path(
@@ -215,6 +223,7 @@ where
     type Node = L::Target;
     type Path = L::Guard;
     type Target = L::Guard;
+    const PATH_IS_TARGET: bool = true;
 
     fn lock_path(
         lock: Arc<L>,
@@ -242,6 +251,7 @@ where
     type Node = L::Target;
     type Path = L::Guard;
     type Target = L::Guard;
+    const PATH_IS_TARGET: bool = true;
 
     fn lock_path(
         lock: Arc<L>,
@@ -273,6 +283,7 @@ where
     type Node = <L as AsyncSharedLock>::Target;
     type Path = <L as AsyncSharedLock>::Guard;
     type Target = <L as AsyncExclusiveLock>::Guard;
+    const PATH_IS_TARGET: bool = false;
 
     fn lock_path(
         lock: Arc<L>,
