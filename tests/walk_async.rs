@@ -144,3 +144,108 @@ async fn async_crabbing_shares_the_path_and_locks_the_target_exclusively() {
     assert_eq!(outcome.err(), Some(WalkExit::Absent { depth: 2 }));
     assert!(root.try_write().is_ok() && middle.try_write().is_ok());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_retaining_walk_releases_every_retained_ancestor() {
+    let nodes = list(12);
+    for at in 1..12 {
+        let blocker = nodes[at].clone().lock_owned().await;
+        let (reached, mut watch_reached) = watch::channel(None);
+        let root = nodes[0].clone();
+        let walk = tokio::spawn(async move {
+            Walker::new()
+                .descend_retaining_async(
+                    &root,
+                    |node, depth| {
+                        reached.send_replace(Some(depth));
+                        node.next.clone().map_or(Step::Here, Step::Descend)
+                    },
+                    |_, _| false, // nothing is safe: every ancestor stays locked
+                )
+                .await
+                .map(|path| path.len())
+        });
+        tokio::time::timeout(
+            PATIENCE,
+            watch_reached.wait_for(|&depth| depth == Some(at - 1)),
+        )
+        .await
+        .expect("the walk reaches the blocked node")
+        .unwrap();
+        for (depth, node) in nodes[..at].iter().enumerate() {
+            assert!(
+                node.try_lock().is_err(),
+                "depth {depth} is retained while the walk waits"
+            );
+        }
+        walk.abort();
+        assert!(walk.await.unwrap_err().is_cancelled());
+        drop(blocker);
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[tokio::test]
+async fn async_retaining_and_optimistic_descents_keep_exactly_the_unsafe_path() {
+    let nodes = list(6);
+    // Safe: even depths only. The lowest safe node above the target (depth 5) is depth 4.
+    let path = Walker::new()
+        .descend_retaining_async(
+            &nodes[0],
+            |node, _| node.next.clone().map_or(Step::Here, Step::Descend),
+            |node, _| node.depth % 2 == 0,
+        )
+        .await
+        .unwrap();
+    assert_eq!((path.top_depth(), path.target_depth()), (4, 5));
+    for node in &nodes[..4] {
+        assert!(node.try_lock().is_ok());
+    }
+    drop(path);
+    assert_all_unlocked(&nodes);
+
+    let deadline = Instant::now() + Duration::from_millis(2);
+    let blocker = nodes[3].clone().lock_owned().await;
+    let outcome = Walker::new()
+        .descend_retaining_async_until(
+            &nodes[0],
+            deadline,
+            |node, _| node.next.clone().map_or(Step::Here, Step::Descend),
+            |_, _| false,
+        )
+        .await;
+    assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 3 }));
+    drop(blocker);
+    assert_all_unlocked(&nodes);
+
+    let leaf = Arc::new(RwLock::new(Dir {
+        entries: vec![],
+        writes: 9,
+    }));
+    let root = Arc::new(RwLock::new(Dir {
+        entries: vec![leaf.clone()],
+        writes: 0,
+    }));
+    let step = |dir: &Dir, _| {
+        dir.entries
+            .first()
+            .cloned()
+            .map_or(Step::Here, Step::Target)
+    };
+    let found = Walker::new()
+        .descend_optimistic_async(&root, step, |dir: &Dir, _| dir.writes < 9)
+        .await
+        .unwrap();
+    assert_eq!(
+        (found.restarts, found.path.len()),
+        (1, 2),
+        "an unsafe leaf restarts"
+    );
+    drop(found);
+    leaf.write().await.writes = 0;
+    let found = Walker::new()
+        .descend_optimistic_async(&root, step, |dir: &Dir, _| dir.writes < 9)
+        .await
+        .unwrap();
+    assert_eq!((found.restarts, found.path.len()), (0, 1));
+}

@@ -63,7 +63,7 @@ pub use retained::Retained;
 
 use crate::chain::{ChainNode, Children, ExclusiveLock, SharedLock, TimedExclusiveLock};
 use std::borrow::Borrow;
-use std::ops::Deref;
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -720,7 +720,9 @@ impl Walker {
         M::Node: ChainNode,
     {
         let _ = mode;
-        self.walk_async::<L, M>(root, false, None, step).await
+        self.walk_async::<L, M>(root, false, None, step)
+            .await
+            .map(|(target, _)| target)
     }
 
     /// The async twin of [`descend_until`](Self::descend_until). Needs a Tokio runtime with
@@ -775,6 +777,7 @@ impl Walker {
         let _ = mode;
         self.walk_async::<L, M>(root, false, Some(deadline), step)
             .await
+            .map(|(target, _)| target)
     }
 
     /// The async twin of [`descend_keys`](Self::descend_keys).
@@ -881,6 +884,179 @@ impl Walker {
             .await
     }
 
+    /// The async twin of [`descend_retaining`](Self::descend_retaining).
+    ///
+    /// # Errors
+    ///
+    /// As [`descend_retaining`](Self::descend_retaining).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")] {
+    /// use chainlock::walk::{Step, Walker};
+    /// use chainlock::ChainNode;
+    /// use std::sync::Arc;
+    /// use tokio::sync::Mutex;
+    ///
+    /// struct Node { full: bool, next: Option<Arc<Mutex<Node>>> }
+    /// impl ChainNode for Node {}
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let leaf = Arc::new(Mutex::new(Node { full: true, next: None }));
+    /// let root = Arc::new(Mutex::new(Node { full: false, next: Some(leaf) }));
+    /// let path = Walker::new()
+    ///     .descend_retaining_async(
+    ///         &root,
+    ///         |node, _| node.next.clone().map_or(Step::Here, Step::Descend),
+    ///         |node, _| !node.full,
+    ///     )
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!((path.top_depth(), path.len()), (0, 2)); // the full leaf keeps its parent
+    /// # });
+    /// # }
+    /// ```
+    pub async fn descend_retaining_async<L>(
+        self,
+        root: &Arc<L>,
+        step: impl FnMut(&mut <Exclusive as AsyncMode<L>>::Path, usize) -> Step<Arc<L>>,
+        is_safe: impl FnMut(&<Exclusive as AsyncMode<L>>::Node, usize) -> bool,
+    ) -> Result<Retained<<Exclusive as AsyncMode<L>>::Path>, WalkExit>
+    where
+        L: ?Sized,
+        Exclusive: AsyncMode<L>,
+        <Exclusive as AsyncMode<L>>::Path: DerefMut,
+        <Exclusive as AsyncMode<L>>::Node: ChainNode,
+    {
+        self.retain_async(root, None, step, is_safe).await
+    }
+
+    /// The async twin of [`descend_retaining_until`](Self::descend_retaining_until). Needs a
+    /// Tokio runtime with timers enabled.
+    ///
+    /// # Errors
+    ///
+    /// As [`descend_retaining_until`](Self::descend_retaining_until).
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime with the time driver enabled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")] {
+    /// use chainlock::walk::{Step, WalkExit, Walker};
+    /// use chainlock::ChainNode;
+    /// use std::sync::Arc;
+    /// use std::time::{Duration, Instant};
+    /// use tokio::sync::Mutex;
+    ///
+    /// struct Node { next: Option<Arc<Mutex<Node>>> }
+    /// impl ChainNode for Node {}
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let tail = Arc::new(Mutex::new(Node { next: None }));
+    /// let head = Arc::new(Mutex::new(Node { next: Some(tail.clone()) }));
+    /// let _held = tail.lock().await;
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// let outcome = Walker::new()
+    ///     .descend_retaining_async_until(
+    ///         &head,
+    ///         deadline,
+    ///         |node, _| node.next.clone().map_or(Step::Here, Step::Descend),
+    ///         |_, _| false,
+    ///     )
+    ///     .await;
+    /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
+    /// assert!(head.try_lock().is_ok());
+    /// # });
+    /// # }
+    /// ```
+    pub async fn descend_retaining_async_until<L>(
+        self,
+        root: &Arc<L>,
+        deadline: Instant,
+        step: impl FnMut(&mut <Exclusive as AsyncMode<L>>::Path, usize) -> Step<Arc<L>>,
+        is_safe: impl FnMut(&<Exclusive as AsyncMode<L>>::Node, usize) -> bool,
+    ) -> Result<Retained<<Exclusive as AsyncMode<L>>::Path>, WalkExit>
+    where
+        L: ?Sized,
+        Exclusive: AsyncMode<L>,
+        <Exclusive as AsyncMode<L>>::Path: DerefMut,
+        <Exclusive as AsyncMode<L>>::Node: ChainNode,
+    {
+        self.retain_async(root, Some(deadline), step, is_safe).await
+    }
+
+    /// The async twin of [`descend_optimistic`](Self::descend_optimistic).
+    ///
+    /// # Errors
+    ///
+    /// As [`descend_optimistic`](Self::descend_optimistic).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")] {
+    /// use chainlock::walk::{Step, Walker};
+    /// use chainlock::ChainNode;
+    /// use std::sync::Arc;
+    /// use tokio::sync::RwLock;
+    ///
+    /// struct Node { keys: usize, child: Option<Arc<RwLock<Node>>> }
+    /// impl ChainNode for Node {}
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let leaf = Arc::new(RwLock::new(Node { keys: 4, child: None }));
+    /// let root = Arc::new(RwLock::new(Node { keys: 1, child: Some(leaf) }));
+    /// let found = Walker::new()
+    ///     .descend_optimistic_async(
+    ///         &root,
+    ///         |node: &Node, _| node.child.clone().map_or(Step::Here, Step::Target),
+    ///         |node: &Node, _| node.keys < 4,
+    ///     )
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!((found.restarts, found.path.len()), (1, 2)); // the full leaf made it restart
+    /// # });
+    /// # }
+    /// ```
+    pub async fn descend_optimistic_async<L>(
+        self,
+        root: &Arc<L>,
+        mut step: impl FnMut(&<Crab as AsyncMode<L>>::Node, usize) -> Step<Arc<L>>,
+        mut is_safe: impl FnMut(&<Crab as AsyncMode<L>>::Node, usize) -> bool,
+    ) -> Result<Optimistic<<Crab as AsyncMode<L>>::Target>, WalkExit>
+    where
+        L: ?Sized,
+        Crab: AsyncMode<L>,
+        Exclusive: AsyncMode<L, Path = <Crab as AsyncMode<L>>::Target, Node = <Crab as AsyncMode<L>>::Node>,
+        <Crab as AsyncMode<L>>::Target: DerefMut,
+        <Crab as AsyncMode<L>>::Node: ChainNode,
+    {
+        let first = self
+            .walk_async::<L, Crab>(root, false, None, |guard, depth| step(&**guard, depth))
+            .await;
+        match first {
+            Ok((target, depth)) => {
+                if is_safe(&*target, depth) {
+                    return Ok(Optimistic {
+                        path: Retained::new(vec![target], depth),
+                        restarts: 0,
+                    });
+                }
+            }
+            Err(WalkExit::NotExclusive { .. }) => {}
+            Err(exit) => return Err(exit),
+        }
+        let path = self
+            .retain_async(root, None, |guard, depth| step(&**guard, depth), is_safe)
+            .await?;
+        Ok(Optimistic { path, restarts: 1 })
+    }
+
     /// The async loop: as [`walk`](Self::walk), each lock awaited (with an optional deadline).
     async fn walk_async<L, M>(
         self,
@@ -888,7 +1064,7 @@ impl Walker {
         root_is_target: bool,
         deadline: Option<Instant>,
         mut step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
-    ) -> Result<M::Target, WalkExit>
+    ) -> Result<(M::Target, usize), WalkExit>
     where
         L: ?Sized,
         M: AsyncMode<L>,
@@ -898,7 +1074,7 @@ impl Walker {
             let target = M::lock_target(Arc::clone(root), deadline)
                 .await
                 .ok_or(WalkExit::TimedOut { depth: 0 })?;
-            return open(target, 0);
+            return open(target, 0).map(|target| (target, 0));
         }
         let mut guard = M::lock_path(Arc::clone(root), deadline)
             .await
@@ -911,7 +1087,9 @@ impl Walker {
             }
             let step = step(&mut guard, depth);
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
-                return M::settle(guard).map_err(|_| WalkExit::NotExclusive { depth });
+                return M::settle(guard)
+                    .map(|target| (target, depth))
+                    .map_err(|_| WalkExit::NotExclusive { depth });
             };
             let child_address = address(&child);
             if is_target {
@@ -919,7 +1097,7 @@ impl Walker {
                     .await
                     .ok_or(WalkExit::TimedOut { depth })?;
                 drop(guard);
-                return open(target, depth);
+                return open(target, depth).map(|target| (target, depth));
             }
             guard = M::lock_path(child, deadline)
                 .await
@@ -945,11 +1123,13 @@ impl Walker {
         if M::PATH_IS_TARGET {
             return self
                 .walk_async::<L, M>(root, false, deadline, plain_key_step(keys))
-                .await;
+                .await
+                .map(|(target, _)| target);
         }
         let first = keys.next();
         self.walk_async::<L, M>(root, first.is_none(), deadline, key_step(keys, first))
             .await
+            .map(|(target, _)| target)
     }
 }
 
@@ -1132,34 +1312,106 @@ impl Walker {
         L::Target: ChainNode,
         A: Acquire<L, Exclusive>,
     {
-        // Parallel stacks, top-most retained node first: dropping `guards` releases top-down.
-        let mut guards: Vec<L::Guard> = Vec::with_capacity(8);
-        let mut held: Vec<usize> = Vec::with_capacity(8);
-        let mut top_depth = 0;
+        let mut path = Retaining::new();
         let (mut next, mut depth, mut is_target) = (Arc::clone(root), 0, false);
         loop {
-            guards.push(acquire.path(&next).ok_or(WalkExit::TimedOut { depth })?);
-            held.push(address(&next));
-            let node = guards.last_mut().expect("the current node is held");
-            if node.is_closed() {
-                return Err(WalkExit::Closed { depth });
-            }
-            if is_safe(node, depth) && guards.len() > 1 {
-                // Safe: no change below can reach above this node; release the ancestors.
-                let released = guards.len() - 1;
-                guards.drain(..released);
-                held.drain(..released);
-                top_depth = depth;
-            }
+            let guard = acquire.path(&next).ok_or(WalkExit::TimedOut { depth })?;
+            path.enter(guard, &next, depth, &mut is_safe)?;
             if is_target {
-                return Ok(Retained::new(guards, top_depth));
+                return Ok(path.finish());
             }
-            let step = step(guards.last_mut().expect("the current node is held"), depth);
-            let Some(following) = self.follow(step, &mut depth, &held)? else {
-                return Ok(Retained::new(guards, top_depth));
+            let step = step(path.current(), depth);
+            let Some(following) = self.follow(step, &mut depth, &path.held)? else {
+                return Ok(path.finish());
             };
             (next, is_target) = following;
         }
+    }
+
+    /// The async retaining loop: as [`retain`](Self::retain), each lock awaited.
+    async fn retain_async<L>(
+        self,
+        root: &Arc<L>,
+        deadline: Option<Instant>,
+        mut step: impl FnMut(&mut <Exclusive as AsyncMode<L>>::Path, usize) -> Step<Arc<L>>,
+        mut is_safe: impl FnMut(&<Exclusive as AsyncMode<L>>::Node, usize) -> bool,
+    ) -> Result<Retained<<Exclusive as AsyncMode<L>>::Path>, WalkExit>
+    where
+        L: ?Sized,
+        Exclusive: AsyncMode<L>,
+        <Exclusive as AsyncMode<L>>::Path: DerefMut,
+        <Exclusive as AsyncMode<L>>::Node: ChainNode,
+    {
+        let mut path = Retaining::new();
+        let (mut next, mut depth, mut is_target) = (Arc::clone(root), 0, false);
+        loop {
+            let guard = <Exclusive as AsyncMode<L>>::lock_path(Arc::clone(&next), deadline)
+                .await
+                .ok_or(WalkExit::TimedOut { depth })?;
+            path.enter(guard, &next, depth, &mut is_safe)?;
+            if is_target {
+                return Ok(path.finish());
+            }
+            let step = step(path.current(), depth);
+            let Some(following) = self.follow(step, &mut depth, &path.held)? else {
+                return Ok(path.finish());
+            };
+            (next, is_target) = following;
+        }
+    }
+}
+
+/// The bookkeeping of a retaining descent: the guards from the top-most retained node down
+/// to the current one (dropping them releases top-down) and their locks' addresses.
+struct Retaining<G> {
+    guards: Vec<G>,
+    held: Vec<usize>,
+    top_depth: usize,
+}
+
+impl<G: DerefMut> Retaining<G>
+where
+    G::Target: ChainNode,
+{
+    fn new() -> Self {
+        Retaining {
+            guards: Vec::with_capacity(8),
+            held: Vec::with_capacity(8),
+            top_depth: 0,
+        }
+    }
+
+    /// Takes the node just locked at `depth`: ends the walk if it is closed, and releases
+    /// every ancestor (top-most first) if it is safe.
+    fn enter<L: ?Sized>(
+        &mut self,
+        guard: G,
+        lock: &Arc<L>,
+        depth: usize,
+        is_safe: &mut impl FnMut(&G::Target, usize) -> bool,
+    ) -> Result<(), WalkExit> {
+        self.guards.push(guard);
+        self.held.push(address(lock));
+        let node = self.current();
+        if node.is_closed() {
+            return Err(WalkExit::Closed { depth });
+        }
+        if is_safe(node, depth) && self.guards.len() > 1 {
+            // Safe: no change below can reach above this node; release the ancestors.
+            let released = self.guards.len() - 1;
+            self.guards.drain(..released);
+            self.held.drain(..released);
+            self.top_depth = depth;
+        }
+        Ok(())
+    }
+
+    fn current(&mut self) -> &mut G {
+        self.guards.last_mut().expect("the current node is held")
+    }
+
+    fn finish(self) -> Retained<G> {
+        Retained::new(self.guards, self.top_depth)
     }
 }
 
