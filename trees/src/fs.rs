@@ -3,8 +3,8 @@
 //! Directories and files are one recursive node type, each behind its own `RwLock`. Paths
 //! are walked with [`chainlock::walk`]: lookups (`read`, `list`, `stat`) read-lock every node
 //! on the path; changes (`create`, `write`, `rename`, `rm -r`) crab: they read-lock the path
-//! and write-lock only the node they change; `mkdir -p` walks exclusively because it may
-//! change every node on its way. `rm -r` unlinks the entry under its parent's write lock,
+//! and write-lock only the node they change; `mkdir -p` takes upgradable reads on its way
+//! and upgrades a directory in place only where it must create a component. `rm -r` unlinks the entry under its parent's write lock,
 //! then closes the whole subtree node by node (the closed marker makes a node behave as
 //! absent): a walk already inside finishes first, and no write lands in a removed file after
 //! `rm -r` returns.
@@ -16,7 +16,7 @@
 use crate::Rng;
 use chainlock::ChainNode;
 use chainlock::parking_lot::{Mutex, RwLock};
-use chainlock::walk::{Crab, Exclusive, Shared, Step, WalkExit, Walker};
+use chainlock::walk::{Crab, Shared, Step, Upgrade, WalkExit, Walker};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -121,7 +121,8 @@ impl FileSystem {
         }
     }
 
-    /// `mkdir -p`: exclusive hand over hand, creating what is missing on the way.
+    /// `mkdir -p`: upgradable reads hand over hand (other readers pass), each directory
+    /// upgraded in place only where a component is missing.
     ///
     /// # Errors
     ///
@@ -129,7 +130,7 @@ impl FileSystem {
     pub fn mkdir_p(&self, path: &str) -> Result<(), FsError> {
         let parts = components(path);
         let mut error = None;
-        let target = self.walker.descend(&self.root, Exclusive, |dir, depth| {
+        let target = self.walker.descend(&self.root, Upgrade, |dir, depth| {
             if dir.data.is_some() {
                 error = Some(FsError::NotADirectory);
                 return Step::Absent;
@@ -137,7 +138,15 @@ impl FileSystem {
             let Some(name) = parts.get(depth) else {
                 return Step::Here;
             };
-            let child = dir.entries.entry(name.clone()).or_default().clone();
+            if let Some(child) = dir.entries.get(name) {
+                return Step::Descend(child.clone());
+            }
+            let child = dir
+                .upgrade()
+                .entries
+                .entry(name.clone())
+                .or_default()
+                .clone();
             Step::Descend(child)
         });
         match (target, error) {

@@ -8,6 +8,7 @@ mod exit;
 pub(crate) mod leaves;
 mod lock;
 mod node;
+mod upgrade;
 
 pub use children::{ChildContainer, Children};
 pub use exit::{Exit, PathExit};
@@ -16,3 +17,4 @@ pub use lock::{
     TimedSharedLock,
 };
 pub use node::ChainNode;
+pub use upgrade::{TimedUpgradableLock, Upgradable, UpgradableLock};

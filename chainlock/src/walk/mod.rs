@@ -15,8 +15,9 @@
 //!   [`WalkExit::Cycle`] instead of deadlocking.
 //!
 //! Each node of the tree is an `Arc<L>` where `L` is a lock of a [`Mode`]: [`Exclusive`]
-//! all the way, [`Shared`] all the way, or [`Crab`] (latch crabbing: shared on the way down,
-//! exclusive at the target). Node types implement [`ChainNode`] (derive it; its closed marker
+//! all the way, [`Shared`] all the way, [`Crab`] (latch crabbing: shared on the way down,
+//! exclusive at the target), or [`Upgrade`] (upgradable reads on the way down, any node
+//! made writable in place when a step must change it). Node types implement [`ChainNode`] (derive it; its closed marker
 //! makes a node behave as absent), and [`Children`] for key paths.
 //!
 //! # Examples
@@ -58,7 +59,7 @@ mod mode;
 mod retained;
 
 pub use exit::WalkExit;
-pub use mode::{AsyncMode, Crab, Exclusive, Mode, Shared, TimedMode};
+pub use mode::{AsyncMode, Crab, Exclusive, Mode, Shared, TimedMode, Upgrade};
 pub use retained::Retained;
 
 use crate::chain::{ChainNode, Children, ExclusiveLock, SharedLock, TimedExclusiveLock};

@@ -2,7 +2,7 @@
 
 use crate::chain::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, SharedLock, TimedExclusiveLock,
-    TimedSharedLock,
+    TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
 };
 use std::ops::Deref;
 use std::sync::Arc;
@@ -57,6 +57,48 @@ pub struct Shared;
 /// (an `RwLock`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Crab;
+
+/// Upgradable reads on the way down: plain readers pass each node the walk holds, other
+/// upgraders and writers wait; a step may make the node it holds writable in place
+/// ([`Upgradable::upgrade`]) and go on, and the target ends write-locked (upgraded in place
+/// when the walk ends at a node it holds). The levels must have an upgradable read mode
+/// (parking_lot's `RwLock`). Upgrades wait for the node's plain readers without a deadline;
+/// readers only pass through.
+///
+/// # Examples
+///
+/// `mkdir -p`: upgrade a directory only where a component is missing.
+///
+/// ```
+/// use chainlock::parking_lot::RwLock;
+/// use chainlock::walk::{Step, Upgrade, Walker};
+/// use chainlock::ChainNode;
+/// use std::collections::BTreeMap;
+/// use std::sync::Arc;
+///
+/// #[derive(ChainNode, Default)]
+/// struct Dir {
+///     #[chain(children)]
+///     entries: BTreeMap<String, Arc<RwLock<Dir>>>,
+/// }
+///
+/// let root = Arc::new(RwLock::new(Dir::default()));
+/// let path = ["usr", "local", "lib"];
+/// let lib = Walker::new()
+///     .descend(&root, Upgrade, |dir, depth| {
+///         let Some(name) = path.get(depth) else { return Step::Here };
+///         if let Some(child) = dir.entries.get(*name) {
+///             return Step::Descend(child.clone()); // exists: readers were never blocked
+///         }
+///         let child = Arc::new(RwLock::new(Dir::default()));
+///         dir.upgrade().entries.insert((*name).to_owned(), child.clone()); // in place
+///         Step::Descend(child)
+///     })
+///     .unwrap();
+/// assert!(lib.entries.is_empty());
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Upgrade;
 
 impl<L: ExclusiveLock + ?Sized> Mode<L> for Exclusive {
     type Node = L::Target;
@@ -301,5 +343,53 @@ where
 
     fn settle(path: Self::Path) -> Result<Self::Target, Self::Path> {
         Err(path)
+    }
+}
+
+impl<L> Mode<L> for Upgrade
+where
+    L: UpgradableLock
+        + ExclusiveLock<
+            Target = <L as UpgradableLock>::Target,
+            Guard = <L as UpgradableLock>::Upgraded,
+        > + ?Sized,
+{
+    type Node = <L as UpgradableLock>::Target;
+    type Path = Upgradable<L>;
+    type Target = <L as UpgradableLock>::Upgraded;
+    const PATH_IS_TARGET: bool = true;
+
+    #[inline]
+    fn lock_path(lock: &Arc<L>) -> Upgradable<L> {
+        Upgradable::lock(lock)
+    }
+
+    #[inline]
+    fn lock_target(lock: &Arc<L>) -> Self::Target {
+        <L as ExclusiveLock>::lock_exclusive(lock)
+    }
+
+    #[inline]
+    fn settle(path: Upgradable<L>) -> Result<Self::Target, Upgradable<L>> {
+        Ok(path.into_upgraded())
+    }
+}
+
+impl<L> TimedMode<L> for Upgrade
+where
+    L: TimedUpgradableLock
+        + TimedExclusiveLock<
+            Target = <L as UpgradableLock>::Target,
+            Guard = <L as UpgradableLock>::Upgraded,
+        > + ?Sized,
+{
+    #[inline]
+    fn lock_path_until(lock: &Arc<L>, deadline: Instant) -> Option<Upgradable<L>> {
+        L::try_lock_upgradable_until(lock, deadline).map(Upgradable::from_guard)
+    }
+
+    #[inline]
+    fn lock_target_until(lock: &Arc<L>, deadline: Instant) -> Option<Self::Target> {
+        L::try_lock_exclusive_until(lock, deadline)
     }
 }
