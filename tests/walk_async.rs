@@ -28,6 +28,33 @@ fn list(len: usize) -> Vec<Arc<Mutex<Node>>> {
     nodes
 }
 
+/// Waits until a spawned walk's step has run at `depth` (it then waits for the node below,
+/// which `blocker` holds), checks that the nodes in `held` are locked meanwhile, cancels the
+/// walk, and checks that nothing stays locked once `blocker` is released.
+async fn cancel_at<T: std::fmt::Debug>(
+    nodes: &[Arc<Mutex<Node>>],
+    depth: usize,
+    mut reached: watch::Receiver<Option<usize>>,
+    walk: tokio::task::JoinHandle<T>,
+    blocker: tokio::sync::OwnedMutexGuard<Node>,
+    held: std::ops::Range<usize>,
+) {
+    tokio::time::timeout(PATIENCE, reached.wait_for(|&step| step == Some(depth)))
+        .await
+        .expect("the walk reaches the blocked node")
+        .unwrap();
+    for held in held {
+        assert!(
+            nodes[held].try_lock().is_err(),
+            "depth {held} is held while the walk waits"
+        );
+    }
+    walk.abort();
+    assert!(walk.await.unwrap_err().is_cancelled());
+    drop(blocker);
+    assert_all_unlocked(nodes);
+}
+
 fn assert_all_unlocked(nodes: &[Arc<Mutex<Node>>]) {
     for (depth, node) in nodes.iter().enumerate() {
         assert!(node.try_lock().is_ok(), "depth {depth} is still locked");
@@ -62,7 +89,7 @@ async fn cancelling_a_walk_waiting_at_every_depth_releases_everything() {
     let nodes = list(MAX_DEPTH);
     for at in 1..MAX_DEPTH {
         let blocker = nodes[at].clone().lock_owned().await;
-        let (reached, mut watch_reached) = watch::channel(None);
+        let (reached, watch_reached) = watch::channel(None);
         let root = nodes[0].clone();
         let walk = tokio::spawn(async move {
             Walker::new()
@@ -70,25 +97,11 @@ async fn cancelling_a_walk_waiting_at_every_depth_releases_everything() {
                     reached.send_replace(Some(depth));
                     node.next.clone().map_or(Step::Here, Step::Descend)
                 })
-                .await
                 .map(|guard| guard.depth)
         });
         // The step ran at `at - 1`: the walk now holds that node and waits for `at`.
-        tokio::time::timeout(
-            PATIENCE,
-            watch_reached.wait_for(|&depth| depth == Some(at - 1)),
-        )
-        .await
-        .expect("the walk reaches the blocked node")
-        .unwrap();
-        assert!(
-            nodes[at - 1].try_lock().is_err(),
-            "the walk holds the parent while it waits"
-        );
-        walk.abort();
-        assert!(walk.await.unwrap_err().is_cancelled());
-        drop(blocker);
-        assert_all_unlocked(&nodes);
+        // The step ran at `at - 1`: the walk holds that node and waits for `at`.
+        cancel_at(&nodes, at - 1, watch_reached, walk, blocker, at - 1..at).await;
     }
 }
 
@@ -150,7 +163,7 @@ async fn a_cancelled_retaining_walk_releases_every_retained_ancestor() {
     let nodes = list(12);
     for at in 1..12 {
         let blocker = nodes[at].clone().lock_owned().await;
-        let (reached, mut watch_reached) = watch::channel(None);
+        let (reached, watch_reached) = watch::channel(None);
         let root = nodes[0].clone();
         let walk = tokio::spawn(async move {
             Walker::new()
@@ -165,23 +178,8 @@ async fn a_cancelled_retaining_walk_releases_every_retained_ancestor() {
                 .await
                 .map(|path| path.len())
         });
-        tokio::time::timeout(
-            PATIENCE,
-            watch_reached.wait_for(|&depth| depth == Some(at - 1)),
-        )
-        .await
-        .expect("the walk reaches the blocked node")
-        .unwrap();
-        for (depth, node) in nodes[..at].iter().enumerate() {
-            assert!(
-                node.try_lock().is_err(),
-                "depth {depth} is retained while the walk waits"
-            );
-        }
-        walk.abort();
-        assert!(walk.await.unwrap_err().is_cancelled());
-        drop(blocker);
-        assert_all_unlocked(&nodes);
+        // Nothing is safe: every node above the blocked one is retained while it waits.
+        cancel_at(&nodes, at - 1, watch_reached, walk, blocker, 0..at).await;
     }
 }
 

@@ -15,7 +15,10 @@
 
 use chainlock::parking_lot::RwLock;
 use chainlock_trees::{FileSystem, OrderedMap, Rng};
-use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
+use criterion::measurement::WallTime;
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
+};
 use std::collections::BTreeMap;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -57,6 +60,19 @@ fn scaled(ops: u64) -> u64 {
     }
 }
 
+/// A group of multi-threaded runs: few samples (each is many operations), throughput in
+/// operations.
+fn group<'a>(c: &'a mut Criterion, name: &str, ops: u64) -> BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2))
+        .throughput(Throughput::Elements(ops));
+    group
+}
+
 fn populated_fs() -> FileSystem {
     let fs = FileSystem::new(Duration::from_micros(50));
     for a in 0..4 {
@@ -75,13 +91,7 @@ fn filesystem(c: &mut Criterion) {
     let ops = scaled(2_000);
     let fs = populated_fs();
     let global = RwLock::new(());
-    let mut group = c.benchmark_group("filesystem");
-    group
-        .sample_size(10)
-        .sampling_mode(SamplingMode::Flat)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2))
-        .throughput(Throughput::Elements(ops));
+    let mut group = group(c, "filesystem", ops);
     for (name, coarse) in [("walk", false), ("global", true)] {
         let op = |rng: &mut Rng| {
             let (a, b) = (rng.below(4), rng.below(4));
@@ -121,13 +131,7 @@ fn ordered_map(c: &mut Criterion) {
             map.insert(key, key);
             global.write().insert(key, key);
         }
-        let mut group = c.benchmark_group(format!("ordered_map_{mix}"));
-        group
-            .sample_size(10)
-            .sampling_mode(SamplingMode::Flat)
-            .warm_up_time(Duration::from_millis(300))
-            .measurement_time(Duration::from_secs(2))
-            .throughput(Throughput::Elements(ops));
+        let mut group = group(c, &format!("ordered_map_{mix}"), ops);
         for threads in THREADS {
             group.bench_function(BenchmarkId::new("walk", threads), |b| {
                 let op = |rng: &mut Rng| {
