@@ -97,9 +97,9 @@ async fn cancelling_a_walk_waiting_at_every_depth_releases_everything() {
                     reached.send_replace(Some(depth));
                     node.next.clone().map_or(Step::Here, Step::Descend)
                 })
+                .await
                 .map(|guard| guard.depth)
         });
-        // The step ran at `at - 1`: the walk now holds that node and waits for `at`.
         // The step ran at `at - 1`: the walk holds that node and waits for `at`.
         cancel_at(&nodes, at - 1, watch_reached, walk, blocker, at - 1..at).await;
     }
