@@ -50,6 +50,12 @@ pub enum FsError {
     /// The name is taken.
     #[error("file exists")]
     Exists,
+    /// A name (or path component) is empty, `.`, `..` or contains `/`.
+    #[error("invalid name")]
+    InvalidName,
+    /// The operation would remove the root.
+    #[error("the root cannot be removed")]
+    Root,
 }
 
 impl From<WalkExit> for FsError {
@@ -93,11 +99,21 @@ pub struct FileSystem {
     io: Duration,
 }
 
-fn components(path: &str) -> Vec<String> {
+/// A path's components (empty ones, from `//` or a trailing `/`, are skipped).
+fn components(path: &str) -> Result<Vec<String>, FsError> {
     path.split('/')
         .filter(|part| !part.is_empty())
-        .map(str::to_owned)
+        .map(|part| name(part).map(str::to_owned))
         .collect()
+}
+
+/// `name` if it can name an entry: not empty, `.` or `..`, and without `/`.
+fn name(name: &str) -> Result<&str, FsError> {
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        Err(FsError::InvalidName)
+    } else {
+        Ok(name)
+    }
 }
 
 impl FileSystem {
@@ -126,9 +142,9 @@ impl FileSystem {
     ///
     /// # Errors
     ///
-    /// [`FsError::NotADirectory`] when a component is a file.
+    /// [`FsError::NotADirectory`] when a component is a file; [`FsError::InvalidName`] for a bad name or path component.
     pub fn mkdir_p(&self, path: &str) -> Result<(), FsError> {
-        let parts = components(path);
+        let parts = components(path)?;
         let mut error = None;
         let target = self.walker.descend(&self.root, Upgrade, |dir, depth| {
             if dir.data.is_some() {
@@ -161,15 +177,16 @@ impl FileSystem {
     ///
     /// # Errors
     ///
-    /// [`FsError::NotFound`] without the directory, [`FsError::NotADirectory`], [`FsError::Exists`].
-    pub fn create(&self, dir: &str, name: &str) -> Result<(), FsError> {
+    /// [`FsError::NotFound`] without the directory, [`FsError::NotADirectory`], [`FsError::Exists`]; [`FsError::InvalidName`] for a bad name or path component.
+    pub fn create(&self, dir: &str, file_name: &str) -> Result<(), FsError> {
+        let file_name = name(file_name)?;
         let mut dir = self
             .walker
-            .descend_keys(&self.root, Crab, components(dir))?;
+            .descend_keys(&self.root, Crab, components(dir)?)?;
         if dir.data.is_some() {
             return Err(FsError::NotADirectory);
         }
-        if dir.entries.contains_key(name) {
+        if dir.entries.contains_key(file_name) {
             return Err(FsError::Exists);
         }
         let file = Node {
@@ -177,7 +194,7 @@ impl FileSystem {
             ..Node::default()
         };
         dir.entries
-            .insert(name.to_owned(), Arc::new(RwLock::new(file)));
+            .insert(file_name.to_owned(), Arc::new(RwLock::new(file)));
         Ok(())
     }
 
@@ -185,11 +202,11 @@ impl FileSystem {
     ///
     /// # Errors
     ///
-    /// [`FsError::NotFound`], [`FsError::IsADirectory`].
+    /// [`FsError::NotFound`], [`FsError::IsADirectory`]; [`FsError::InvalidName`] for a bad name or path component.
     pub fn write(&self, path: &str, bytes: &[u8]) -> Result<(), FsError> {
         let mut file = self
             .walker
-            .descend_keys(&self.root, Crab, components(path))?;
+            .descend_keys(&self.root, Crab, components(path)?)?;
         let data = file.data.as_mut().ok_or(FsError::IsADirectory)?;
         self.io();
         data.extend_from_slice(bytes);
@@ -202,11 +219,11 @@ impl FileSystem {
     ///
     /// # Errors
     ///
-    /// [`FsError::NotFound`], [`FsError::IsADirectory`].
+    /// [`FsError::NotFound`], [`FsError::IsADirectory`]; [`FsError::InvalidName`] for a bad name or path component.
     pub fn read(&self, path: &str) -> Result<Vec<u8>, FsError> {
         let file = self
             .walker
-            .descend_keys(&self.root, Shared, components(path))?;
+            .descend_keys(&self.root, Shared, components(path)?)?;
         self.io();
         file.data.clone().ok_or(FsError::IsADirectory)
     }
@@ -215,11 +232,11 @@ impl FileSystem {
     ///
     /// # Errors
     ///
-    /// [`FsError::NotFound`], [`FsError::NotADirectory`].
+    /// [`FsError::NotFound`], [`FsError::NotADirectory`]; [`FsError::InvalidName`] for a bad name or path component.
     pub fn list(&self, path: &str) -> Result<Vec<String>, FsError> {
         let dir = self
             .walker
-            .descend_keys(&self.root, Shared, components(path))?;
+            .descend_keys(&self.root, Shared, components(path)?)?;
         if dir.data.is_some() {
             return Err(FsError::NotADirectory);
         }
@@ -230,23 +247,33 @@ impl FileSystem {
     ///
     /// # Errors
     ///
-    /// [`FsError::NotFound`].
+    /// [`FsError::NotFound`]; [`FsError::InvalidName`] for a bad name or path component.
     pub fn stat(&self, path: &str) -> Result<usize, FsError> {
         let node = self
             .walker
-            .descend_keys(&self.root, Shared, components(path))?;
+            .descend_keys(&self.root, Shared, components(path)?)?;
         Ok(node.data.as_ref().map_or(node.entries.len(), Vec::len))
     }
 
-    /// Renames an entry within one directory; the new name must be free.
+    /// Renames an entry within one directory; the new name must be free (renaming an entry
+    /// to its own name does nothing).
     ///
     /// # Errors
     ///
-    /// [`FsError::NotFound`] (directory or entry), [`FsError::Exists`] when `to` is taken.
+    /// [`FsError::NotFound`] (directory or entry), [`FsError::Exists`] when `to` is taken,
+    /// [`FsError::InvalidName`] for a bad name or path component.
     pub fn rename(&self, dir: &str, from: &str, to: &str) -> Result<(), FsError> {
+        let (from, to) = (name(from)?, name(to)?);
         let mut dir = self
             .walker
-            .descend_keys(&self.root, Crab, components(dir))?;
+            .descend_keys(&self.root, Crab, components(dir)?)?;
+        if from == to {
+            return if dir.entries.contains_key(from) {
+                Ok(())
+            } else {
+                Err(FsError::NotFound)
+            };
+        }
         if dir.entries.contains_key(to) {
             return Err(FsError::Exists);
         }
@@ -261,10 +288,10 @@ impl FileSystem {
     ///
     /// # Errors
     ///
-    /// [`FsError::NotFound`]; [`FsError::Exists`] for the root, which cannot be removed.
+    /// [`FsError::NotFound`]; [`FsError::Root`] for the root, which cannot be removed; [`FsError::InvalidName`] for a bad name or path component.
     pub fn remove_all(&self, path: &str) -> Result<(), FsError> {
-        let mut parts = components(path);
-        let name = parts.pop().ok_or(FsError::Exists)?; // the root cannot be removed
+        let mut parts = components(path)?;
+        let name = parts.pop().ok_or(FsError::Root)?;
         let mut parent = self.walker.descend_keys(&self.root, Crab, parts)?;
         let entry = parent.entries.remove(&name).ok_or(FsError::NotFound)?;
         drop(parent);

@@ -27,6 +27,22 @@ fn operations_answer_as_a_file_system_does() {
     assert_eq!(fs.read("/a/g"), Err(FsError::NotFound));
     assert_eq!(fs.list("/"), Ok(vec![]));
     assert_eq!(fs.bytes(), (5, 5));
+    // Hostile names and paths are refused, never stored where no path can reach them.
+    for bad in ["", ".", "..", "a/b"] {
+        assert_eq!(fs.create("/", bad), Err(FsError::InvalidName), "{bad:?}");
+    }
+    assert_eq!(fs.mkdir_p("/x/../y"), Err(FsError::InvalidName));
+    assert_eq!(fs.read("/./x"), Err(FsError::InvalidName));
+    assert_eq!(fs.remove_all("/"), Err(FsError::Root));
+    assert_eq!(fs.remove_all("//"), Err(FsError::Root));
+    fs.mkdir_p("/k").unwrap();
+    assert_eq!(
+        fs.rename("/", "k", "k"),
+        Ok(()),
+        "a rename to its own name does nothing"
+    );
+    assert_eq!(fs.rename("/", "k", "a/b"), Err(FsError::InvalidName));
+    assert_eq!(fs.list("/"), Ok(vec!["k".to_string()]));
     assert_eq!(fs.removed_files(), 1);
     assert!(fs.check().is_empty());
 }
