@@ -61,13 +61,15 @@
 mod blocking;
 #[cfg(feature = "tokio")]
 mod future;
+mod manager;
 mod registry;
 mod shard_lock;
 
-pub use blocking::{KeyGuard, KeyedLocks, KeysGuard};
+pub use blocking::KeyedLocks;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-pub use future::{Acquire, AsyncKeyGuard, AsyncKeyedLocks, AsyncKeysGuard};
+pub use future::{Acquire, Async, AsyncKeyGuard, AsyncKeySetGuard, AsyncKeyedLocks};
+pub use manager::{Blocking, Flavor, KeyGuard, KeySetGuard, LockManager};
 
 pub use crate::striped::DefaultHashBuilder;
 

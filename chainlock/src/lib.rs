@@ -61,6 +61,7 @@ pub mod chain;
 #[cfg_attr(docsrs, doc(cfg(feature = "distributed")))]
 pub mod distributed;
 pub mod keyed;
+mod lock_order;
 mod loom;
 pub mod rooms;
 pub mod striped;

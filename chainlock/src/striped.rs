@@ -42,6 +42,7 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
+use crate::lock_order::ascending_unique;
 use crossbeam_utils::CachePadded;
 use lock_api::{Mutex, MutexGuard, RawMutex, RawRwLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -249,10 +250,7 @@ impl<L, S: BuildHasher> Striped<L, S> {
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        let mut indices: Vec<usize> = keys.into_iter().map(|key| self.index_of(&key)).collect();
-        indices.sort_unstable();
-        indices.dedup();
-        indices
+        ascending_unique(keys.into_iter().map(|key| self.index_of(&key)))
     }
 }
 
