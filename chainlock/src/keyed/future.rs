@@ -12,7 +12,6 @@ use super::manager::{Flavor, KeyGuard, KeySetGuard, LockManager, sealed};
 use super::registry::{Outcome, Ticket, Waiter, Wake};
 use crate::lock_order::ascending_unique;
 use crate::loom::sync::{Arc, Mutex};
-use crate::loom::unique_token;
 
 /// The async flavor: each acquisition is its own owner (no reentrancy); guards are `Send`.
 #[derive(Debug)]
@@ -22,12 +21,7 @@ impl Flavor for Async {}
 
 impl sealed::Sealed for Async {
     const MANAGER: &'static str = "AsyncKeyedLocks";
-    const REENTRANT: bool = false;
-
-    #[inline]
-    fn owner() -> u64 {
-        unique_token()
-    }
+    const PER_THREAD: bool = false;
 }
 
 /// A manager of named, FIFO-fair locks for async tasks, one per key of type `K`.

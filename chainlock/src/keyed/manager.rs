@@ -6,11 +6,13 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
+use std::ops::Deref;
 
 use lock_api::GuardNoSend;
 
 use super::registry::{Outcome, Registry, Ticket, Wake};
 use super::{DefaultHashBuilder, default_shards};
+use crate::loom::{thread, unique_token};
 
 /// How a keyed lock manager's callers wait and own their holds: [`Blocking`] (the
 /// [`KeyedLocks`](super::KeyedLocks) face) or `Async` (the `AsyncKeyedLocks` face, feature
@@ -23,10 +25,9 @@ pub(super) mod sealed {
     pub trait Sealed: 'static {
         /// The public name of the manager of this flavor (for `Debug`).
         const MANAGER: &'static str;
-        /// Whether the owner of a key may take it again (per-thread holds).
-        const REENTRANT: bool;
-        /// The owner a new hold is taken for: the calling thread, or a fresh acquisition.
-        fn owner() -> u64;
+        /// Whether holds belong to the calling thread, which may then take a key it holds
+        /// again; otherwise each acquisition is its own owner.
+        const PER_THREAD: bool;
     }
 }
 
@@ -38,12 +39,7 @@ impl Flavor for Blocking {}
 
 impl sealed::Sealed for Blocking {
     const MANAGER: &'static str = "KeyedLocks";
-    const REENTRANT: bool = true;
-
-    #[inline]
-    fn owner() -> u64 {
-        crate::loom::thread::token()
-    }
+    const PER_THREAD: bool = true;
 }
 
 /// A manager of named, FIFO-fair locks, one per key of type `K`, generic over its
@@ -219,7 +215,12 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> LockManager<K, S, F> {
     /// (see [`Registry::acquire`]).
     #[inline]
     pub(super) fn claim(&self, key: K, queue: Option<impl FnOnce() -> Wake>) -> Outcome {
-        self.registry.acquire(key, F::owner(), F::REENTRANT, queue)
+        let owner = if F::PER_THREAD {
+            thread::token()
+        } else {
+            unique_token()
+        };
+        self.registry.acquire(key, owner, F::PER_THREAD, queue)
     }
 }
 
@@ -345,6 +346,18 @@ impl<K, S, F> fmt::Debug for KeyGuard<'_, K, S, F> {
 /// The holds of a set of keys taken by one `lock_all` call (and friends), in ascending key
 /// order, released together when it drops. `!Send` for the [`Blocking`] flavor, like
 /// [`KeyGuard`].
+///
+/// It dereferences to the slice of its guards, one per distinct key (`len`, `is_empty`,
+/// `iter`).
+///
+/// # Examples
+///
+/// ```
+/// let locks = chainlock::keyed::KeyedLocks::new();
+/// let held = locks.lock_all(["b", "a", "b"]);
+/// assert_eq!(held.len(), 2); // distinct keys
+/// assert!(locks.lock_all(Vec::<&str>::new()).is_empty());
+/// ```
 #[must_use = "if unused the locks will immediately unlock"]
 #[clippy::has_significant_drop]
 pub struct KeySetGuard<'a, K, S = DefaultHashBuilder, F = Blocking> {
@@ -354,32 +367,6 @@ pub struct KeySetGuard<'a, K, S = DefaultHashBuilder, F = Blocking> {
 impl<'a, K, S, F> KeySetGuard<'a, K, S, F> {
     pub(super) fn new(guards: Vec<KeyGuard<'a, K, S, F>>) -> Self {
         Self { guards }
-    }
-
-    /// The number of distinct keys held.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let locks = chainlock::keyed::KeyedLocks::new();
-    /// assert_eq!(locks.lock_all(["b", "a", "b"]).len(), 2);
-    /// ```
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.guards.len()
-    }
-
-    /// Whether no key is held (an empty set was locked).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let locks = chainlock::keyed::KeyedLocks::<u8>::new();
-    /// assert!(locks.lock_all([]).is_empty());
-    /// ```
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.guards.is_empty()
     }
 
     /// The individual guards, in locking (ascending key) order, to release them one by one.
@@ -396,6 +383,14 @@ impl<'a, K, S, F> KeySetGuard<'a, K, S, F> {
     #[must_use]
     pub fn into_guards(self) -> Vec<KeyGuard<'a, K, S, F>> {
         self.guards
+    }
+}
+
+impl<'a, K, S, F> Deref for KeySetGuard<'a, K, S, F> {
+    type Target = [KeyGuard<'a, K, S, F>];
+
+    fn deref(&self) -> &Self::Target {
+        &self.guards
     }
 }
 
