@@ -156,9 +156,9 @@ mod imp {
         }
     }
     pub(crate) mod thread {
-        pub(crate) use loom::thread::{Thread, current, park, yield_now};
         #[cfg(test)]
         pub(crate) use loom::thread::spawn;
+        pub(crate) use loom::thread::{Thread, current, park, yield_now};
 
         /// A token naming the calling (loom) thread, unique for the life of the process.
         pub(crate) fn token() -> u64 {
