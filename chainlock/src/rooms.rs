@@ -304,6 +304,13 @@ impl Rooms {
     }
 
     /// The number of rooms.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rooms = chainlock::rooms::Rooms::new(4);
+    /// assert_eq!(rooms.room_count(), 4);
+    /// ```
     #[must_use]
     #[inline]
     pub fn room_count(&self) -> usize {
@@ -860,6 +867,15 @@ pub struct OwnedRoomGuard {
 
 impl OwnedRoomGuard {
     /// The room this guard is in.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let rooms = Arc::new(chainlock::rooms::Rooms::new(2));
+    /// assert_eq!(rooms.enter_owned(1).room(), 1);
+    /// ```
     #[must_use]
     #[inline]
     pub fn room(&self) -> usize {
@@ -867,6 +883,17 @@ impl OwnedRoomGuard {
     }
 
     /// The lock this guard belongs to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let rooms = Arc::new(chainlock::rooms::Rooms::new(2));
+    /// let guard = rooms.enter_owned(0);
+    /// assert!(Arc::ptr_eq(guard.rooms(), &rooms));
+    /// assert_eq!(guard.rooms().current_room(), Some(0));
+    /// ```
     #[must_use]
     #[inline]
     pub fn rooms(&self) -> &Arc<Rooms> {
