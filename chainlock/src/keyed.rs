@@ -28,6 +28,11 @@
 //! With the `tokio` feature, [`AsyncKeyedLocks`] offers the same registry to async tasks:
 //! per-acquisition ownership (no reentrancy) and cancel-safe lock futures.
 //!
+//! Both are faces of one core, [`LockManager<K, S, F>`](LockManager), whose [`Flavor`]
+//! `F` ([`Blocking`] or `Async`) decides how a caller waits and who owns a hold: the
+//! constructors, probes, `try_lock` and the guards ([`KeyGuard`], [`KeySetGuard`]) are
+//! written once; each face adds only its way of waiting.
+//!
 //! # Examples
 //!
 //! ```
