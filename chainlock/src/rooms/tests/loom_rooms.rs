@@ -87,7 +87,7 @@ fn spawn_enter(
     rooms: &Arc<Rooms>,
     room: usize,
     inside: impl FnOnce(usize) + Send + 'static,
-) -> thread::JoinHandle<()> {
+) -> loom::thread::JoinHandle<()> {
     let rooms = rooms.clone();
     thread::spawn(move || {
         let _guard = rooms.enter(room);
