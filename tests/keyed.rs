@@ -506,6 +506,40 @@ fn keyed_locks_are_shareable_and_async_guards_are_send() {
     shareable::<AsyncKeyedLocks<String>>();
     send::<chainlock::keyed::AsyncKeyGuard<'static, String>>();
     send::<chainlock::keyed::Acquire<'static, String>>();
+    send::<chainlock::keyed::AsyncKeySetGuard<'static, String>>();
+}
+
+/// Both faces are built, probed and printed by the same core; each keeps its own name.
+#[test]
+fn both_faces_share_constructors_and_probes() {
+    use std::hash::{BuildHasherDefault, DefaultHasher};
+    type Fixed = BuildHasherDefault<DefaultHasher>;
+
+    let blocking: KeyedLocks<u32, Fixed> = KeyedLocks::with_hasher(Fixed::default());
+    let tasks: AsyncKeyedLocks<u32, Fixed> = AsyncKeyedLocks::with_hasher(Fixed::default());
+    let held = (blocking.try_lock(1).unwrap(), tasks.try_lock(1).unwrap());
+    assert!(
+        blocking.try_lock(1).is_some(),
+        "blocking: reentrant per thread"
+    );
+    assert!(
+        tasks.try_lock(1).is_none(),
+        "async: one owner per acquisition"
+    );
+    assert_eq!((blocking.len(), tasks.len()), (1, 1));
+    assert_eq!(blocking.shard_count(), tasks.shard_count());
+    let blocking_debug = format!("{blocking:?}");
+    let tasks_debug = format!("{tasks:?}");
+    assert!(
+        blocking_debug.starts_with("KeyedLocks {"),
+        "{blocking_debug}"
+    );
+    assert!(
+        tasks_debug.starts_with("AsyncKeyedLocks {"),
+        "{tasks_debug}"
+    );
+    drop(held);
+    assert!(blocking.is_empty() && tasks.is_empty());
 }
 
 mod async_locks {

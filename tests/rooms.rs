@@ -105,6 +105,56 @@ fn enter_out_of_range_panics() {
     let _never = rooms.enter(3);
 }
 
+/// Runs `f`, which must panic, and returns where the panic says it happened.
+fn panic_location(f: impl FnOnce()) -> (String, u32) {
+    use std::cell::RefCell;
+    /// `Some` while this thread runs `f`: then holds the location of its panic, if any.
+    type Caught = RefCell<Option<Option<(String, u32)>>>;
+    thread_local!(static CAUGHT: Caught = const { RefCell::new(None) });
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let captured = CAUGHT.with(|caught| match &mut *caught.borrow_mut() {
+                Some(slot) => {
+                    *slot = info.location().map(|at| (at.file().to_owned(), at.line()));
+                    true
+                }
+                None => false,
+            });
+            // Panics of other threads keep the default report.
+            if !captured {
+                previous(info);
+            }
+        }));
+    });
+    CAUGHT.with(|caught| *caught.borrow_mut() = Some(None));
+    let outcome = catch_unwind(AssertUnwindSafe(f));
+    let location = CAUGHT.with(|caught| caught.borrow_mut().take().flatten());
+    assert!(outcome.is_err(), "`f` panics");
+    location.expect("the panic has a location")
+}
+
+#[test]
+fn a_bad_room_panics_at_the_caller() {
+    let rooms = Arc::new(Rooms::new(2));
+    let line = line!() + 1;
+    let enter = panic_location(|| drop(rooms.enter(2)));
+    assert_eq!(enter, (file!().to_owned(), line));
+    let line = line!() + 1;
+    let owned = panic_location(|| drop(rooms.enter_owned(7)));
+    assert_eq!(owned, (file!().to_owned(), line));
+    let line = line!() + 1;
+    let future = panic_location(|| drop(rooms.enter_async(2)));
+    assert_eq!(future, (file!().to_owned(), line));
+    let line = line!() + 1;
+    let owned_future = panic_location(|| drop(rooms.enter_owned_async(2)));
+    assert_eq!(owned_future, (file!().to_owned(), line));
+    let line = line!() + 1;
+    let action = panic_location(|| drop(Rooms::new(1).with_exit_action(1, || {})));
+    assert_eq!(action, (file!().to_owned(), line));
+}
+
 #[test]
 #[should_panic(expected = "room 2 is out of range")]
 fn exit_action_out_of_range_panics() {
@@ -512,6 +562,49 @@ mod async_rooms {
         assert_eq!(rooms.current_room(), None);
         assert_eq!(rooms.enter_async(1).await.room(), 1);
         assert_eq!(rooms.stats().withdrawn, 1);
+    }
+
+    /// `RoomsStats` counts async entries in `waits` and `withdrawn`, and only blocking
+    /// ones in `wakeups`.
+    #[tokio::test]
+    async fn stats_count_async_waits_but_not_their_polls_as_wakeups() {
+        let rooms = Rooms::new(2);
+        let held = rooms.enter(0);
+        {
+            let mut entering = pin!(rooms.enter_async(1));
+            let pending = poll_fn(|cx| Poll::Ready(entering.as_mut().poll(cx).is_pending())).await;
+            assert!(pending, "room 0 is held");
+            let stats = rooms.stats();
+            assert_eq!((stats.waits, stats.wakeups, stats.withdrawn), (1, 0, 0));
+            drop(held);
+            let guard = entering.await;
+            assert_eq!(guard.room(), 1);
+            let stats = rooms.stats();
+            assert_eq!((stats.waits, stats.wakeups, stats.withdrawn), (1, 0, 0));
+            // A blocking entry that waits for the async occupant is woken once.
+            thread::scope(|s| {
+                let waiter = s.spawn(|| rooms.enter(0).room());
+                until_waits(&rooms, 2);
+                drop(guard);
+                assert_eq!(waiter.join().unwrap(), 0);
+            });
+        }
+        let stats = rooms.stats();
+        assert_eq!(
+            (
+                stats.waits,
+                stats.wakeups,
+                stats.futile_wakeups,
+                stats.withdrawn
+            ),
+            (2, 1, 0, 0)
+        );
+        let held = rooms.enter(0);
+        let dropped = tokio::time::timeout(Duration::from_millis(1), rooms.enter_async(1)).await;
+        assert!(dropped.is_err(), "room 0 is held");
+        drop(held);
+        let stats = rooms.stats();
+        assert_eq!((stats.waits, stats.withdrawn), (3, 1));
     }
 
     #[tokio::test]

@@ -28,6 +28,11 @@
 //! With the `tokio` feature, [`AsyncKeyedLocks`] offers the same registry to async tasks:
 //! per-acquisition ownership (no reentrancy) and cancel-safe lock futures.
 //!
+//! Both are faces of one core, [`LockManager<K, S, F>`](LockManager), whose [`Flavor`]
+//! `F` ([`Blocking`] or `Async`) decides how a caller waits and who owns a hold: the
+//! constructors, probes, `try_lock` and the guards ([`KeyGuard`], [`KeySetGuard`]) are
+//! written once; each face adds only its way of waiting.
+//!
 //! # Examples
 //!
 //! ```
@@ -61,13 +66,15 @@
 mod blocking;
 #[cfg(feature = "tokio")]
 mod future;
+mod manager;
 mod registry;
 mod shard_lock;
 
-pub use blocking::{KeyGuard, KeyedLocks, KeysGuard};
+pub use blocking::KeyedLocks;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-pub use future::{Acquire, AsyncKeyGuard, AsyncKeyedLocks, AsyncKeysGuard};
+pub use future::{Acquire, Async, AsyncKeyGuard, AsyncKeySetGuard, AsyncKeyedLocks};
+pub use manager::{Blocking, Flavor, KeyGuard, KeySetGuard, LockManager};
 
 pub use crate::striped::DefaultHashBuilder;
 

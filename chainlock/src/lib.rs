@@ -53,6 +53,23 @@
 //! | `distributed` | no | the distributed named mutex with its embedded file backend (one machine, many processes); pulls in tokio |
 //! | `postgres` | no | the PostgreSQL backend of the distributed named mutex (many machines), on `tokio-postgres` |
 //!
+//! # Versions of `lock_api` and `parking_lot`
+//!
+//! The locks chainlock builds on, and the ones its generic types accept, are `lock_api`
+//! **0.5** locks: parking_lot **0.13**'s `Mutex` and `RwLock`, or any
+//! `lock_api::Mutex<R, T>` / `lock_api::RwLock<R, T>` of lock_api 0.5. Use the re-exports
+//! [`chainlock::lock_api`](lock_api) and [`chainlock::parking_lot`](parking_lot), or depend
+//! on the same major versions:
+//!
+//! ```toml
+//! [dependencies]
+//! lock_api = "0.5"
+//! parking_lot = "0.13"
+//! ```
+//!
+//! A parking_lot 0.12 (lock_api 0.4) lock is another type: chain lockers and
+//! [`striped::Striped`] do not accept it.
+//!
 //! parking_lot's `send_guard` is deliberately not enabled: it conflicts with its
 //! `deadlock_detection`. Blocking guards therefore stay on their thread; hold tokio guards
 //! across `.await`.
@@ -63,6 +80,7 @@ pub mod chain;
 #[cfg_attr(docsrs, doc(cfg(feature = "distributed")))]
 pub mod distributed;
 pub mod keyed;
+mod lock_order;
 mod loom;
 pub mod mapped;
 pub mod rooms;

@@ -4,11 +4,12 @@
 //! `RUSTFLAGS="--cfg loom"` explores every interleaving of the code written against it;
 //! otherwise it is `std` plus `parking_lot` (tokio's `src/loom/mod.rs` does the same).
 //!
-//! [`Mutex`] and [`Condvar`] expose `parking_lot`'s API (no poisoning, `wait(&mut guard)`)
-//! in both configurations, so code above this module never branches on `cfg(loom)`.
+//! [`Mutex`](sync::Mutex) and [`Condvar`](sync::Condvar) expose `parking_lot`'s API (no
+//! poisoning, `wait(&mut guard)`) in both configurations, so code above this module never
+//! branches on `cfg(loom)`. Only what the primitives use is re-exported; helpers that only
+//! loom models need (`thread::spawn`, `sync::unlocked`) exist under `cfg(all(loom, test))`.
 //!
 //! [loom]: https://docs.rs/loom
-#![allow(dead_code, unreachable_pub, unused_imports)]
 
 #[cfg(not(loom))]
 mod imp {
@@ -17,19 +18,10 @@ mod imp {
         pub(crate) mod atomic {
             pub(crate) use std::sync::atomic::*;
         }
-        pub(crate) use parking_lot::{Condvar, Mutex, MutexGuard, WaitTimeoutResult};
-
-        /// Runs `f` with `guard`'s mutex unlocked (`parking_lot`'s `MutexGuard::unlocked`).
-        pub(crate) fn unlocked<'a, T, R>(
-            _mutex: &'a Mutex<T>,
-            guard: &mut MutexGuard<'a, T>,
-            f: impl FnOnce() -> R,
-        ) -> R {
-            MutexGuard::unlocked(guard, f)
-        }
+        pub(crate) use parking_lot::{Condvar, Mutex, MutexGuard};
     }
     pub(crate) mod thread {
-        pub(crate) use std::thread::{Thread, current, park, park_timeout, spawn, yield_now};
+        pub(crate) use std::thread::{Thread, current, park, park_timeout, yield_now};
 
         /// A token naming the calling thread, unique for the life of the process (see
         /// [`unique_token`](crate::loom::unique_token)); cheaper than `current().id()`.
@@ -54,10 +46,6 @@ mod imp {
         impl<T> UnsafeCell<T> {
             pub(crate) const fn new(value: T) -> Self {
                 Self(std::cell::UnsafeCell::new(value))
-            }
-            #[inline]
-            pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
-                f(self.0.get())
             }
             #[inline]
             pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
@@ -90,9 +78,6 @@ mod imp {
             pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
                 self.0.lock().unwrap()
             }
-            pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
-                self.0.try_lock().ok()
-            }
         }
 
         /// loom's condition variable behind parking_lot's signature. loom cannot model
@@ -116,10 +101,6 @@ mod imp {
                 self.wait(guard);
                 WaitTimeoutResult(false)
             }
-            pub(crate) fn notify_one(&self) -> bool {
-                self.0.notify_one();
-                true
-            }
             pub(crate) fn notify_all(&self) -> usize {
                 self.0.notify_all();
                 0
@@ -137,6 +118,7 @@ mod imp {
 
         /// Runs `f` with `guard`'s mutex unlocked, then locks it again (parking_lot's
         /// `MutexGuard::unlocked`); lets a model release the lock at a chosen point.
+        #[cfg(test)]
         pub(crate) fn unlocked<'a, T, R>(
             mutex: &'a Mutex<T>,
             guard: &mut MutexGuard<'a, T>,
@@ -174,7 +156,9 @@ mod imp {
         }
     }
     pub(crate) mod thread {
-        pub(crate) use loom::thread::{Thread, current, park, spawn, yield_now};
+        #[cfg(test)]
+        pub(crate) use loom::thread::spawn;
+        pub(crate) use loom::thread::{Thread, current, park, yield_now};
 
         /// A token naming the calling (loom) thread, unique for the life of the process.
         pub(crate) fn token() -> u64 {

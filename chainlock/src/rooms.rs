@@ -168,17 +168,19 @@ enum Registration {
     Waiting { batch: u64 },
 }
 
-/// Counters of the blocking slow path, for diagnostics and tests ([`Rooms::stats`]).
+/// Counters of the waiting slow path of blocking and async entries, for diagnostics and
+/// tests ([`Rooms::stats`]). Entries that get in on the fast path are not counted.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RoomsStats {
     /// Entries that had to wait (blocking and async).
     pub waits: u64,
     /// Times a blocked thread returned from waiting on its room's condition variable
-    /// because it was notified.
+    /// because it was notified (blocking entries only: an async waiter is polled, and
+    /// its polls are not counted).
     pub wakeups: u64,
-    /// Wake-ups after which the thread was not admitted and had to wait again. Zero by
-    /// design: only the admitted batch is notified.
+    /// Wake-ups after which the thread was not admitted and had to wait again (blocking
+    /// entries only). Zero by design: only the admitted batch is notified.
     pub futile_wakeups: u64,
     /// Waits given up at a deadline (or async waits dropped) before being admitted.
     pub withdrawn: u64,
@@ -302,6 +304,13 @@ impl Rooms {
     }
 
     /// The number of rooms.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rooms = chainlock::rooms::Rooms::new(4);
+    /// assert_eq!(rooms.room_count(), 4);
+    /// ```
     #[must_use]
     #[inline]
     pub fn room_count(&self) -> usize {
@@ -325,7 +334,8 @@ impl Rooms {
         State(self.state.load(Relaxed)).room()
     }
 
-    /// Counters of the waiting slow path since construction.
+    /// Counters of the waiting slow path (blocking and async entries) since construction;
+    /// see [`RoomsStats`] for which counts which.
     ///
     /// # Examples
     ///
@@ -357,7 +367,7 @@ impl Rooms {
     #[inline]
     #[track_caller]
     pub fn enter(&self, room: usize) -> RoomGuard<'_> {
-        self.check_room(room).unwrap_or_else(|e| panic!("{e}"));
+        self.assert_room(room);
         if self.enter_fast(room) {
             return RoomGuard { rooms: self, room };
         }
@@ -478,6 +488,15 @@ impl Rooms {
     #[track_caller]
     pub fn enter_owned(self: &Arc<Self>, room: usize) -> OwnedRoomGuard {
         self.enter(room).into_owned(self)
+    }
+
+    /// Panics, at the caller of the public method, if `room` is out of range.
+    #[inline]
+    #[track_caller]
+    fn assert_room(&self, room: usize) {
+        if let Err(error) = self.check_room(room) {
+            out_of_range(error);
+        }
     }
 
     #[inline]
@@ -738,6 +757,14 @@ impl Rooms {
     }
 }
 
+/// The panic of a bad room index, out of line; reported where the public method was called.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_range(error: RoomError) -> ! {
+    panic!("{error}")
+}
+
 /// Async waiters to wake once the queue mutex is released: a waker may run any code, even
 /// poll its task inline and take the mutex again.
 #[must_use = "the admitted async waiters must be woken"]
@@ -840,6 +867,15 @@ pub struct OwnedRoomGuard {
 
 impl OwnedRoomGuard {
     /// The room this guard is in.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let rooms = Arc::new(chainlock::rooms::Rooms::new(2));
+    /// assert_eq!(rooms.enter_owned(1).room(), 1);
+    /// ```
     #[must_use]
     #[inline]
     pub fn room(&self) -> usize {
@@ -847,6 +883,17 @@ impl OwnedRoomGuard {
     }
 
     /// The lock this guard belongs to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let rooms = Arc::new(chainlock::rooms::Rooms::new(2));
+    /// let guard = rooms.enter_owned(0);
+    /// assert!(Arc::ptr_eq(guard.rooms(), &rooms));
+    /// assert_eq!(guard.rooms().current_room(), Some(0));
+    /// ```
     #[must_use]
     #[inline]
     pub fn rooms(&self) -> &Arc<Rooms> {

@@ -42,6 +42,7 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
+use crate::lock_order::ascending_unique;
 use crossbeam_utils::CachePadded;
 use lock_api::{Mutex, MutexGuard, RawMutex, RawRwLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -171,6 +172,16 @@ impl<L, S> Striped<L, S> {
     }
 
     /// The number of stripes (a power of two).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<Mutex<()>> = Striped::new(5);
+    /// assert_eq!(locks.stripe_count(), 8);
+    /// ```
     #[inline]
     #[must_use]
     pub fn stripe_count(&self) -> usize {
@@ -178,6 +189,19 @@ impl<L, S> Striped<L, S> {
     }
 
     /// The stripe at `index`, or `None` if `index >= self.stripe_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<Mutex<()>> = Striped::new(4);
+    /// let stripe = locks.stripe(locks.index_of("k")).unwrap();
+    /// let _held = locks.lock("k");
+    /// assert!(stripe.is_locked());
+    /// assert!(locks.stripe(4).is_none());
+    /// ```
     #[inline]
     #[must_use]
     pub fn stripe(&self, index: usize) -> Option<&L> {
@@ -226,7 +250,18 @@ impl<L, S: BuildHasher> Striped<L, S> {
         ((hash ^ (hash >> 32)) as usize) & self.mask
     }
 
-    /// The stripe that `key` maps to.
+    /// The stripe that `key` maps to, to use the lock's own API.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<Mutex<()>> = Striped::new(4);
+    /// let _held = locks.lock("k");
+    /// assert!(locks.get("k").is_locked());
+    /// ```
     #[inline]
     pub fn get<Q: Hash + ?Sized>(&self, key: &Q) -> &L {
         &self.stripes[self.index_of(key)]
@@ -249,10 +284,7 @@ impl<L, S: BuildHasher> Striped<L, S> {
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        let mut indices: Vec<usize> = keys.into_iter().map(|key| self.index_of(&key)).collect();
-        indices.sort_unstable();
-        indices.dedup();
-        indices
+        ascending_unique(keys.into_iter().map(|key| self.index_of(&key)))
     }
 }
 
@@ -279,6 +311,19 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
     }
 
     /// Locks the stripe of `key` if it is free right now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<Mutex<()>> = Striped::new(8);
+    /// let held = locks.lock("k");
+    /// assert!(locks.try_lock("k").is_none()); // the stripe is taken
+    /// drop(held);
+    /// assert!(locks.try_lock("k").is_some());
+    /// ```
     #[inline]
     pub fn try_lock<Q: Hash + ?Sized>(&self, key: &Q) -> Option<MutexGuard<'_, R, T>> {
         self.get(key).try_lock()
@@ -335,24 +380,73 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
 
 impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// Locks the stripe of `key` for reading (shared).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::RwLock;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let versions: Striped<RwLock<u32>> = Striped::new(8);
+    /// let a = versions.read("doc");
+    /// let b = versions.read("doc"); // readers share the stripe
+    /// assert_eq!(*a + *b, 0);
+    /// ```
     #[inline]
     pub fn read<Q: Hash + ?Sized>(&self, key: &Q) -> RwLockReadGuard<'_, R, T> {
         self.get(key).read()
     }
 
     /// Locks the stripe of `key` for writing (exclusive).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::RwLock;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let versions: Striped<RwLock<u32>> = Striped::new(8);
+    /// *versions.write("doc") += 1;
+    /// assert_eq!(*versions.read("doc"), 1);
+    /// ```
     #[inline]
     pub fn write<Q: Hash + ?Sized>(&self, key: &Q) -> RwLockWriteGuard<'_, R, T> {
         self.get(key).write()
     }
 
     /// Locks the stripe of `key` for reading if possible right now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::RwLock;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<RwLock<()>> = Striped::new(8);
+    /// let writer = locks.write("k");
+    /// assert!(locks.try_read("k").is_none());
+    /// drop(writer);
+    /// assert!(locks.try_read("k").is_some());
+    /// ```
     #[inline]
     pub fn try_read<Q: Hash + ?Sized>(&self, key: &Q) -> Option<RwLockReadGuard<'_, R, T>> {
         self.get(key).try_read()
     }
 
     /// Locks the stripe of `key` for writing if possible right now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::RwLock;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<RwLock<()>> = Striped::new(8);
+    /// let reader = locks.read("k");
+    /// assert!(locks.try_write("k").is_none());
+    /// drop(reader);
+    /// assert!(locks.try_write("k").is_some());
+    /// ```
     #[inline]
     pub fn try_write<Q: Hash + ?Sized>(&self, key: &Q) -> Option<RwLockWriteGuard<'_, R, T>> {
         self.get(key).try_write()
@@ -363,6 +457,19 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// Mixing bulk readers and bulk writers never deadlocks: all take stripes in the same
     /// order. A thread must not already hold one of these stripes: a read lock taken twice
     /// can deadlock behind a queued writer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::RwLock;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<RwLock<()>> = Striped::new(4);
+    /// let readers = locks.read_many(["x", "y"]);
+    /// assert!(locks.try_read("x").is_some()); // shared
+    /// assert!(locks.try_write("x").is_none());
+    /// drop(readers);
+    /// ```
     pub fn read_many<Q, I>(&self, keys: I) -> StripeGuards<RwLockReadGuard<'_, R, T>>
     where
         Q: Hash,
@@ -438,24 +545,66 @@ pub struct StripeGuards<G> {
 
 impl<G> StripeGuards<G> {
     /// The number of distinct stripes held.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<Mutex<()>> = Striped::new(1);
+    /// assert_eq!(locks.lock_many(["a", "b"]).len(), 1); // one stripe holds both
+    /// ```
     #[must_use]
     pub fn len(&self) -> usize {
         self.guards.len()
     }
 
     /// Whether no stripe is held (no keys were given).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<Mutex<()>> = Striped::new(4);
+    /// assert!(locks.lock_many(Vec::<u32>::new()).is_empty());
+    /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.guards.is_empty()
     }
 
     /// The indices of the held stripes, strictly ascending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<Mutex<()>> = Striped::new(16);
+    /// let held = locks.lock_many(["c", "a", "b"]);
+    /// assert_eq!(held.stripes(), locks.indices_of(["a", "b", "c"]));
+    /// ```
     #[must_use]
     pub fn stripes(&self) -> Vec<usize> {
         self.guards.iter().map(|(index, _)| *index).collect()
     }
 
     /// The guard of stripe `index`, if it is held.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let totals: Striped<Mutex<u32>> = Striped::new(4);
+    /// let held = totals.lock_many(["a"]);
+    /// assert_eq!(held.get(totals.index_of("a")).map(|guard| **guard), Some(0));
+    /// ```
     #[must_use]
     pub fn get(&self, index: usize) -> Option<&G> {
         self.position(index).map(|at| &self.guards[at].1)
@@ -481,17 +630,57 @@ impl<G> StripeGuards<G> {
     }
 
     /// `(stripe index, guard)` pairs in ascending index order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let totals: Striped<Mutex<u32>> = Striped::new(4);
+    /// let held = totals.lock_many(["a", "b"]);
+    /// let sum: u32 = held.iter().map(|(_, guard)| **guard).sum();
+    /// assert_eq!(sum, 0);
+    /// ```
     #[must_use]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (usize, &G)> {
         self.guards.iter().map(|(index, guard)| (*index, guard))
     }
 
     /// `(stripe index, guard)` pairs in ascending index order, guards mutable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let totals: Striped<Mutex<usize>> = Striped::new(4);
+    /// let mut held = totals.lock_many(["a", "b"]);
+    /// for (index, guard) in held.iter_mut() {
+    ///     **guard = index;
+    /// }
+    /// drop(held);
+    /// assert_eq!(*totals.lock("a"), totals.index_of("a"));
+    /// ```
     pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (usize, &mut G)> {
         self.guards.iter_mut().map(|(index, guard)| (*index, guard))
     }
 
     /// The `(stripe index, guard)` pairs, ascending, to release them one by one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let locks: Striped<Mutex<()>> = Striped::new(64);
+    /// let mut held = locks.lock_many(["a", "b"]).into_vec();
+    /// let (first, guard) = held.remove(0);
+    /// drop(guard); // release the first stripe early
+    /// assert!(locks.stripe(first).unwrap().try_lock().is_some());
+    /// ```
     #[must_use]
     pub fn into_vec(self) -> Vec<(usize, G)> {
         self.guards

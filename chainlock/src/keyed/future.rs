@@ -1,16 +1,28 @@
-//! The async keyed lock manager: per-acquisition ownership, cancel-safe lock futures.
+//! The async face of the keyed lock manager: tasks wait on a waker, each acquisition is
+//! its own owner, lock futures are cancel-safe.
 
-use std::borrow::Borrow;
 use std::fmt;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use super::registry::{self, Registry, Ticket, Waiter, Wake};
-use super::{DefaultHashBuilder, default_shards};
+use super::DefaultHashBuilder;
+use super::manager::{Flavor, KeyGuard, KeySetGuard, LockManager, sealed};
+use super::registry::{Outcome, Ticket, Waiter, Wake};
+use crate::lock_order::ascending_unique;
 use crate::loom::sync::{Arc, Mutex};
-use crate::loom::unique_token;
+
+/// The async flavor: each acquisition is its own owner (no reentrancy); guards are `Send`.
+#[derive(Debug)]
+pub struct Async(());
+
+impl Flavor for Async {}
+
+impl sealed::Sealed for Async {
+    const MANAGER: &'static str = "AsyncKeyedLocks";
+    const PER_THREAD: bool = false;
+}
 
 /// A manager of named, FIFO-fair locks for async tasks, one per key of type `K`.
 ///
@@ -50,52 +62,16 @@ use crate::loom::unique_token;
 /// assert!(locks.is_empty());
 /// # }
 /// ```
-pub struct AsyncKeyedLocks<K, S = DefaultHashBuilder> {
-    registry: Registry<K, S>,
-}
+pub type AsyncKeyedLocks<K, S = DefaultHashBuilder> = LockManager<K, S, Async>;
 
-impl<K: Eq + Hash> AsyncKeyedLocks<K> {
-    /// Creates an empty manager with the default number of shards (four per core) and a
-    /// randomly seeded [`DefaultHashBuilder`].
-    #[must_use]
-    pub fn new() -> Self {
-        Self::with_shards_and_hasher(default_shards(), DefaultHashBuilder::default())
-    }
+/// A held key of an [`AsyncKeyedLocks`], released when it drops. `Send`: it may be held
+/// across `.await` in a multi-threaded runtime.
+pub type AsyncKeyGuard<'a, K, S = DefaultHashBuilder> = KeyGuard<'a, K, S, Async>;
 
-    /// Creates an empty manager with `shards` shards (rounded up to a power of two, at
-    /// most 65 536).
-    ///
-    /// # Panics
-    ///
-    /// Panics if `shards` is 0.
-    #[must_use]
-    #[track_caller]
-    pub fn with_shards(shards: usize) -> Self {
-        Self::with_shards_and_hasher(shards, DefaultHashBuilder::default())
-    }
-}
+/// The keys taken by [`AsyncKeyedLocks::lock_all`], released together when it drops.
+pub type AsyncKeySetGuard<'a, K, S = DefaultHashBuilder> = KeySetGuard<'a, K, S, Async>;
 
-impl<K: Eq + Hash> Default for AsyncKeyedLocks<K> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<K: Eq + Hash, S: BuildHasher> AsyncKeyedLocks<K, S> {
-    /// Creates an empty manager with `shards` shards (rounded up to a power of two, at most
-    /// 65 536) that hashes keys with `hasher`.
-    ///
-    /// # Panics
-    ///
-    /// Panics if `shards` is 0.
-    #[must_use]
-    #[track_caller]
-    pub fn with_shards_and_hasher(shards: usize, hasher: S) -> Self {
-        Self {
-            registry: Registry::new(shards, hasher),
-        }
-    }
-
+impl<K: Eq + Hash, S: BuildHasher> LockManager<K, S, Async> {
     /// Locks `key`: the future resolves once the key is handed to it, in FIFO order.
     ///
     /// The future does nothing until first polled; on its first poll it takes the key or
@@ -126,57 +102,13 @@ impl<K: Eq + Hash, S: BuildHasher> AsyncKeyedLocks<K, S> {
     /// ```
     pub fn lock(&self, key: K) -> Acquire<'_, K, S> {
         Acquire {
-            registry: &self.registry,
+            locks: self,
             state: State::Start(key),
         }
     }
-
-    /// Locks `key` if it is free right now; never waits.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let locks = chainlock::keyed::AsyncKeyedLocks::new();
-    /// let held = locks.lock("k").await;
-    /// assert!(locks.try_lock("k").is_none()); // no reentrancy
-    /// drop(held);
-    /// assert!(locks.try_lock("k").is_some());
-    /// # }
-    /// ```
-    pub fn try_lock(&self, key: K) -> Option<AsyncKeyGuard<'_, K, S>> {
-        let queue: Option<fn() -> Wake> = None;
-        match self.registry.acquire(key, unique_token(), false, queue) {
-            registry::Acquire::Held(ticket) => Some(AsyncKeyGuard {
-                registry: &self.registry,
-                ticket,
-            }),
-            registry::Acquire::Busy => None,
-            registry::Acquire::Queued(..) => unreachable!("a try never queues"),
-        }
-    }
-
-    /// Whether `key` is held right now (a snapshot).
-    pub fn is_locked<Q>(&self, key: &Q) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.registry.probe(key).is_some()
-    }
-
-    /// The number of lock futures waiting for `key` right now (a snapshot).
-    pub fn waiting<Q>(&self, key: &Q) -> usize
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.registry.probe(key).unwrap_or(0)
-    }
 }
 
-impl<K: Eq + Hash + Ord, S: BuildHasher> AsyncKeyedLocks<K, S> {
+impl<K: Eq + Hash + Ord, S: BuildHasher> LockManager<K, S, Async> {
     /// Locks every key of `keys`, in ascending `Ord` order (duplicates once), so that
     /// concurrent calls with overlapping sets never deadlock one another.
     ///
@@ -196,44 +128,13 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> AsyncKeyedLocks<K, S> {
     /// assert_eq!(both.len(), 2);
     /// # }
     /// ```
-    pub async fn lock_all(&self, keys: impl IntoIterator<Item = K>) -> AsyncKeysGuard<'_, K, S> {
-        let mut keys: Vec<K> = keys.into_iter().collect();
-        keys.sort_unstable();
-        keys.dedup();
+    pub async fn lock_all(&self, keys: impl IntoIterator<Item = K>) -> AsyncKeySetGuard<'_, K, S> {
+        let keys = ascending_unique(keys);
         let mut guards = Vec::with_capacity(keys.len());
         for key in keys {
             guards.push(self.lock(key).await);
         }
-        AsyncKeysGuard { guards }
-    }
-}
-
-impl<K, S> AsyncKeyedLocks<K, S> {
-    /// The number of keys held right now (each with its waiters).
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.registry.len()
-    }
-
-    /// Whether no key is held.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The number of shards of the registry (a power of two).
-    #[must_use]
-    pub fn shard_count(&self) -> usize {
-        self.registry.shard_count()
-    }
-}
-
-impl<K, S> fmt::Debug for AsyncKeyedLocks<K, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AsyncKeyedLocks")
-            .field("shards", &self.registry.shard_count())
-            .field("held", &self.registry.len())
-            .finish()
+        KeySetGuard::new(guards)
     }
 }
 
@@ -245,7 +146,7 @@ impl<K, S> fmt::Debug for AsyncKeyedLocks<K, S> {
 /// handed to this future already.
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Acquire<'a, K, S = DefaultHashBuilder> {
-    registry: &'a Registry<K, S>,
+    locks: &'a AsyncKeyedLocks<K, S>,
     state: State<K>,
 }
 
@@ -266,18 +167,18 @@ impl<'a, K: Eq + Hash, S: BuildHasher> Future for Acquire<'a, K, S> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let registry = this.registry;
-        let held = |ticket| Poll::Ready(AsyncKeyGuard { registry, ticket });
+        let locks = this.locks;
+        let held = |ticket| Poll::Ready(locks.guard(ticket));
         match std::mem::replace(&mut this.state, State::Done) {
             State::Start(key) => {
                 let queue = || Wake::Task(Mutex::new(Some(cx.waker().clone())));
-                match registry.acquire(key, unique_token(), false, Some(queue)) {
-                    registry::Acquire::Held(ticket) => held(ticket),
-                    registry::Acquire::Queued(ticket, waiter) => {
+                match locks.claim(key, Some(queue)) {
+                    Outcome::Held(ticket) => held(ticket),
+                    Outcome::Queued(ticket, waiter) => {
                         this.state = State::Queued(ticket, waiter);
                         Poll::Pending
                     }
-                    registry::Acquire::Busy => unreachable!("a queueing acquire is never busy"),
+                    Outcome::Busy => unreachable!("a queueing acquire is never busy"),
                 }
             }
             State::Queued(ticket, waiter) => {
@@ -297,8 +198,9 @@ impl<K, S> Drop for Acquire<'_, K, S> {
     fn drop(&mut self) {
         if let State::Queued(ticket, waiter) = &self.state {
             // Granted while we were being dropped: pass the key on rather than strand it.
-            if self.registry.cancel(*ticket, waiter) {
-                self.registry.release(*ticket);
+            let registry = &self.locks.registry;
+            if registry.cancel(*ticket, waiter) {
+                registry.release(*ticket);
             }
         }
     }
@@ -312,61 +214,5 @@ impl<K, S> fmt::Debug for Acquire<'_, K, S> {
             State::Done => "done",
         };
         f.debug_struct("Acquire").field("state", &state).finish()
-    }
-}
-
-/// A held key of an [`AsyncKeyedLocks`], released when it drops. `Send`: it may be held
-/// across `.await` in a multi-threaded runtime.
-#[must_use = "if unused the lock will immediately unlock"]
-#[clippy::has_significant_drop]
-pub struct AsyncKeyGuard<'a, K, S = DefaultHashBuilder> {
-    registry: &'a Registry<K, S>,
-    ticket: Ticket,
-}
-
-impl<K, S> Drop for AsyncKeyGuard<'_, K, S> {
-    fn drop(&mut self) {
-        self.registry.release(self.ticket);
-    }
-}
-
-impl<K, S> fmt::Debug for AsyncKeyGuard<'_, K, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AsyncKeyGuard").finish_non_exhaustive()
-    }
-}
-
-/// The keys taken by [`AsyncKeyedLocks::lock_all`], released together when it drops.
-#[must_use = "if unused the locks will immediately unlock"]
-#[clippy::has_significant_drop]
-pub struct AsyncKeysGuard<'a, K, S = DefaultHashBuilder> {
-    guards: Vec<AsyncKeyGuard<'a, K, S>>,
-}
-
-impl<'a, K, S> AsyncKeysGuard<'a, K, S> {
-    /// The number of distinct keys held.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.guards.len()
-    }
-
-    /// Whether no key is held (an empty set was locked).
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.guards.is_empty()
-    }
-
-    /// The individual guards, in locking (ascending key) order.
-    #[must_use]
-    pub fn into_guards(self) -> Vec<AsyncKeyGuard<'a, K, S>> {
-        self.guards
-    }
-}
-
-impl<K, S> fmt::Debug for AsyncKeysGuard<'_, K, S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AsyncKeysGuard")
-            .field("len", &self.guards.len())
-            .finish()
     }
 }

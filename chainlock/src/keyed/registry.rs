@@ -12,8 +12,9 @@
 //!   lock, so a grant racing with its timeout is seen: the waiter either owns the key or
 //!   is removed from the queue, never both and never neither.
 //!
-//! The blocking facade (`KeyedLocks`) and the async one (`AsyncKeyedLocks`) differ only in
-//! how a waiter sleeps ([`Wake`]) and in what names an owner (a thread, or one acquisition).
+//! The blocking face (`KeyedLocks`) and the async one (`AsyncKeyedLocks`) differ only in
+//! how a waiter sleeps ([`Wake`]) and in what names an owner (a thread, or one acquisition):
+//! both are `manager::LockManager`, which owns the registry.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -98,7 +99,7 @@ pub(crate) enum Wake {
 }
 
 /// The outcome of [`Registry::acquire`].
-pub(crate) enum Acquire {
+pub(crate) enum Outcome {
     /// The key is held by the caller.
     Held(Ticket),
     /// The key is held by another owner and the caller asked not to queue.
@@ -217,8 +218,8 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
     /// Takes `key` for `owner`.
     ///
     /// If the key is held by `owner` and `reentrant`, adds a hold. If it is held by another
-    /// owner: returns [`Acquire::Busy`] when `queue` is `None`, otherwise queues a waiter
-    /// woken by `queue()` (called under the shard lock) and returns [`Acquire::Queued`].
+    /// owner: returns [`Outcome::Busy`] when `queue` is `None`, otherwise queues a waiter
+    /// woken by `queue()` (called under the shard lock) and returns [`Outcome::Queued`].
     ///
     /// # Panics
     ///
@@ -230,7 +231,7 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
         owner: u64,
         reentrant: bool,
         queue: Option<impl FnOnce() -> Wake>,
-    ) -> Acquire {
+    ) -> Outcome {
         let (index, hash) = self.place(&key);
         let (outcome, unused_key) = self.shards[index].with(|shard| {
             match shard.table.entry(hash, |e| e.key == key, |e| e.hash) {
@@ -246,7 +247,7 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
                         waiters: None,
                     });
                     (
-                        Acquire::Held(Ticket {
+                        Outcome::Held(Ticket {
                             shard: index,
                             hash,
                             id,
@@ -269,7 +270,7 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
                             .depth
                             .checked_add(1)
                             .expect("a key was locked reentrantly more than usize::MAX times");
-                        Acquire::Held(ticket)
+                        Outcome::Held(ticket)
                     } else if let Some(wake) = queue {
                         let waiter = Arc::new(Waiter {
                             owner,
@@ -280,9 +281,9 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
                             .waiters
                             .get_or_insert_default()
                             .push_back(Arc::clone(&waiter));
-                        Acquire::Queued(ticket, waiter)
+                        Outcome::Queued(ticket, waiter)
                     } else {
-                        Acquire::Busy
+                        Outcome::Busy
                     };
                     (outcome, Some(key))
                 }

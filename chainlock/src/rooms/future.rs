@@ -66,7 +66,7 @@ impl Rooms {
     #[track_caller]
     #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub fn enter_async(&self, room: usize) -> Enter<'_> {
-        self.check_room(room).unwrap_or_else(|e| panic!("{e}"));
+        self.assert_room(room);
         Enter {
             rooms: self,
             room,
@@ -105,7 +105,7 @@ impl Rooms {
         self: &Arc<Self>,
         room: usize,
     ) -> impl Future<Output = OwnedRoomGuard> + Send + 'static {
-        self.check_room(room).unwrap_or_else(|e| panic!("{e}"));
+        self.assert_room(room);
         let rooms = Arc::clone(self);
         async move { rooms.enter_async(room).await.into_owned(&rooms) }
     }

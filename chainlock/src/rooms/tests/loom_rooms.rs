@@ -82,6 +82,25 @@ fn with_checker(checker: &Arc<Checker>) -> Rooms {
         .with_exit_action(1, move || c1.exit_action(1))
 }
 
+/// Spawns a thread that enters `room` and, inside it, runs `inside(room)`.
+fn spawn_enter(
+    rooms: &Arc<Rooms>,
+    room: usize,
+    inside: impl FnOnce(usize) + Send + 'static,
+) -> loom::thread::JoinHandle<()> {
+    let rooms = rooms.clone();
+    thread::spawn(move || {
+        let _guard = rooms.enter(room);
+        inside(room);
+    })
+}
+
+/// Appends the room to `order`.
+fn log_into(order: &Arc<Mutex<Vec<usize>>>) -> impl FnOnce(usize) + Send + 'static {
+    let order = order.clone();
+    move |room| order.lock().push(room)
+}
+
 /// Three threads, two of them in the same room: mutual exclusion between rooms, one
 /// exit action per occupancy before the next room opens, nobody stranded.
 #[test]
@@ -92,11 +111,8 @@ fn loom_exclusion_and_exit_actions() {
         let threads: Vec<_> = [0, 1]
             .into_iter()
             .map(|room| {
-                let (rooms, checker) = (rooms.clone(), checker.clone());
-                thread::spawn(move || {
-                    let _guard = rooms.enter(room);
-                    checker.occupy(room);
-                })
+                let checker = checker.clone();
+                spawn_enter(&rooms, room, move |room| checker.occupy(room))
             })
             .collect();
         {
@@ -124,18 +140,11 @@ fn until_waiting(rooms: &Rooms, n: usize) {
 #[test]
 fn loom_round_robin_hand_off() {
     loom::model(|| {
-        let rooms = Arc::new(Rooms::new(3));
-        let order = Arc::new(Mutex::new(Vec::new()));
+        let (rooms, order) = (Arc::new(Rooms::new(3)), Arc::default());
         let held = rooms.enter(0);
         let threads: Vec<_> = [2, 1]
             .into_iter()
-            .map(|room| {
-                let (rooms, order) = (rooms.clone(), order.clone());
-                thread::spawn(move || {
-                    let _guard = rooms.enter(room);
-                    order.lock().push(room);
-                })
-            })
+            .map(|room| spawn_enter(&rooms, room, log_into(&order)))
             .collect();
         until_waiting(&rooms, 2);
         drop(held);
@@ -153,20 +162,12 @@ fn loom_round_robin_hand_off() {
 #[test]
 fn loom_no_bypass_once_waiting() {
     loom::model(|| {
-        let rooms = Arc::new(Rooms::new(2));
-        let order = Arc::new(Mutex::new(Vec::new()));
+        let (rooms, order) = (Arc::new(Rooms::new(2)), Arc::default());
         let held = rooms.enter(0);
-        let spawn_enter = |room| {
-            let (rooms, order) = (rooms.clone(), order.clone());
-            thread::spawn(move || {
-                let _guard = rooms.enter(room);
-                order.lock().push(room);
-            })
-        };
-        let other = spawn_enter(1);
+        let other = spawn_enter(&rooms, 1, log_into(&order));
         until_waiting(&rooms, 1);
         assert_eq!(rooms.try_enter(0).err(), Some(RoomError::WouldBlock));
-        let same = spawn_enter(0);
+        let same = spawn_enter(&rooms, 0, log_into(&order));
         drop(held);
         other.join().unwrap();
         same.join().unwrap();
@@ -199,11 +200,8 @@ fn loom_timeout_leaves_no_trace() {
             })
         };
         let queued = {
-            let (rooms, checker) = (rooms.clone(), checker.clone());
-            thread::spawn(move || {
-                let _guard = rooms.enter(0);
-                checker.occupy(0);
-            })
+            let checker = checker.clone();
+            spawn_enter(&rooms, 0, move |room| checker.occupy(room))
         };
         checker.occupy(0);
         drop(held);
@@ -232,10 +230,7 @@ fn loom_withdrawal_readmits_the_open_room() {
                 assert_eq!(result.err(), Some(RoomError::TimedOut));
             })
         };
-        let queued = {
-            let rooms = rooms.clone();
-            thread::spawn(move || drop(rooms.enter(0)))
-        };
+        let queued = spawn_enter(&rooms, 0, drop);
         quitter.join().unwrap();
         queued.join().unwrap();
         drop(held);
