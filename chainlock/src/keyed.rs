@@ -54,6 +54,16 @@
 //! assert!(locks.is_empty()); // nothing left behind
 //! ```
 //!
+//! # Keys are user code
+//!
+//! The manager calls the key's `Hash` and `Eq` while it holds the internal lock of the key's
+//! shard, and drops keys (the caller's copy of a key already present, and the stored key when
+//! the last holder leaves) outside it. A panic in any of them leaves nothing behind: a
+//! destructor that panics after the manager took a hold or queued the caller gives that hold
+//! or place back before the panic goes on. One thing is not detected: a `Hash` or `Eq` that
+//! calls back into the *same* manager would wait for the shard lock it is running under, and
+//! spin forever. Keys must compare and hash without locking keys.
+//!
 //! # Ordering of multi-key locking
 //!
 //! To lock several keys without deadlock, every caller must take them in the same total

@@ -19,6 +19,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
+use std::panic::AssertUnwindSafe;
 
 use crossbeam_utils::CachePadded;
 use hashbrown::HashTable;
@@ -289,9 +290,31 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
                 }
             }
         });
-        // The caller's copy of an already present key is dropped outside the lock.
-        drop(unused_key);
+        // The caller's copy of an already present key is dropped outside the lock. Its
+        // destructor is user code: if it panics, the hold or the place in the queue this call
+        // took is given back before the panic goes on, so that the key is never stranded.
+        if let Some(key) = unused_key
+            && let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| drop(key)))
+        {
+            self.undo(outcome);
+            std::panic::resume_unwind(panic);
+        }
         outcome
+    }
+
+    /// Gives back what [`acquire`](Self::acquire) took: a hold, or a place in the queue (and
+    /// the key itself if it was granted meanwhile).
+    #[cold]
+    fn undo(&self, outcome: Outcome) {
+        match outcome {
+            Outcome::Held(ticket) => self.release(ticket),
+            Outcome::Queued(ticket, waiter) => {
+                if self.cancel(ticket, &waiter) {
+                    self.release(ticket);
+                }
+            }
+            Outcome::Busy => {}
+        }
     }
 
     /// `Some(number of waiters)` if `key` is held, `None` if it is free.
