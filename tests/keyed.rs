@@ -507,6 +507,15 @@ fn keyed_locks_are_shareable_and_async_guards_are_send() {
     send::<chainlock::keyed::AsyncKeyGuard<'static, String>>();
     send::<chainlock::keyed::Acquire<'static, String>>();
     send::<chainlock::keyed::AsyncKeySetGuard<'static, String>>();
+    // Blocking guards are `!Send`: the call below is ambiguous (does not compile) for a
+    // `Send` type, the `static_assertions::assert_not_impl_any!` trick.
+    trait AmbiguousIfSend<A> {
+        fn check() {}
+    }
+    impl<T: ?Sized> AmbiguousIfSend<()> for T {}
+    impl<T: ?Sized + Send> AmbiguousIfSend<u8> for T {}
+    <chainlock::keyed::KeyGuard<'static, String> as AmbiguousIfSend<_>>::check();
+    <chainlock::keyed::KeySetGuard<'static, String> as AmbiguousIfSend<_>>::check();
 }
 
 /// Both faces are built, probed and printed by the same core; each keeps its own name.
