@@ -502,11 +502,21 @@ fn stress_counters_under_keys_never_lose_an_update() {
 fn keyed_locks_are_shareable_and_async_guards_are_send() {
     fn shareable<T: Send + Sync>() {}
     fn send<T: Send>() {}
+    // Blocking guards are `!Send`: `check` below is ambiguous (does not compile) for a
+    // `Send` type, the `static_assertions::assert_not_impl_any!` trick.
+    trait AmbiguousIfSend<A> {
+        fn check() {}
+    }
+    impl<T: ?Sized> AmbiguousIfSend<()> for T {}
+    impl<T: ?Sized + Send> AmbiguousIfSend<u8> for T {}
+
     shareable::<KeyedLocks<String>>();
     shareable::<AsyncKeyedLocks<String>>();
     send::<chainlock::keyed::AsyncKeyGuard<'static, String>>();
     send::<chainlock::keyed::Acquire<'static, String>>();
     send::<chainlock::keyed::AsyncKeySetGuard<'static, String>>();
+    <chainlock::keyed::KeyGuard<'static, String> as AmbiguousIfSend<_>>::check();
+    <chainlock::keyed::KeySetGuard<'static, String> as AmbiguousIfSend<_>>::check();
 }
 
 /// Both faces are built, probed and printed by the same core; each keeps its own name.

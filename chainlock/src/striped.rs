@@ -351,8 +351,7 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.lock_indices(keys, |stripe| Some(stripe.lock()))
-            .expect("blocking locks always succeed")
+        self.lock_each(keys, Mutex::lock)
     }
 
     /// Locks the stripes of all `keys` if all are free right now; otherwise locks none.
@@ -374,7 +373,7 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.lock_indices(keys, Mutex::try_lock)
+        self.try_lock_each(keys, Mutex::try_lock)
     }
 }
 
@@ -475,8 +474,7 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.lock_indices(keys, |stripe| Some(stripe.read()))
-            .expect("blocking locks always succeed")
+        self.lock_each(keys, RwLock::read)
     }
 
     /// Write-locks the stripes of all `keys`, each once, in ascending stripe order.
@@ -498,15 +496,28 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.lock_indices(keys, |stripe| Some(stripe.write()))
-            .expect("blocking locks always succeed")
+        self.lock_each(keys, RwLock::write)
     }
 }
 
 impl<L, S: BuildHasher> Striped<L, S> {
+    /// Takes `acquire` (which waits) on the distinct stripes of `keys`, in ascending order.
+    fn lock_each<'a, G, Q, I>(
+        &'a self,
+        keys: I,
+        mut acquire: impl FnMut(&'a L) -> G,
+    ) -> StripeGuards<G>
+    where
+        Q: Hash,
+        I: IntoIterator<Item = Q>,
+    {
+        self.try_lock_each(keys, |stripe| Some(acquire(stripe)))
+            .expect("blocking locks always succeed")
+    }
+
     /// Takes `acquire` on the distinct stripes of `keys` in ascending order; on the first
     /// `None`, releases what was taken (by dropping it) and returns `None`.
-    fn lock_indices<'a, G, Q, I>(
+    fn try_lock_each<'a, G, Q, I>(
         &'a self,
         keys: I,
         mut acquire: impl FnMut(&'a L) -> Option<G>,

@@ -17,6 +17,20 @@ use crate::loom::{thread, unique_token};
 /// How a keyed lock manager's callers wait and own their holds: [`Blocking`] (the
 /// [`KeyedLocks`](super::KeyedLocks) face) or `Async` (the `AsyncKeyedLocks` face, feature
 /// `tokio`). Sealed: there is no other flavor.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::keyed::{Blocking, Flavor, KeyGuard};
+///
+/// // The flavor is a type parameter of the guards too.
+/// fn count<F: Flavor>(guards: Vec<KeyGuard<'_, u8, chainlock::keyed::DefaultHashBuilder, F>>) -> usize {
+///     guards.len()
+/// }
+/// let locks = chainlock::keyed::KeyedLocks::new();
+/// let guards: Vec<KeyGuard<'_, u8, _, Blocking>> = vec![locks.lock(1), locks.lock(2)];
+/// assert_eq!(count(guards), 2);
+/// ```
 pub trait Flavor: sealed::Sealed {}
 
 #[allow(unreachable_pub)] // the sealed-trait pattern: public in name, unreachable by design
@@ -49,6 +63,22 @@ impl sealed::Sealed for Blocking {
 ///
 /// `S` builds the hasher that spreads keys over the registry's shards. See the
 /// [module documentation](super) for the guarantees.
+///
+/// # Examples
+///
+/// Code that only builds or probes a manager can serve both faces:
+///
+/// ```
+/// use chainlock::keyed::{DefaultHashBuilder, Flavor, KeyedLocks, LockManager};
+///
+/// fn busy<F: Flavor>(locks: &LockManager<String, DefaultHashBuilder, F>, keys: &[&str]) -> usize {
+///     keys.iter().filter(|key| locks.is_locked(**key)).count()
+/// }
+///
+/// let locks = KeyedLocks::new();
+/// let _a = locks.lock("a".to_owned());
+/// assert_eq!(busy(&locks, &["a", "b"]), 1);
+/// ```
 pub struct LockManager<K, S, F> {
     pub(super) registry: Registry<K, S>,
     /// The manager is `Send + Sync` whatever the flavor's guards are.
