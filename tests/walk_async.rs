@@ -105,6 +105,32 @@ async fn cancelling_a_walk_waiting_at_every_depth_releases_everything() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_walk_waiting_for_its_target_holds_the_parent_until_cancelled() {
+    let nodes = list(16);
+    for at in 1..16 {
+        let blocker = nodes[at].clone().lock_owned().await;
+        let (reached, watch_reached) = watch::channel(None);
+        let root = nodes[0].clone();
+        let walk = tokio::spawn(async move {
+            Walker::new()
+                .descend_async(&root, Exclusive, |node, depth| {
+                    reached.send_replace(Some(depth));
+                    let next = node.next.clone().expect("the list is long enough");
+                    if depth + 1 == at {
+                        Step::Target(next)
+                    } else {
+                        Step::Descend(next)
+                    }
+                })
+                .await
+                .map(|guard| guard.depth)
+        });
+        // The parent stays locked while the walk waits for the target below it.
+        cancel_at(&nodes, at - 1, watch_reached, walk, blocker, at - 1..at).await;
+    }
+}
+
 #[tokio::test]
 async fn a_deadline_at_every_depth_names_the_depth() {
     let nodes = list(16);

@@ -353,3 +353,70 @@ fn a_ring_ends_at_the_default_depth_limit_instead_of_walking_forever() {
     assert_all_unlocked(&nodes);
     nodes[2].lock().next = None; // break the ring so the nodes are freed
 }
+
+/// Follows `next`, answering `Target` for the node at depth `target`.
+fn target_at(
+    target: usize,
+) -> impl FnMut(
+    &mut chainlock::lock_api::ArcMutexGuard<chainlock_suite::logged::LoggedRawMutex, Node>,
+    usize,
+) -> Step<Lock> {
+    move |node, depth| {
+        let next = node.next.clone().expect("the list is long enough");
+        if depth + 1 == target {
+            Step::Target(next)
+        } else {
+            Step::Descend(next)
+        }
+    }
+}
+
+#[test]
+fn every_depth_reached_by_a_target_step_is_walked_hand_over_hand() {
+    for len in 2..=MAX_DEPTH {
+        let nodes = list(len);
+        take_log();
+        let target = Walker::new()
+            .descend(&nodes[0], Exclusive, target_at(len - 1))
+            .unwrap();
+        assert_eq!(target.depth, len - 1);
+        // The target is locked before its parent is released, as every other level.
+        assert_eq!(take_log(), hand_over_hand(&nodes, len - 1), "length {len}");
+        drop(target);
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[test]
+fn the_retaining_descent_locks_each_node_before_releasing_the_ancestors_above_it() {
+    const LEN: usize = 12;
+    for pattern in [
+        0u32,
+        0b1111_1111_1111,
+        0b1010_1010_1010,
+        0b0110_0011_0001,
+        1 << 11,
+    ] {
+        let nodes = list(LEN);
+        let safe = |depth: usize| pattern & (1 << depth) != 0;
+        take_log();
+        let path = Walker::new()
+            .descend_retaining(&nodes[0], target_at(LEN - 1), |node, _| safe(node.depth))
+            .unwrap();
+        // Expected: lock each node, then, if it is safe, release every ancestor held above
+        // it, top-most first.
+        let mut expected = vec![];
+        let mut top = 0;
+        for depth in 0..LEN {
+            expected.push(Event::Locked(id_of(&nodes[depth])));
+            if safe(depth) && depth > top {
+                expected.extend((top..depth).map(|held| Event::Unlocked(id_of(&nodes[held]))));
+                top = depth;
+            }
+        }
+        assert_eq!(take_log(), expected, "pattern {pattern:#b}");
+        assert_eq!(path.top_depth(), top);
+        drop(path);
+        assert_all_unlocked(&nodes);
+    }
+}

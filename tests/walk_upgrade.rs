@@ -44,7 +44,7 @@ fn mkdir_p(root: &Handle, path: &[&str], created: &AtomicUsize) -> Result<(), Wa
             created.fetch_add(1, Ordering::Relaxed);
             Step::Descend(child)
         })?;
-    target.visits += 1;
+    target.upgrade().visits += 1;
     Ok(())
 }
 
@@ -80,16 +80,21 @@ fn plain_readers_pass_until_a_step_upgrades_the_node_in_place() {
         })
         .unwrap();
     assert!(
-        child.is_locked_exclusive(),
-        "`Here` upgrades the target in place"
+        !child.is_locked_exclusive(),
+        "the target comes back as the upgradable reader"
     );
-    target.visits += 1;
+    assert!(child.try_read().is_some(), "plain readers still pass it");
+    target.upgrade().visits += 1;
+    assert!(
+        child.is_locked_exclusive(),
+        "upgraded in place by the caller"
+    );
     drop(target);
     assert_eq!(root.read().entries["a"].read().visits, 1);
 }
 
 #[test]
-fn a_key_path_in_upgrade_mode_ends_write_locked_and_releases_the_path() {
+fn a_key_path_in_upgrade_mode_ends_as_the_upgrader_and_releases_the_path() {
     let root: Handle = Arc::default();
     let created = AtomicUsize::new(0);
     mkdir_p(&root, &["usr", "lib"], &created).unwrap();
@@ -102,7 +107,14 @@ fn a_key_path_in_upgrade_mode_ends_write_locked_and_releases_the_path() {
         "the path was released"
     );
     let lib_lock = usr.read().entries["lib"].clone();
-    assert!(lib_lock.is_locked_exclusive(), "the target is write-locked");
+    assert!(
+        lib_lock.is_locked() && !lib_lock.is_locked_exclusive(),
+        "held as the upgrader"
+    );
+    assert!(
+        lib_lock.try_upgradable_read().is_none(),
+        "upgraders exclude each other"
+    );
     drop(lib);
     let deadline = Instant::now() + Duration::from_millis(2);
     let writer = usr.write();

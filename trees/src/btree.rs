@@ -12,6 +12,10 @@
 //!
 //! The root may split, so the tree hangs from a fixed *anchor* node whose one child is the
 //! root: a root split changes the anchor, which the retaining descent then holds.
+//!
+//! Keys and values are user code: a `K: Ord` or `Clone` that panics in the middle of a split
+//! leaves that split half done (parking_lot's locks do not poison), so use keys whose
+//! comparison and cloning do not panic.
 
 use chainlock::ChainNode;
 use chainlock::parking_lot::RwLock;
@@ -204,7 +208,8 @@ impl<K: Ord + Clone, V: Clone> OrderedMap<K, V> {
         Some(leaf.values.remove(index))
     }
 
-    /// Every entry in key order (read-locks one node at a time; meant for quiescent maps).
+    /// Every entry in key order (read-locks the path from the root to each node it visits;
+    /// meant for quiescent maps, not a consistent snapshot under writers).
     pub fn to_vec(&self) -> Vec<(K, V)> {
         let mut entries = Vec::new();
         collect(&self.anchor.read().children[0], &mut entries);

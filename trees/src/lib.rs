@@ -10,7 +10,7 @@ mod btree;
 mod fs;
 
 pub use btree::OrderedMap;
-pub use fs::{FileSystem, FsError};
+pub use fs::{FileSystem, FsError, MAX_PATH_DEPTH};
 
 /// A small xorshift generator: the deterministic randomness of the clients in the example,
 /// the tests and the benchmark (no dependency, the same sequence everywhere for a seed).

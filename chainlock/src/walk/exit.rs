@@ -59,6 +59,8 @@ pub enum WalkExit {
         depth: usize,
     },
     /// The walk would go deeper than the walker's [`max_depth`](super::Walker::max_depth).
+    /// (The step's answer comes first: at the limit, a missing child is still
+    /// [`WalkExit::Absent`].)
     #[error("the walk ended early: it would go deeper than {max_depth}")]
     TooDeep {
         /// The walker's depth limit.

@@ -58,12 +58,13 @@ pub struct Shared;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Crab;
 
-/// Upgradable reads on the way down: plain readers pass each node the walk holds, other
+/// Upgradable reads all the way: plain readers pass each node the walk holds, other
 /// upgraders and writers wait; a step may make the node it holds writable in place
-/// ([`Upgradable::upgrade`]) and go on, and the target ends write-locked (upgraded in place
-/// when the walk ends at a node it holds). The levels must have an upgradable read mode
-/// (parking_lot's `RwLock`). Upgrades wait for the node's plain readers without a deadline;
-/// readers only pass through.
+/// ([`Upgradable::upgrade`]) and go on, and the walk hands back the target still as the
+/// upgradable reader, for the caller to upgrade only if it must change it. The levels must
+/// have an upgradable read mode (parking_lot's `RwLock`). Upgrades wait for the node's plain
+/// readers without a deadline (readers only pass through); two upgradable walks exclude each
+/// other node by node, so they pass through the root one at a time.
 ///
 /// # Examples
 ///
@@ -95,7 +96,7 @@ pub struct Crab;
 ///         Step::Descend(child)
 ///     })
 ///     .unwrap();
-/// assert!(lib.entries.is_empty());
+/// assert!(lib.entries.is_empty() && !lib.is_upgraded()); // the target is not write-locked
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Upgrade;
@@ -346,17 +347,10 @@ where
     }
 }
 
-impl<L> Mode<L> for Upgrade
-where
-    L: UpgradableLock
-        + ExclusiveLock<
-            Target = <L as UpgradableLock>::Target,
-            Guard = <L as UpgradableLock>::Upgraded,
-        > + ?Sized,
-{
-    type Node = <L as UpgradableLock>::Target;
+impl<L: UpgradableLock + ?Sized> Mode<L> for Upgrade {
+    type Node = L::Target;
     type Path = Upgradable<L>;
-    type Target = <L as UpgradableLock>::Upgraded;
+    type Target = Upgradable<L>;
     const PATH_IS_TARGET: bool = true;
 
     #[inline]
@@ -365,31 +359,24 @@ where
     }
 
     #[inline]
-    fn lock_target(lock: &Arc<L>) -> Self::Target {
-        <L as ExclusiveLock>::lock_exclusive(lock)
+    fn lock_target(lock: &Arc<L>) -> Upgradable<L> {
+        Upgradable::lock(lock)
     }
 
     #[inline]
-    fn settle(path: Upgradable<L>) -> Result<Self::Target, Upgradable<L>> {
-        Ok(path.into_upgraded())
+    fn settle(path: Upgradable<L>) -> Result<Upgradable<L>, Upgradable<L>> {
+        Ok(path)
     }
 }
 
-impl<L> TimedMode<L> for Upgrade
-where
-    L: TimedUpgradableLock
-        + TimedExclusiveLock<
-            Target = <L as UpgradableLock>::Target,
-            Guard = <L as UpgradableLock>::Upgraded,
-        > + ?Sized,
-{
+impl<L: TimedUpgradableLock + ?Sized> TimedMode<L> for Upgrade {
     #[inline]
     fn lock_path_until(lock: &Arc<L>, deadline: Instant) -> Option<Upgradable<L>> {
         L::try_lock_upgradable_until(lock, deadline).map(Upgradable::from_guard)
     }
 
     #[inline]
-    fn lock_target_until(lock: &Arc<L>, deadline: Instant) -> Option<Self::Target> {
-        L::try_lock_exclusive_until(lock, deadline)
+    fn lock_target_until(lock: &Arc<L>, deadline: Instant) -> Option<Upgradable<L>> {
+        L::try_lock_upgradable_until(lock, deadline).map(Upgradable::from_guard)
     }
 }
