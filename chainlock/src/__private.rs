@@ -1,17 +1,45 @@
 //! Paths used by the code that `chainlock-macros` generates. Not public API: anything
 //! here may change in any release; the macros pin this crate's exact version.
 
+use crate::chain::ChainNode;
 pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
 pub use crate::chain::{
-    AsyncExclusiveLock, AsyncSharedLock, ChainNode, Children, ExclusiveLock, Exit, PathExit,
-    SharedLock, TimedExclusiveLock, TimedSharedLock,
+    Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ExclusiveLock, Exit,
+    LeavesExit, SharedLock, TimedExclusiveLock, TimedSharedLock,
 };
+pub use core::clone::Clone;
+pub use core::default::Default;
+pub use core::fmt::Debug;
+pub use core::iter::{IntoIterator, Iterator};
+pub use core::marker::{Copy, Sized};
+pub use core::mem::drop;
 pub use core::ops::FnOnce;
 pub use core::option::Option::{self, None, Some};
+pub use core::primitive::bool;
 pub use core::result::Result::{self, Err, Ok};
 pub use std::sync::Arc;
 pub use std::time::Instant;
 pub use std::vec::Vec;
+
+/// Keeps the items it is given when chainlock's `tokio` feature is on and drops them
+/// otherwise: the generated `*_async*` methods are wrapped in it, so the macro crate needs
+/// no feature of its own and a build without `tokio` pays nothing for them.
+#[cfg(feature = "tokio")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_if_tokio {
+    ($($items:tt)*) => { $($items)* };
+}
+
+/// See the `tokio` twin above: without the feature, the async methods are not emitted.
+#[cfg(not(feature = "tokio"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_if_tokio {
+    ($($items:tt)*) => {};
+}
+
+pub use crate::__chainlock_if_tokio as if_tokio;
 
 /// Asks a level whether it is closed, when its type implements [`ChainNode`], and
 /// answers "no" at compile time otherwise (autoref specialization: the generated code

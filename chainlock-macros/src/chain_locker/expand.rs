@@ -6,61 +6,61 @@
 //! hand-over-hand sequence a careful person writes by hand: lock level `i + 1` while
 //! level `i` is still held, only then release level `i`.
 
-use super::ast::{Chain, Input, Level};
-use super::validate::Mode;
+use super::validate::{Mode, Valid, ValidLevel, ValidLocker};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
-use syn::{Attribute, Type};
+use syn::Type;
 
-/// The identifier of the locker type of the expression form; never visible by name.
-const ANONYMOUS_LOCKER: &str = "__ChainLocker";
-
-pub(crate) fn expand(input: &Input) -> TokenStream {
-    match input {
-        Input::Anonymous(chain) => {
-            let ident = Ident::new(ANONYMOUS_LOCKER, Span::call_site());
-            let locker = locker(&[], &TokenStream::new(), &ident, chain);
-            quote! {{ #locker #ident }}
-        }
-        Input::Named(lockers) => lockers
-            .iter()
-            .map(|named| {
-                locker(
-                    &named.attrs,
-                    &named.vis.to_token_stream(),
-                    &named.ident,
-                    &named.chain,
-                )
-            })
-            .collect(),
+pub(crate) fn expand(valid: &Valid<'_>) -> TokenStream {
+    let lockers = valid
+        .lockers
+        .iter()
+        .map(|named| locker(&valid.krate, named));
+    if valid.anonymous {
+        let ident = &valid.lockers[0].ident;
+        quote! {{ #(#lockers)* #ident }}
+    } else {
+        lockers.collect()
     }
 }
 
-/// The locker struct and its methods.
-fn locker(attrs: &[Attribute], vis: &TokenStream, ident: &Ident, chain: &Chain) -> TokenStream {
-    let levels: Vec<LevelCode<'_>> = chain
+/// The locker struct and its methods: the blocking flavors always, the async ones inside
+/// `if_tokio!`, which keeps them only when chainlock's `tokio` feature is on.
+fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStream {
+    let ValidLocker {
+        attrs, vis, ident, ..
+    } = locker;
+    let levels: Vec<LevelCode<'_>> = locker
         .levels
         .iter()
         .enumerate()
         .map(LevelCode::new)
         .collect();
     let depth = levels.len();
-    let summary = summary(&levels);
+    let docs = Docs::new(krate, &levels);
     let key_levels = share_repeated_steps(&levels);
-    let methods = Flavor::ALL.iter().map(|flavor| {
-        let descend = descend_method(vis, &levels, *flavor, &summary);
-        let run = run_method(vis, &levels, *flavor, &summary);
-        let keys = (levels.len() > 1).then(|| keys_methods(vis, &key_levels, *flavor, &summary));
-        quote! { #descend #run #keys }
-    });
-    let lock_leaves = lock_leaves_methods(vis, &key_levels, &summary);
+    let methods = |flavors: &[Flavor]| -> TokenStream {
+        flavors
+            .iter()
+            .map(|flavor| {
+                let descend = descend_method(vis, &levels, *flavor, &docs);
+                let run = run_method(vis, &levels, *flavor, &docs);
+                let keys =
+                    (levels.len() > 1).then(|| keys_methods(vis, &key_levels, *flavor, &docs));
+                quote! { #descend #run #keys }
+            })
+            .collect()
+    };
+    let blocking = methods(&[Flavor::Blocking, Flavor::Deadline]);
+    let asynchronous = methods(&[Flavor::Async, Flavor::AsyncDeadline]);
+    let lock_leaves = lock_leaves_methods(vis, &key_levels, &docs);
     quote! {
         #(#attrs)*
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #[derive(#krate::__private::Clone, #krate::__private::Copy, #krate::__private::Debug, #krate::__private::Default)]
         #vis struct #ident;
 
         const _: () = {
-            use ::chainlock::__private as __chainlock;
+            use #krate::__private as __chainlock;
             #[allow(unused_imports)]
             use __chainlock::{ProbeNode as _, ProbeOther as _};
 
@@ -69,10 +69,34 @@ fn locker(attrs: &[Attribute], vis: &TokenStream, ident: &Ident, chain: &Chain) 
                 /// The number of levels of this chain, root included.
                 #vis const DEPTH: usize = #depth;
 
-                #(#methods)*
+                #blocking
                 #lock_leaves
             }
+
+            __chainlock::if_tokio! {
+                #[allow(clippy::too_many_arguments, clippy::type_complexity, clippy::needless_pass_by_value)]
+                impl #ident {
+                    #asynchronous
+                }
+            }
         };
+    }
+}
+
+/// What the generated docs say about a chain: the levels, and where the runtime's items are.
+struct Docs {
+    /// `A (shared) → B → C`.
+    summary: String,
+    /// The runtime crate's path as doc links need it.
+    krate: String,
+}
+
+impl Docs {
+    fn new(krate: &TokenStream, levels: &[LevelCode<'_>]) -> Self {
+        Docs {
+            summary: summary(levels),
+            krate: krate.to_string().replace(' ', ""),
+        }
     }
 }
 
@@ -89,11 +113,11 @@ struct LevelCode<'a> {
 }
 
 impl<'a> LevelCode<'a> {
-    fn new((index, level): (usize, &'a Level)) -> Self {
+    fn new((index, level): (usize, &ValidLevel<'a>)) -> Self {
         LevelCode {
             index,
-            ty: &level.ty,
-            mode: level.mode(),
+            ty: level.ty,
+            mode: level.mode,
             lock: format_ident!("__L{}", index),
             guard: format_ident!("__guard{}", index),
         }
@@ -169,13 +193,6 @@ enum Flavor {
 }
 
 impl Flavor {
-    const ALL: [Flavor; 4] = [
-        Flavor::Blocking,
-        Flavor::Deadline,
-        Flavor::Async,
-        Flavor::AsyncDeadline,
-    ];
-
     fn suffix(self) -> &'static str {
         match self {
             Flavor::Blocking => "",
@@ -299,7 +316,7 @@ fn signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
         .map(|level| {
             let (lock, ty) = (&level.lock, level.ty);
             let lock_trait = flavor.lock_trait(level.mode);
-            quote!(#lock: #lock_trait<Target = #ty> + ?::core::marker::Sized)
+            quote!(#lock: #lock_trait<Target = #ty> + ?__chainlock::Sized)
         })
         .collect();
     let mut stage_args = Vec::new();
@@ -369,7 +386,7 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
     };
     let root = &levels[0];
     let root_handle = if flavor.is_async() {
-        quote!(__chainlock::Arc::clone(root))
+        quote!(<__chainlock::Arc<_> as __chainlock::Clone>::clone(root))
     } else {
         quote!(root)
     };
@@ -378,10 +395,16 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
         flavor.acquire(root, &root_handle),
         mutability(root),
     );
-    let mut body = vec![quote!(let #root_mut #root_guard = #acquire_root;)];
+    // A closed root behaves as absent, like any closed level.
+    let mut body = vec![quote! {
+        let #root_mut #root_guard = #acquire_root;
+        if (&__chainlock::ClosedProbe(&*#root_guard)).level_is_closed() {
+            return __chainlock::Err(__chainlock::Exit::Absent { level: 0, cause: __chainlock::Absence::Closed });
+        }
+    }];
     for pair in levels.windows(2) {
         let (parent, child) = (&pair[0], &pair[1]);
-        let (stage_index, find_next) = (parent.index, stages.call(parent, child));
+        let find_next = stages.call(parent, child);
         let handle = if flavor.is_async() {
             quote!(__next)
         } else {
@@ -393,12 +416,12 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
         body.push(quote! {
             let __next = match #find_next {
                 __chainlock::Some(next) => next,
-                __chainlock::None => return __chainlock::Err(__chainlock::Exit::Absent { stage: #stage_index }),
+                __chainlock::None => return __chainlock::Err(__chainlock::Exit::Absent { level: #child_index, cause: __chainlock::Absence::Missing }),
             };
             let #child_mut #child_guard = #acquire;
-            ::core::mem::drop(#parent_guard);
+            __chainlock::drop(#parent_guard);
             if (&__chainlock::ClosedProbe(&*#child_guard)).level_is_closed() {
-                return __chainlock::Err(__chainlock::Exit::Closed { level: #child_index });
+                return __chainlock::Err(__chainlock::Exit::Absent { level: #child_index, cause: __chainlock::Absence::Closed });
             }
         });
     }
@@ -410,8 +433,9 @@ fn descend_method(
     vis: &TokenStream,
     levels: &[LevelCode<'_>],
     flavor: Flavor,
-    summary: &str,
+    docs: &Docs,
 ) -> TokenStream {
+    let Docs { summary, krate } = docs;
     let name = method_ident("descend", flavor);
     let Signature {
         generics,
@@ -427,16 +451,16 @@ fn descend_method(
     let doc = format!(
         "Locks {summary} hand over hand and returns the leaf's owned guard, with only the leaf \
          still locked.\n\nStage `i` runs on level `i` and returns the lock of level `i + 1`, which is \
-         acquired before level `i` is released. `None` ends the descent with [`Exit::Absent`]; a \
-         closed level ([`ChainNode`]) with [`Exit::Closed`]{}. Every lock taken is released before \
-         an `Err` is returned, and on panic.\n\n[`Exit::Absent`]: ::chainlock::Exit::Absent\n\
-         [`Exit::Closed`]: ::chainlock::Exit::Closed\n[`Exit::TimedOut`]: ::chainlock::Exit::TimedOut\n\
-         [`ChainNode`]: ::chainlock::ChainNode",
+         acquired before level `i` is released. `None` ends the descent with [`Exit::Absent`], and \
+         so does a closed level ([`ChainNode`]), the root included{}. Every lock taken is released before \
+         an `Err` is returned, and on panic.{runtime}\n\n[`Exit::Absent`]: {krate}::Exit::Absent\n\
+         [`Exit::TimedOut`]: {krate}::Exit::TimedOut\n[`ChainNode`]: {krate}::ChainNode",
         if flavor.has_deadline() {
             "; a lock not taken by `deadline` with [`Exit::TimedOut`]"
         } else {
             ""
         },
+        runtime = runtime_note(flavor),
     );
     quote! {
         #[doc = #doc]
@@ -474,7 +498,7 @@ fn keys_signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
         signature.params.push(quote!(#key: &#key_type));
         signature
             .bounds
-            .push(quote!(#key_type: ?::core::marker::Sized));
+            .push(quote!(#key_type: ?__chainlock::Sized));
         // Written on the lock's `Target` (which is `#parent_ty`) so that the bound names a
         // generic parameter: a bound on a concrete type would be checked where the locker is
         // defined, breaking every chain whose types do not implement `Children`.
@@ -494,8 +518,9 @@ fn keys_methods(
     vis: &TokenStream,
     levels: &[LevelCode<'_>],
     flavor: Flavor,
-    summary: &str,
+    docs: &Docs,
 ) -> TokenStream {
+    let Docs { summary, krate } = docs;
     let Signature {
         generics,
         params,
@@ -524,7 +549,7 @@ fn keys_methods(
     let stages: Vec<TokenStream> = stages.collect();
     let descend_doc = format!(
         "Like [`{descend}`](Self::{descend}), each stage looking the next level up by key \
-         (`key{{i}}` on level `i`, through [`Children`](::chainlock::chain::Children), which \
+         (`key{{i}}` on level `i`, through [`Children`]({krate}::chain::Children), which \
          `#[derive(ChainNode)]` implements): locks {summary} and returns the leaf's owned guard."
     );
     let run_doc = format!(
@@ -557,14 +582,14 @@ fn keys_methods(
 
 /// `lock_leaves` and `lock_leaves_until`: several leaves by key path, all or nothing.
 /// Generated for chains of two or more levels whose leaf is exclusive.
-fn lock_leaves_methods(vis: &TokenStream, levels: &[LevelCode<'_>], summary: &str) -> TokenStream {
+fn lock_leaves_methods(vis: &TokenStream, levels: &[LevelCode<'_>], docs: &Docs) -> TokenStream {
     let leaf = levels.last().expect("validated: at least one level");
     if levels.len() < 2 || leaf.mode == Mode::Shared {
         return TokenStream::new();
     }
     [Flavor::Blocking, Flavor::Deadline]
         .into_iter()
-        .map(|flavor| lock_leaves_method(vis, levels, flavor, summary))
+        .map(|flavor| lock_leaves_method(vis, levels, flavor, docs))
         .collect()
 }
 
@@ -572,8 +597,9 @@ fn lock_leaves_method(
     vis: &TokenStream,
     levels: &[LevelCode<'_>],
     flavor: Flavor,
-    summary: &str,
+    docs: &Docs,
 ) -> TokenStream {
+    let Docs { summary, krate } = docs;
     let Signature {
         generics,
         params,
@@ -594,11 +620,11 @@ fn lock_leaves_method(
     // Find each leaf's lock hand over hand down to its parent, then release everything.
     let mut find = hand_over_hand(parents, flavor, Stages::Keys);
     let find_leaf = Stages::Keys.call(parent, leaf);
-    let stage_index = parent.index;
+    let leaf_index = leaf.index;
     find.push(quote! {
         match #find_leaf {
             __chainlock::Some(handle) => __chainlock::Ok(handle),
-            __chainlock::None => __chainlock::Err(__chainlock::Exit::Absent { stage: #stage_index }),
+            __chainlock::None => __chainlock::Err(__chainlock::Exit::Absent { level: #leaf_index, cause: __chainlock::Absence::Missing }),
         }
     });
     let key_types: Vec<Ident> = levels[1..]
@@ -624,8 +650,8 @@ fn lock_leaves_method(
          and its parents released; then the leaves are locked in one global order (by address), \
          holding nothing else, so that threads locking overlapping sets in any order never \
          deadlock. If any path is absent or closed{}, nothing stays locked and the \
-         [`PathExit`](::chainlock::chain::PathExit) names the path and why. Two paths to the same \
-         leaf give [`Exit::SameLeaf`](::chainlock::Exit::SameLeaf).",
+         [`LeavesExit`]({krate}::chain::LeavesExit) names the path and why. Two paths to the same \
+         leaf give [`LeavesExit::SameLeaf`]({krate}::chain::LeavesExit::SameLeaf).",
         if flavor.has_deadline() {
             ", or the deadline passes"
         } else {
@@ -635,28 +661,28 @@ fn lock_leaves_method(
     quote! {
         #[doc = #doc]
         #vis fn #name<'__path, #(#generics,)* __P>(&self, #(#params,)* paths: __P)
-            -> __chainlock::Result<__chainlock::Vec<<#leaf_lock as #leaf_trait>::Guard>, __chainlock::PathExit>
+            -> __chainlock::Result<__chainlock::Vec<<#leaf_lock as #leaf_trait>::Guard>, __chainlock::LeavesExit>
         where
             #(#bounds,)*
             #leaf_lock: #leaf_trait,
-            __P: ::core::iter::IntoIterator<Item = #path_item>,
+            __P: __chainlock::IntoIterator<Item = #path_item>,
             #(#lifetime_bounds,)*
         {
             let mut handles = __chainlock::Vec::new();
-            let paths = ::core::iter::IntoIterator::into_iter(paths);
-            for (path, #path_pattern) in ::core::iter::Iterator::enumerate(paths) {
+            let paths = __chainlock::IntoIterator::into_iter(paths);
+            for (path, #path_pattern) in __chainlock::Iterator::enumerate(paths) {
                 // Each leaf's lock, found hand over hand; every lock taken is released here.
                 let found = (|| { #(#find)* })();
                 match found {
                     __chainlock::Ok(handle) => handles.push(handle),
-                    __chainlock::Err(exit) => return __chainlock::Err(__chainlock::PathExit { path, exit }),
+                    __chainlock::Err(exit) => return __chainlock::Err(__chainlock::LeavesExit::Path { path, exit }),
                 }
             }
             let guards = #lock_all?;
-            let closed = guards.iter().position(|guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed());
+            let closed = __chainlock::Iterator::position(&mut guards.iter(), |guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed());
             if let __chainlock::Some(path) = closed {
-                let exit = __chainlock::Exit::Closed { level: #leaf_level };
-                return __chainlock::Err(__chainlock::PathExit { path, exit });
+                let exit = __chainlock::Exit::Absent { level: #leaf_level, cause: __chainlock::Absence::Closed };
+                return __chainlock::Err(__chainlock::LeavesExit::Path { path, exit });
             }
             __chainlock::Ok(guards)
         }
@@ -668,8 +694,9 @@ fn run_method(
     vis: &TokenStream,
     levels: &[LevelCode<'_>],
     flavor: Flavor,
-    summary: &str,
+    docs: &Docs,
 ) -> TokenStream {
+    let Docs { summary, krate } = docs;
     let name = method_ident("run", flavor);
     let descend = method_ident("descend", flavor);
     let Signature {
@@ -691,7 +718,7 @@ fn run_method(
     let borrow = leaf.borrow_guard();
     let doc = format!(
         "Locks {summary} hand over hand like [`{descend}`](Self::{descend}), runs `leaf` on the \
-         leaf and releases it: `Ok` with `leaf`'s value, or the [`Exit`](::chainlock::Exit) that \
+         leaf and releases it: `Ok` with `leaf`'s value, or the [`Exit`]({krate}::Exit) that \
          ended the descent early."
     );
     quote! {
@@ -704,5 +731,18 @@ fn run_method(
             let #mutability #leaf_guard = self.#descend(root, #deadline_arg #(#stage_args),*) #dot_await ?;
             __chainlock::Ok(leaf(#borrow))
         }
+    }
+}
+
+/// What an async flavor needs of the runtime, for its docs.
+fn runtime_note(flavor: Flavor) -> &'static str {
+    match flavor {
+        Flavor::AsyncDeadline => {
+            "\n\n# Panics\n\nThe deadline is a `tokio::time` sleep: this future must run inside a Tokio \
+             runtime with timers enabled (`enable_time`, on by `#[tokio::main]` and \
+             `#[tokio::test]`), or it panics when first polled. The untimed `*_async` flavors \
+             run on any executor."
+        }
+        _ => "",
     }
 }

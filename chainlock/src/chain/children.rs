@@ -96,7 +96,7 @@ impl<L: ?Sized> ChildContainer for Arc<L> {
 
 /// A node whose children of type `C` can be found by key: what `#[derive(ChainNode)]`
 /// implements for each `#[chain(children)]` field, and what the key-path methods of a
-/// generated locker (`descend_path`, `run_path`, `lock_leaves`) use to go from one level to
+/// generated locker (`descend_keys`, `run_keys`, `lock_leaves`) use to go from one level to
 /// the next. The child type selects the field, so a node may have children of several types.
 ///
 /// # Examples

@@ -10,7 +10,7 @@ mod lock;
 mod node;
 
 pub use children::{ChildContainer, Children};
-pub use exit::{Exit, PathExit};
+pub use exit::{Absence, Exit, LeavesExit};
 pub use lock::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, SharedLock, TimedExclusiveLock,
     TimedSharedLock,

@@ -12,7 +12,7 @@
 /// # Examples
 ///
 /// ```
-/// use chainlock::{chain_locker, ChainNode, Exit};
+/// use chainlock::{chain_locker, ChainNode, Exit, chain::Absence};
 /// use chainlock::parking_lot::Mutex;
 /// use std::sync::Arc;
 ///
@@ -30,7 +30,7 @@
 /// class.lock().cancelled = true;
 /// assert_eq!(
 ///     locker.run(&lecture, |l| Some(l.class.clone()), |c| c.students),
-///     Err(Exit::Closed { level: 1 }),
+///     Err(Exit::Absent { level: 1, cause: Absence::Closed }),
 /// );
 /// ```
 pub trait ChainNode {
