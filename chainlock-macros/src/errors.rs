@@ -22,7 +22,15 @@ impl Errors {
 pub(crate) fn parse_crate_path(input: syn::parse::ParseStream<'_>) -> syn::Result<syn::Path> {
     if input.peek(syn::LitStr) {
         let lit: syn::LitStr = input.parse()?;
-        lit.parse()
+        lit.parse().map_err(|_| {
+            syn::Error::new(
+                lit.span(),
+                format!(
+                    "expected a path to the chainlock crate, such as `crate = \"cl\"` or `crate = \"::my_dep::chainlock\"`, found {:?}",
+                    lit.value()
+                ),
+            )
+        })
     } else {
         input.call(syn::Path::parse_mod_style)
     }

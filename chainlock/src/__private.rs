@@ -72,3 +72,25 @@ impl<T: ?Sized> ProbeOther for &ClosedProbe<'_, T> {
         false
     }
 }
+
+/// What the derive checks of each child field: its lock locks the child type. Checked where
+/// the field is declared, so that `child = Lecture` on a field of `Class` locks, or a
+/// `Vec` taken for a lock, is reported at the field and not at a later call.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a lock around `{C}`",
+    label = "the children here are not `{C}`s behind a chain lock",
+    note = "a child field holds `Arc<L>` (in a `Vec`, map, `Option`, ..) where `L` is a parking_lot/lock_api `Mutex`/`RwLock`, a tokio `Mutex`/`RwLock`, or implements `chainlock::chain::ExclusiveLock`, with `Target` the child type; `child = T` names the type inside the lock"
+)]
+pub trait ChildLock<C: ?Sized> {}
+
+impl<L: ?Sized + ExclusiveLock> ChildLock<L::Target> for L {}
+
+#[cfg(feature = "tokio")]
+impl<T: ?Sized> ChildLock<T> for tokio::sync::Mutex<T> {}
+
+#[cfg(feature = "tokio")]
+impl<T: ?Sized> ChildLock<T> for tokio::sync::RwLock<T> {}
+
+/// Compiles only when `L` locks a `C` (see [`ChildLock`]); free at run time.
+#[inline(always)]
+pub const fn assert_child_lock<C: ?Sized, L: ?Sized + ChildLock<C>>() {}

@@ -100,6 +100,11 @@ fn starts_named_form(input: ParseStream<'_>) -> bool {
 
 impl Parse for NamedLocker {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        if input.peek(Token![#]) && input.peek2(Token![!]) {
+            return Err(input.error(
+                "`#![chain(crate = \"path\")]` goes first in `chain_locker!`, before the lockers",
+            ));
+        }
         let attrs = input.call(Attribute::parse_outer)?;
         let vis: Visibility = input.parse()?;
         input.parse::<Token![struct]>().map_err(|err| {

@@ -166,9 +166,9 @@ fn validate_type(ty: &Type, errors: &mut Errors) {
                 .last()
                 .map(|segment| segment.ident.to_string());
             match last.as_deref() {
-                Some("Arc" | "Mutex" | "RwLock" | "ReentrantMutex") => Some(format!(
-                    "a level is the data type inside the lock, not the lock: for `Arc<Mutex<Registry>>` write `Registry` (found `{}`)",
-                    text(ty)
+                Some("Arc" | "Mutex" | "RwLock" | "ReentrantMutex" | "FairMutex") => Some(format!(
+                    "a level is the data type inside the lock, not the lock: write `{}`",
+                    text(innermost(ty))
                 )),
                 _ => None,
             }
@@ -183,6 +183,22 @@ fn validate_type(ty: &Type, errors: &mut Errors) {
             "`Self` cannot name a level: inside `chain_locker!` it would mean the locker itself; write the level's type by name",
         ));
     }
+}
+
+/// The data inside `Arc<Mutex<T>>`, `RwLock<T>`, ...: the last type argument, repeatedly.
+fn innermost(ty: &Type) -> &Type {
+    if let Type::Path(path) = ty
+        && let Some(segment) = path.path.segments.last()
+        && matches!(
+            segment.ident.to_string().as_str(),
+            "Arc" | "Mutex" | "RwLock" | "ReentrantMutex" | "FairMutex"
+        )
+        && let syn::PathArguments::AngleBracketed(arguments) = &segment.arguments
+        && let Some(syn::GenericArgument::Type(inner)) = arguments.args.last()
+    {
+        return innermost(inner);
+    }
+    ty
 }
 
 /// The first `Self` token anywhere in a type.

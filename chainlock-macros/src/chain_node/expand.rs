@@ -20,15 +20,21 @@ pub(crate) fn expand(node: &ValidNode<'_>) -> TokenStream {
         },
         Closed::Method(method) => {
             // `closed = is_full` names a method of the node; a longer path is used as written.
+            let span = method.span();
             let method = if method.get_ident().is_some() {
-                quote!(Self::#method)
+                quote_spanned!(span=> Self::#method)
             } else {
                 quote!(#method)
+            };
+            // Spanned at the user's path: a method with the wrong signature is reported there.
+            let call = quote_spanned! {span=>
+                let closed: #krate::__private::bool = #method(self);
+                closed
             };
             quote! {
                 #[inline]
                 fn is_closed(&self) -> #krate::__private::bool {
-                    #method(self)
+                    #call
                 }
             }
         }
@@ -54,16 +60,22 @@ fn children_impl(node: &ValidNode<'_>, child: &ChildField<'_>) -> TokenStream {
     let container = child.container;
     let container_trait =
         quote_spanned!(container.span()=> <#container as #krate::__private::ChildContainer>);
+    // The items are spanned there too (a missing `ChildContainer` is reported once, at the
+    // field), and so is the check that the container's lock locks the child type.
+    let items = quote_spanned! {container.span()=>
+        type Key = #container_trait::Key;
+        type Lock = #container_trait::Lock;
+
+        #[inline]
+        fn child(&self, key: &Self::Key) -> #krate::__private::Option<#krate::__private::Arc<Self::Lock>> {
+            #krate::__private::assert_child_lock::<#child_ty, Self::Lock>();
+            #container_trait::lookup(&self.#field, key)
+        }
+    };
     quote! {
         #[automatically_derived]
         impl #impl_generics #krate::__private::Children<#child_ty> for #ident #type_generics #where_clause {
-            type Key = #container_trait::Key;
-            type Lock = #container_trait::Lock;
-
-            #[inline]
-            fn child(&self, key: &Self::Key) -> #krate::__private::Option<#krate::__private::Arc<Self::Lock>> {
-                #container_trait::lookup(&self.#field, key)
-            }
+            #items
         }
     }
 }

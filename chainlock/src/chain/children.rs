@@ -34,6 +34,11 @@ use std::sync::Arc;
 /// assert_eq!(*children.lookup("a").unwrap().lock(), 1);
 /// assert!(children.lookup("b").is_none());
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a container of child locks",
+    label = "`#[chain(children)]` needs a `ChildContainer` here",
+    note = "hold the children as `Vec<Arc<L>>`, `HashMap<K, Arc<L>>`, `BTreeMap<K, Arc<L>>`, `Option<Arc<L>>` or `Arc<L>`, or implement `chainlock::chain::ChildContainer` for `{Self}`"
+)]
 pub trait ChildContainer {
     /// What a child is looked up by.
     type Key: ?Sized;
@@ -122,6 +127,11 @@ impl<L: ?Sized> ChildContainer for Arc<L> {
 /// let lecture = Lecture { classes: HashMap::from([(3, Arc::new(Mutex::new(Class { students: vec![] })))]) };
 /// assert!(lecture.child(&3).is_some());
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no children of type `{C}`",
+    label = "no `Children<{C}>` impl",
+    note = "derive it: `#[derive(ChainNode)]` on `{Self}` with `#[chain(children)]` on the field that holds the `{C}` locks; or descend with closures (`run`/`descend`)"
+)]
 pub trait Children<C: ?Sized> {
     /// What a child is looked up by.
     type Key: ?Sized;

@@ -14,7 +14,8 @@ use std::time::Instant;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an exclusive level of a chain",
     label = "not a lock with owned guards",
-    note = "a level is an `Arc<L>` where `L` is a `lock_api`/parking_lot `Mutex`, `FairMutex` or `RwLock`; tokio's locks need the `*_async` methods"
+    note = "a level is an `Arc<L>` where `L` is a `lock_api`/parking_lot `Mutex`, `FairMutex` or `RwLock`; tokio's locks need the `*_async` methods",
+    note = "chainlock implements this for lock_api 0.5 (parking_lot 0.13): a `Mutex` of another parking_lot version (e.g. 0.12) is another type; use `chainlock::parking_lot` or the same version"
 )]
 pub trait ExclusiveLock {
     /// The data the lock protects.
