@@ -94,3 +94,75 @@ impl<T: ?Sized> ChildLock<T> for tokio::sync::RwLock<T> {}
 /// Compiles only when `L` locks a `C` (see [`ChildLock`]); free at run time.
 #[inline(always)]
 pub const fn assert_child_lock<C: ?Sized, L: ?Sized + ChildLock<C>>() {}
+
+// The steps of a generated hand-over-hand body, one short call each; all inline away.
+
+/// The lock a stage found for level `level`, or [`Exit::Absent`] (missing).
+#[inline(always)]
+pub fn found<T>(next: Option<T>, level: usize) -> Result<T, Exit> {
+    next.ok_or(Exit::Absent {
+        level,
+        cause: Absence::Missing,
+    })
+}
+
+/// `Ok` unless the node just locked at `level` is closed: then [`Exit::Absent`] (closed).
+#[inline(always)]
+pub fn open(closed: bool, level: usize) -> Result<(), Exit> {
+    if closed {
+        Err(Exit::Absent {
+            level,
+            cause: Absence::Closed,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// The guard of a timed acquisition of level `level`, or [`Exit::TimedOut`].
+#[inline(always)]
+pub fn in_time<G>(guard: Option<G>, level: usize) -> Result<G, Exit> {
+    guard.ok_or(Exit::TimedOut { level })
+}
+
+/// The leaf lock at the end of each path, in the order of `paths` (the first half of a
+/// generated `lock_leaves`); the first path that fails names itself in the error.
+///
+/// # Errors
+///
+/// [`LeavesExit::Path`] with the [`Exit`] `find` returned.
+#[inline]
+pub fn find_leaves<P, L: ?Sized>(
+    paths: impl IntoIterator<Item = P>,
+    mut find: impl FnMut(P) -> Result<Arc<L>, Exit>,
+) -> Result<Vec<Arc<L>>, LeavesExit> {
+    let mut handles = Vec::new();
+    for (path, keys) in paths.into_iter().enumerate() {
+        handles.push(find(keys).map_err(|exit| LeavesExit::Path { path, exit })?);
+    }
+    Ok(handles)
+}
+
+/// `guards` unless one of the leaves is closed (`closed` asks the node): then none stays
+/// locked and the error names its path.
+///
+/// # Errors
+///
+/// [`LeavesExit::Path`] with [`Exit::Absent`] (closed) at `level`.
+#[inline]
+pub fn leaves_open<G>(
+    guards: Vec<G>,
+    level: usize,
+    closed: impl FnMut(&G) -> bool,
+) -> Result<Vec<G>, LeavesExit> {
+    match guards.iter().position(closed) {
+        Some(path) => Err(LeavesExit::Path {
+            path,
+            exit: Exit::Absent {
+                level,
+                cause: Absence::Closed,
+            },
+        }),
+        None => Ok(guards),
+    }
+}

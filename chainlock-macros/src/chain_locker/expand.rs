@@ -234,14 +234,12 @@ impl Flavor {
         }
     }
 
-    /// Acquires `level` through `handle` (the root or the handle its parent's stage found).
+    /// Acquires `level` through `handle` (the root or the handle its parent's stage found);
+    /// a timed acquisition that fails returns [`Exit::TimedOut`] through `?`.
     fn acquire(self, level: &LevelCode<'_>, handle: &TokenStream) -> TokenStream {
         let lock = &level.lock;
         let index = level.index;
         let lock_trait = self.lock_trait(level.mode);
-        let timed_out = quote! {
-            return __chainlock::Err(__chainlock::Exit::TimedOut { level: #index })
-        };
         let method = match (self, level.mode) {
             (Flavor::Blocking, Mode::Exclusive) => "lock_exclusive",
             (Flavor::Blocking, Mode::Shared) => "lock_shared",
@@ -253,21 +251,13 @@ impl Flavor {
             (Flavor::AsyncDeadline, Mode::Shared) => "lock_shared_async_until",
         };
         let method = Ident::new(method, Span::call_site());
-        match self {
-            Flavor::Blocking => quote!(<#lock as #lock_trait>::#method(#handle)),
-            Flavor::Async => quote!(<#lock as #lock_trait>::#method(#handle).await),
-            Flavor::Deadline => quote! {
-                match <#lock as #lock_trait>::#method(#handle, deadline) {
-                    __chainlock::Some(guard) => guard,
-                    __chainlock::None => #timed_out,
-                }
-            },
-            Flavor::AsyncDeadline => quote! {
-                match <#lock as #lock_trait>::#method(#handle, deadline).await {
-                    __chainlock::Some(guard) => guard,
-                    __chainlock::None => #timed_out,
-                }
-            },
+        let deadline = self.has_deadline().then(|| quote!(, deadline));
+        let dot_await = self.is_async().then(|| quote!(.await));
+        let acquire = quote!(<#lock as #lock_trait>::#method(#handle #deadline) #dot_await);
+        if self.has_deadline() {
+            quote!(__chainlock::in_time(#acquire, #index)?)
+        } else {
+            acquire
         }
     }
 }
@@ -396,11 +386,14 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
         mutability(root),
     );
     // A closed root behaves as absent, like any closed level.
+    let open = |level: &LevelCode<'_>| {
+        let (guard, index) = (&level.guard, level.index);
+        quote!(__chainlock::open((&__chainlock::ClosedProbe(&*#guard)).level_is_closed(), #index)?;)
+    };
+    let root_open = open(root);
     let mut body = vec![quote! {
         let #root_mut #root_guard = #acquire_root;
-        if (&__chainlock::ClosedProbe(&*#root_guard)).level_is_closed() {
-            return __chainlock::Err(__chainlock::Exit::Absent { level: 0, cause: __chainlock::Absence::Closed });
-        }
+        #root_open
     }];
     for pair in levels.windows(2) {
         let (parent, child) = (&pair[0], &pair[1]);
@@ -413,16 +406,12 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
         let acquire = flavor.acquire(child, &handle);
         let (parent_guard, child_guard, child_index, child_mut) =
             (&parent.guard, &child.guard, child.index, mutability(child));
+        let child_open = open(child);
         body.push(quote! {
-            let __next = match #find_next {
-                __chainlock::Some(next) => next,
-                __chainlock::None => return __chainlock::Err(__chainlock::Exit::Absent { level: #child_index, cause: __chainlock::Absence::Missing }),
-            };
+            let __next = __chainlock::found(#find_next, #child_index)?;
             let #child_mut #child_guard = #acquire;
             __chainlock::drop(#parent_guard);
-            if (&__chainlock::ClosedProbe(&*#child_guard)).level_is_closed() {
-                return __chainlock::Err(__chainlock::Exit::Absent { level: #child_index, cause: __chainlock::Absence::Closed });
-            }
+            #child_open
         });
     }
     body
@@ -621,12 +610,7 @@ fn lock_leaves_method(
     let mut find = hand_over_hand(parents, flavor, Stages::Keys);
     let find_leaf = Stages::Keys.call(parent, leaf);
     let leaf_index = leaf.index;
-    find.push(quote! {
-        match #find_leaf {
-            __chainlock::Some(handle) => __chainlock::Ok(handle),
-            __chainlock::None => __chainlock::Err(__chainlock::Exit::Absent { level: #leaf_index, cause: __chainlock::Absence::Missing }),
-        }
-    });
+    find.push(quote!(__chainlock::found(#find_leaf, #leaf_index)));
     let key_types: Vec<Ident> = levels[1..]
         .iter()
         .map(|child| key_type(levels, child))
@@ -668,23 +652,10 @@ fn lock_leaves_method(
             __P: __chainlock::IntoIterator<Item = #path_item>,
             #(#lifetime_bounds,)*
         {
-            let mut handles = __chainlock::Vec::new();
-            let paths = __chainlock::IntoIterator::into_iter(paths);
-            for (path, #path_pattern) in __chainlock::Iterator::enumerate(paths) {
-                // Each leaf's lock, found hand over hand; every lock taken is released here.
-                let found = (|| { #(#find)* })();
-                match found {
-                    __chainlock::Ok(handle) => handles.push(handle),
-                    __chainlock::Err(exit) => return __chainlock::Err(__chainlock::LeavesExit::Path { path, exit }),
-                }
-            }
+            // Each leaf's lock, found hand over hand; every lock taken is released there.
+            let handles = __chainlock::find_leaves(paths, |#path_pattern| { #(#find)* })?;
             let guards = #lock_all?;
-            let closed = __chainlock::Iterator::position(&mut guards.iter(), |guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed());
-            if let __chainlock::Some(path) = closed {
-                let exit = __chainlock::Exit::Absent { level: #leaf_level, cause: __chainlock::Absence::Closed };
-                return __chainlock::Err(__chainlock::LeavesExit::Path { path, exit });
-            }
-            __chainlock::Ok(guards)
+            __chainlock::leaves_open(guards, #leaf_level, |guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed())
         }
     }
 }
