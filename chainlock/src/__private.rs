@@ -41,16 +41,22 @@ macro_rules! __chainlock_if_tokio {
 
 pub use crate::__chainlock_if_tokio as if_tokio;
 
-/// Asks a level whether it is closed, when its type implements [`ChainNode`], and
-/// answers "no" at compile time otherwise (autoref specialization: the generated code
-/// calls `(&ClosedProbe(node)).level_is_closed()` on a concrete level type, and method
-/// resolution prefers [`ProbeNode`] over [`ProbeOther`] when both apply).
-pub struct ClosedProbe<'a, T: ?Sized>(pub &'a T);
+/// Asks the node at level `.1` whether it is closed, when its type implements
+/// [`ChainNode`], and answers "no" at compile time otherwise (autoref specialization: the
+/// generated code calls `(&ClosedProbe(node, level)).open()?` on a concrete level type, and
+/// method resolution prefers [`ProbeNode`] over [`ProbeOther`] when both apply).
+pub struct ClosedProbe<'a, T: ?Sized>(pub &'a T, pub usize);
 
 /// The [`ClosedProbe`] answer for level types that implement [`ChainNode`].
 pub trait ProbeNode {
     /// Whether the probed node is closed.
     fn level_is_closed(&self) -> bool;
+    /// `Ok` unless the node is closed: then [`Exit::Absent`] (closed) at its level.
+    ///
+    /// # Errors
+    ///
+    /// When the node is closed.
+    fn open(&self) -> Result<(), Exit>;
 }
 
 impl<T: ?Sized + ChainNode> ProbeNode for ClosedProbe<'_, T> {
@@ -58,12 +64,23 @@ impl<T: ?Sized + ChainNode> ProbeNode for ClosedProbe<'_, T> {
     fn level_is_closed(&self) -> bool {
         self.0.is_closed()
     }
+
+    #[inline]
+    fn open(&self) -> Result<(), Exit> {
+        open(self.0.is_closed(), self.1)
+    }
 }
 
 /// The [`ClosedProbe`] answer for all other level types: never closed.
 pub trait ProbeOther {
     /// Always `false`.
     fn level_is_closed(&self) -> bool;
+    /// Always `Ok`.
+    ///
+    /// # Errors
+    ///
+    /// Never.
+    fn open(&self) -> Result<(), Exit>;
 }
 
 impl<T: ?Sized> ProbeOther for &ClosedProbe<'_, T> {
@@ -71,6 +88,86 @@ impl<T: ?Sized> ProbeOther for &ClosedProbe<'_, T> {
     fn level_is_closed(&self) -> bool {
         false
     }
+
+    #[inline]
+    fn open(&self) -> Result<(), Exit> {
+        Ok(())
+    }
+}
+
+/// `Children<C>` with its key and lock named: one short bound per step in the generated
+/// key-path methods (implied by, and implying, `Children<C, Key = K, Lock = L>`).
+pub trait Step<C: ?Sized, K: ?Sized, L: ?Sized>: Children<C, Key = K, Lock = L> {}
+
+impl<T, C, K, L> Step<C, K, L> for T
+where
+    T: ?Sized + Children<C, Key = K, Lock = L>,
+    C: ?Sized,
+    K: ?Sized,
+    L: ?Sized,
+{
+}
+
+/// The child of type `C` under `key` (a key-path stage).
+#[inline(always)]
+pub fn child<C: ?Sized, T: ?Sized + Children<C>>(node: &T, key: &T::Key) -> Option<Arc<T::Lock>> {
+    node.child(key)
+}
+
+/// [`TimedExclusiveLock::try_lock_exclusive_until`] for level `level`, or [`Exit::TimedOut`].
+///
+/// # Errors
+///
+/// When `deadline` passes first.
+#[inline(always)]
+pub fn exclusive_until<L: ?Sized + TimedExclusiveLock>(
+    lock: &Arc<L>,
+    deadline: Instant,
+    level: usize,
+) -> Result<L::Guard, Exit> {
+    in_time(L::try_lock_exclusive_until(lock, deadline), level)
+}
+
+/// [`TimedSharedLock::try_lock_shared_until`] for level `level`, or [`Exit::TimedOut`].
+///
+/// # Errors
+///
+/// When `deadline` passes first.
+#[inline(always)]
+pub fn shared_until<L: ?Sized + TimedSharedLock>(
+    lock: &Arc<L>,
+    deadline: Instant,
+    level: usize,
+) -> Result<L::Guard, Exit> {
+    in_time(L::try_lock_shared_until(lock, deadline), level)
+}
+
+/// [`AsyncExclusiveLock::lock_exclusive_async_until`] for level `level`, or [`Exit::TimedOut`].
+///
+/// # Errors
+///
+/// When `deadline` passes first.
+#[inline]
+pub async fn exclusive_async_until<L: ?Sized + AsyncExclusiveLock>(
+    lock: Arc<L>,
+    deadline: Instant,
+    level: usize,
+) -> Result<L::Guard, Exit> {
+    in_time(L::lock_exclusive_async_until(lock, deadline).await, level)
+}
+
+/// [`AsyncSharedLock::lock_shared_async_until`] for level `level`, or [`Exit::TimedOut`].
+///
+/// # Errors
+///
+/// When `deadline` passes first.
+#[inline]
+pub async fn shared_async_until<L: ?Sized + AsyncSharedLock>(
+    lock: Arc<L>,
+    deadline: Instant,
+    level: usize,
+) -> Result<L::Guard, Exit> {
+    in_time(L::lock_shared_async_until(lock, deadline).await, level)
 }
 
 /// What the derive checks of each child field: its lock locks the child type. Checked where

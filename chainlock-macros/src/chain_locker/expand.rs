@@ -237,27 +237,23 @@ impl Flavor {
     /// Acquires `level` through `handle` (the root or the handle its parent's stage found);
     /// a timed acquisition that fails returns [`Exit::TimedOut`] through `?`.
     fn acquire(self, level: &LevelCode<'_>, handle: &TokenStream) -> TokenStream {
-        let lock = &level.lock;
         let index = level.index;
-        let lock_trait = self.lock_trait(level.mode);
-        let method = match (self, level.mode) {
-            (Flavor::Blocking, Mode::Exclusive) => "lock_exclusive",
-            (Flavor::Blocking, Mode::Shared) => "lock_shared",
-            (Flavor::Deadline, Mode::Exclusive) => "try_lock_exclusive_until",
-            (Flavor::Deadline, Mode::Shared) => "try_lock_shared_until",
-            (Flavor::Async, Mode::Exclusive) => "lock_exclusive_async",
-            (Flavor::Async, Mode::Shared) => "lock_shared_async",
-            (Flavor::AsyncDeadline, Mode::Exclusive) => "lock_exclusive_async_until",
-            (Flavor::AsyncDeadline, Mode::Shared) => "lock_shared_async_until",
+        let (function, deadline) = match (self, level.mode) {
+            (Flavor::Blocking, Mode::Exclusive) => ("ExclusiveLock::lock_exclusive", None),
+            (Flavor::Blocking, Mode::Shared) => ("SharedLock::lock_shared", None),
+            (Flavor::Deadline, Mode::Exclusive) => ("exclusive_until", Some(index)),
+            (Flavor::Deadline, Mode::Shared) => ("shared_until", Some(index)),
+            (Flavor::Async, Mode::Exclusive) => ("AsyncExclusiveLock::lock_exclusive_async", None),
+            (Flavor::Async, Mode::Shared) => ("AsyncSharedLock::lock_shared_async", None),
+            (Flavor::AsyncDeadline, Mode::Exclusive) => ("exclusive_async_until", Some(index)),
+            (Flavor::AsyncDeadline, Mode::Shared) => ("shared_async_until", Some(index)),
         };
-        let method = Ident::new(method, Span::call_site());
-        let deadline = self.has_deadline().then(|| quote!(, deadline));
+        let function: syn::Path =
+            syn::parse_str(&format!("__chainlock::{function}")).expect("a path");
         let dot_await = self.is_async().then(|| quote!(.await));
-        let acquire = quote!(<#lock as #lock_trait>::#method(#handle #deadline) #dot_await);
-        if self.has_deadline() {
-            quote!(__chainlock::in_time(#acquire, #index)?)
-        } else {
-            acquire
+        match deadline {
+            None => quote!(#function(#handle) #dot_await),
+            Some(index) => quote!(#function(#handle, deadline, #index) #dot_await ?),
         }
     }
 }
@@ -354,9 +350,7 @@ impl Stages {
             Stages::Keys => {
                 let (guard, key, child_ty) =
                     (&parent.guard, format_ident!("key{}", index), child.ty);
-                let (parent_lock, parent_trait) =
-                    (&parent.lock, Flavor::Blocking.lock_trait(parent.mode));
-                quote!(<<#parent_lock as #parent_trait>::Target as __chainlock::Children<#child_ty>>::child(&*#guard, #key))
+                quote!(__chainlock::child::<#child_ty, _>(&*#guard, #key))
             }
         }
     }
@@ -388,7 +382,7 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
     // A closed root behaves as absent, like any closed level.
     let open = |level: &LevelCode<'_>| {
         let (guard, index) = (&level.guard, level.index);
-        quote!(__chainlock::open((&__chainlock::ClosedProbe(&*#guard)).level_is_closed(), #index)?;)
+        quote!((&__chainlock::ClosedProbe(&*#guard, #index)).open()?;)
     };
     let root_open = open(root);
     let mut body = vec![quote! {
@@ -493,7 +487,7 @@ fn keys_signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
         // defined, breaking every chain whose types do not implement `Children`.
         let (parent_lock, parent_trait) = (&parent.lock, flavor.guard_trait(parent.mode));
         signature.bounds.push(quote! {
-            <#parent_lock as #parent_trait>::Target: __chainlock::Children<#child_ty, Key = #key_type, Lock = #child_lock>
+            <#parent_lock as #parent_trait>::Target: __chainlock::Step<#child_ty, #key_type, #child_lock>
         });
         signature.stage_args.push(key);
     }
@@ -529,11 +523,8 @@ fn keys_methods(
     let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
     let stages = levels.windows(2).map(|pair| {
         let (child_ty, key) = (pair[1].ty, format_ident!("key{}", pair[0].index));
-        let (parent_lock, parent_trait) = (&pair[0].lock, flavor.guard_trait(pair[0].mode));
         let reference = pair[0].reference();
-        quote! {
-            |node: #reference| <<#parent_lock as #parent_trait>::Target as __chainlock::Children<#child_ty>>::child(&*node, #key)
-        }
+        quote!(|node: #reference| __chainlock::child::<#child_ty, _>(node, #key))
     });
     let stages: Vec<TokenStream> = stages.collect();
     let descend_doc = format!(
@@ -655,7 +646,7 @@ fn lock_leaves_method(
             // Each leaf's lock, found hand over hand; every lock taken is released there.
             let handles = __chainlock::find_leaves(paths, |#path_pattern| { #(#find)* })?;
             let guards = #lock_all?;
-            __chainlock::leaves_open(guards, #leaf_level, |guard| (&__chainlock::ClosedProbe(&**guard)).level_is_closed())
+            __chainlock::leaves_open(guards, #leaf_level, |guard| (&__chainlock::ClosedProbe(&**guard, #leaf_level)).level_is_closed())
         }
     }
 }
