@@ -46,6 +46,18 @@ pub trait ChildContainer {
     type Lock: ?Sized;
 
     /// The lock of the child under `key`, if there is one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::chain::ChildContainer;
+    /// use chainlock::parking_lot::Mutex;
+    /// use std::sync::Arc;
+    ///
+    /// let classes = vec![Arc::new(Mutex::new("algebra"))];
+    /// assert_eq!(classes.lookup(&0).map(|class| *class.lock()), Some("algebra"));
+    /// assert!(classes.lookup(&1).is_none());
+    /// ```
     fn lookup(&self, key: &Self::Key) -> Option<Arc<Self::Lock>>;
 }
 
@@ -139,5 +151,9 @@ pub trait Children<C: ?Sized> {
     type Lock: ?Sized;
 
     /// The lock of the child under `key`, if there is one.
+    ///
+    /// # Examples
+    ///
+    /// See [`Children`].
     fn child(&self, key: &Self::Key) -> Option<Arc<Self::Lock>>;
 }

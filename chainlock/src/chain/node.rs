@@ -35,6 +35,22 @@
 /// ```
 pub trait ChainNode {
     /// Whether new descents must treat this node as absent. Defaults to never.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::ChainNode;
+    ///
+    /// struct Plain;
+    /// impl ChainNode for Plain {}
+    /// assert!(!Plain.is_closed());
+    ///
+    /// struct Door { shut: bool }
+    /// impl ChainNode for Door {
+    ///     fn is_closed(&self) -> bool { self.shut }
+    /// }
+    /// assert!(Door { shut: true }.is_closed());
+    /// ```
     #[inline]
     fn is_closed(&self) -> bool {
         false
