@@ -97,6 +97,11 @@ impl<T: ?Sized> ProbeOther for &ClosedProbe<'_, T> {
 
 /// `Children<C>` with its key and lock named: one short bound per step in the generated
 /// key-path methods (implied by, and implying, `Children<C, Key = K, Lock = L>`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no children of type `{C}`",
+    label = "no `Children<{C}>` impl",
+    note = "derive it: `#[derive(ChainNode)]` on `{Self}` with `#[chain(children)]` on the field that holds the `{C}` locks; or descend with closures (`run`/`descend`)"
+)]
 pub trait Step<C: ?Sized, K: ?Sized, L: ?Sized>: Children<C, Key = K, Lock = L> {}
 
 impl<T, C, K, L> Step<C, K, L> for T
