@@ -5,7 +5,7 @@
 //!
 //! Run: `cargo run --example quickstart-expanded`.
 
-use chainlock::chain::{ChildContainer, Children, ExclusiveLock, SharedLock};
+use chainlock::chain::{Absence, ChildContainer, Children, ExclusiveLock, SharedLock};
 use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{ChainNode, Exit};
 use std::collections::HashMap;
@@ -82,6 +82,13 @@ impl ClassLocker {
         S1: FnOnce(&Lecture) -> Option<Arc<L2>>,
     {
         let guard0 = L0::lock_shared(root);
+        if guard0.is_closed() {
+            // a closed root behaves as absent too
+            return Err(Exit::Absent {
+                level: 0,
+                cause: Absence::Closed,
+            });
+        }
         let Some(next) = stage0(&guard0) else {
             return Err(Exit::Absent {
                 level: 1,
