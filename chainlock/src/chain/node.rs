@@ -4,9 +4,10 @@
 /// every new descent, so that it can be removed later while threads already inside it
 /// finish their work.
 ///
-/// Generated lockers ask this of every level below the root after locking it, when the
+/// Generated lockers ask this of every level, the root included, after locking it, when the
 /// level's type implements the trait; a closed level ends the descent with
-/// [`Exit::Closed`](crate::Exit::Closed) and releases its lock. Types that do not
+/// [`Exit::Absent`](crate::Exit::Absent) (cause [`Absence::Closed`](crate::chain::Absence::Closed))
+/// and releases its lock. Types that do not
 /// implement it are never closed, at no cost.
 ///
 /// # Examples
