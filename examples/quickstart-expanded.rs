@@ -5,7 +5,7 @@
 //!
 //! Run: `cargo run --example quickstart-expanded`.
 
-use chainlock::chain::{ChildContainer, Children, ExclusiveLock, SharedLock};
+use chainlock::chain::{Absence, ChildContainer, Children, ExclusiveLock, SharedLock};
 use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{ChainNode, Exit};
 use std::collections::HashMap;
@@ -82,22 +82,41 @@ impl ClassLocker {
         S1: FnOnce(&Lecture) -> Option<Arc<L2>>,
     {
         let guard0 = L0::lock_shared(root);
+        if guard0.is_closed() {
+            // a closed root behaves as absent too
+            return Err(Exit::Absent {
+                level: 0,
+                cause: Absence::Closed,
+            });
+        }
         let Some(next) = stage0(&guard0) else {
-            return Err(Exit::Absent { stage: 0 });
+            return Err(Exit::Absent {
+                level: 1,
+                cause: Absence::Missing,
+            });
         };
         let guard1 = L1::lock_shared(&next); // the lecture is locked while the registry is held,
         drop(guard0); // only then is the registry released
         if guard1.is_closed() {
             // (the real expansion asks `ChainNode` only of types that implement it)
-            return Err(Exit::Closed { level: 1 });
+            return Err(Exit::Absent {
+                level: 1,
+                cause: Absence::Closed,
+            });
         }
         let Some(next) = stage1(&guard1) else {
-            return Err(Exit::Absent { stage: 1 });
+            return Err(Exit::Absent {
+                level: 2,
+                cause: Absence::Missing,
+            });
         };
         let guard2 = L2::lock_exclusive(&next);
         drop(guard1);
         if guard2.is_closed() {
-            return Err(Exit::Closed { level: 2 });
+            return Err(Exit::Absent {
+                level: 2,
+                cause: Absence::Closed,
+            });
         }
         Ok(guard2)
     }

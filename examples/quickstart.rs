@@ -4,6 +4,7 @@
 //! Run: `cargo run --example quickstart`. `examples/quickstart-expanded.rs` shows what the
 //! two macros generate for it, simplified.
 
+use chainlock::chain::Absence;
 use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{ChainNode, Exit, chain_locker};
 use std::collections::HashMap;
@@ -78,12 +79,21 @@ fn main() {
     println!("class 0 of lecture 42 has {} students", sizes.unwrap());
     assert_eq!(
         ClassLocker.run_keys(&registry, &7, &0, |c| c.students.len()),
-        Err(Exit::Absent { stage: 0 })
+        Err(Exit::Absent {
+            level: 1,
+            cause: Absence::Missing
+        })
     );
 
     // Cancelling a lecture closes it: later requests fail as if it never existed.
     registry.read().lectures[&42].write().cancelled = true;
     let after = ClassLocker.run_keys(&registry, &42, &0, |c| c.students.len());
     println!("after cancelling lecture 42: {after:?}");
-    assert_eq!(after, Err(Exit::Closed { level: 1 }));
+    assert_eq!(
+        after,
+        Err(Exit::Absent {
+            level: 1,
+            cause: Absence::Closed
+        })
+    );
 }

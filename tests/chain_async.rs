@@ -1,5 +1,6 @@
 //! Async chains over `tokio::sync::{Mutex, RwLock}` with owned guards.
 
+use chainlock::chain::Absence;
 use chainlock::{Exit, chain_locker};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -68,7 +69,10 @@ async fn descents_run_on_spawned_tasks() {
         ClassLocker
             .run_async(&root, lecture(9), first_class, |c| c.students.len())
             .await,
-        Err(Exit::Absent { stage: 0 })
+        Err(Exit::Absent {
+            level: 1,
+            cause: Absence::Missing
+        })
     );
 }
 
@@ -115,7 +119,7 @@ async fn dropped_descent_releases_everything() {
 
 mod by_keys {
     //! Key-path descents over tokio locks, with derived nodes.
-    use chainlock::{ChainNode, Exit, chain_locker};
+    use chainlock::{ChainNode, Exit, chain::Absence, chain_locker};
     use std::collections::HashMap;
     use std::sync::Arc;
     use tokio::sync::{Mutex, RwLock};
@@ -166,14 +170,20 @@ mod by_keys {
             ToDesk
                 .run_keys_async(&school, &"lab", &3, |desk| *desk)
                 .await,
-            Err(Exit::Absent { stage: 1 })
+            Err(Exit::Absent {
+                level: 2,
+                cause: Absence::Missing
+            })
         );
         room.write().await.closed = true;
         assert_eq!(
             ToDesk
                 .run_keys_async(&school, &"lab", &0, |desk| *desk)
                 .await,
-            Err(Exit::Closed { level: 1 })
+            Err(Exit::Absent {
+                level: 1,
+                cause: Absence::Closed
+            })
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Generated lockers of every depth from 1 to 8 and of depth 32: the hand-over-hand order
 //! of every acquisition and release, early exit at each stage and a panic at each stage.
 
+use chainlock::chain::Absence;
 use chainlock::{Exit, chain_locker};
 use chainlock_suite::logged::{Event, LoggedMutex, id_of, take_log};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -72,7 +73,7 @@ macro_rules! depth_test {
             // Early exit at each stage: `Exit::Absent` names it; everything is released.
             for exit_at in 0..depth - 1 {
                 let outcome = locker.run(&levels[0], $({ stringify!($level); |node: &mut Node| if node.value == exit_at { None } else { node.child.clone() } },)* |leaf| leaf.value);
-                assert_eq!(outcome, Err(Exit::Absent { stage: exit_at }));
+                assert_eq!(outcome, Err(Exit::Absent { level: exit_at + 1, cause: Absence::Missing }));
                 assert_eq!(take_log(), hand_over_hand(&levels, exit_at), "exit at stage {exit_at}");
                 assert_all_unlocked(&levels);
             }

@@ -1,6 +1,7 @@
 //! Per-level lock modes, lock families (parking_lot `Mutex`, `FairMutex`, `RwLock` in both
 //! modes), deadlines and closed levels.
 
+use chainlock::chain::Absence;
 use chainlock::parking_lot::{FairMutex, Mutex, RwLock};
 use chainlock::{ChainNode, Exit, chain_locker};
 use std::collections::BTreeMap;
@@ -130,11 +131,17 @@ fn closed_level_behaves_as_absent_and_threads_inside_finish() {
     let root = registry();
     assert_eq!(
         Crab.run(&root, lecture(2), first_class, |c| c.students.len()),
-        Err(Exit::Closed { level: 1 })
+        Err(Exit::Absent {
+            level: 1,
+            cause: Absence::Closed
+        })
     );
     assert_eq!(
         Crab.run(&root, lecture(3), first_class, |c| c.students.len()),
-        Err(Exit::Absent { stage: 0 })
+        Err(Exit::Absent {
+            level: 1,
+            cause: Absence::Missing
+        })
     );
 
     // A thread already at the leaf finishes its work after the lecture is closed.
@@ -142,7 +149,10 @@ fn closed_level_behaves_as_absent_and_threads_inside_finish() {
     root.read().lectures[&1].write().cancelled = true;
     assert_eq!(
         Crab.run(&root, lecture(1), first_class, |c| c.students.len()),
-        Err(Exit::Closed { level: 1 })
+        Err(Exit::Absent {
+            level: 1,
+            cause: Absence::Closed
+        })
     );
     drop(inside);
     assert!(root.try_write().is_some());

@@ -2,6 +2,7 @@
 //! branches, and check invariants: the leaf is never entered by two threads at once, no
 //! update is lost, and every descent that reports success really reached its leaf.
 
+use chainlock::chain::Absence;
 use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{ChainNode, Exit, chain_locker};
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -90,7 +91,10 @@ fn random_paths_keep_the_invariants() {
                                 Ok(()) => {
                                     increments.fetch_add(1, Ordering::Relaxed);
                                 }
-                                Err(Exit::Closed { level: 1 }) => {}
+                                Err(Exit::Absent {
+                                    level: 1,
+                                    cause: Absence::Closed,
+                                }) => {}
                                 Err(other) => panic!("unexpected exit {other:?}"),
                             }
                         }
@@ -104,7 +108,14 @@ fn random_paths_keep_the_invariants() {
                                     }
                                 },
                             );
-                            assert!(matches!(added, Ok(()) | Err(Exit::Closed { level: 1 })));
+                            assert!(matches!(
+                                added,
+                                Ok(())
+                                    | Err(Exit::Absent {
+                                        level: 1,
+                                        cause: Absence::Closed
+                                    })
+                            ));
                         }
                         _ => {
                             // Close or reopen: reopening needs the lock without the closed check.

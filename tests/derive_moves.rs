@@ -3,9 +3,9 @@
 //! timed-out move (every move has a generous deadline), so the test fails instead of
 //! hanging. Invariant: every student is in exactly one class, always and at the end.
 
-use chainlock::chain::PathExit;
+use chainlock::chain::LeavesExit;
 use chainlock::parking_lot::{Mutex, RwLock};
-use chainlock::{ChainNode, Exit, chain_locker};
+use chainlock::{ChainNode, chain_locker};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -91,10 +91,7 @@ fn opposite_direction_moves_never_deadlock_and_lose_no_student() {
                                 moved += 1;
                             }
                         }
-                        Err(PathExit {
-                            exit: Exit::SameLeaf { .. },
-                            ..
-                        }) => assert_eq!(from, to),
+                        Err(LeavesExit::SameLeaf { .. }) => assert_eq!(from, to),
                         Err(other) => {
                             panic!("move {from:?} -> {to:?} failed: {other:?} (a deadlock?)")
                         }

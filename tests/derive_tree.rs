@@ -2,7 +2,7 @@
 //! nodes (field and method), keys mixed with closures, generic nodes, and multi-leaf
 //! locking (all or nothing, deadlines, same leaf twice).
 
-use chainlock::chain::{ChildContainer, Children, PathExit};
+use chainlock::chain::{Absence, ChildContainer, Children, LeavesExit};
 use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{ChainNode, Exit, chain_locker};
 use std::collections::{BTreeMap, HashMap};
@@ -112,16 +112,25 @@ fn descends_by_key_path_through_every_container_kind() {
     lecture(&root).write().room = None;
     assert_eq!(
         ToRoom.run_keys(&root, &math, &(), |room| room.seats),
-        Err(Exit::Absent { stage: 1 })
+        Err(Exit::Absent {
+            level: 2,
+            cause: Absence::Missing
+        })
     );
     // Where the path breaks.
     assert_eq!(
         ToClass.run_keys(&root, &"art".to_owned(), &1, |c| c.capacity),
-        Err(Exit::Absent { stage: 0 })
+        Err(Exit::Absent {
+            level: 1,
+            cause: Absence::Missing
+        })
     );
     assert_eq!(
         ToClass.run_keys(&root, &math, &7, |c| c.capacity),
-        Err(Exit::Absent { stage: 1 })
+        Err(Exit::Absent {
+            level: 2,
+            cause: Absence::Missing
+        })
     );
 }
 
@@ -164,14 +173,20 @@ fn closed_nodes_behave_as_absent_field_and_method() {
     // Class 3 is full: its closed method says so.
     assert_eq!(
         ToClass.run_keys(&root, &math, &3, |c| c.capacity),
-        Err(Exit::Closed { level: 2 })
+        Err(Exit::Absent {
+            level: 2,
+            cause: Absence::Closed
+        })
     );
     // A thread inside class 1 finishes after the lecture is cancelled; new descents fail.
     let mut inside = ToClass.descend_keys(&root, &math, &1).unwrap();
     lecture(&root).write().cancelled = true;
     assert_eq!(
         ToClass.run_keys(&root, &math, &2, |c| c.capacity),
-        Err(Exit::Closed { level: 1 })
+        Err(Exit::Absent {
+            level: 1,
+            cause: Absence::Closed
+        })
     );
     inside.students.push(12);
     drop(inside);
@@ -224,30 +239,33 @@ fn lock_leaves_is_all_or_nothing() {
         ToClass
             .lock_leaves(&root, [(&math, &8), (&math, &1)])
             .map(|_| ()),
-        Err(PathExit {
+        Err(LeavesExit::Path {
             path: 0,
-            exit: Exit::Absent { stage: 1 }
+            exit: Exit::Absent {
+                level: 2,
+                cause: Absence::Missing
+            }
         })
     );
     assert_eq!(
         ToClass
             .lock_leaves(&root, [(&math, &1), (&math, &3)])
             .map(|_| ()),
-        Err(PathExit {
+        Err(LeavesExit::Path {
             path: 1,
-            exit: Exit::Closed { level: 2 }
+            exit: Exit::Absent {
+                level: 2,
+                cause: Absence::Closed
+            }
         })
     );
     assert_eq!(
         ToClass
             .lock_leaves(&root, [(&math, &1), (&math, &1)])
             .map(|_| ()),
-        Err(PathExit {
-            path: 1,
-            exit: Exit::SameLeaf {
-                first: 0,
-                second: 1
-            }
+        Err(LeavesExit::SameLeaf {
+            first: 0,
+            second: 1
         })
     );
     for class in lecture(&root).read().classes.values() {
@@ -263,7 +281,7 @@ fn lock_leaves_is_all_or_nothing() {
         .map(|_| ());
     assert_eq!(
         outcome,
-        Err(PathExit {
+        Err(LeavesExit::Path {
             path: 1,
             exit: Exit::TimedOut { level: 2 }
         })

@@ -4,14 +4,16 @@
 //! Each entry point only hands its tokens to the module of its macro; errors become
 //! compile errors here, in one place.
 
+#![forbid(unsafe_code)]
+
 mod chain_locker;
 mod chain_node;
+mod errors;
 
 use proc_macro::TokenStream;
 
-/// Generates a typed hand-over-hand locker for a chain of levels.
-///
-/// The full documentation, with examples, is on the re-export `chainlock::chain_locker`.
+/// *Expanded by the `chainlock-macros` crate; the generated code calls chainlock's
+/// `__private` module, which is not public API.*
 #[proc_macro]
 pub fn chain_locker(input: TokenStream) -> TokenStream {
     chain_locker::chain_locker(input.into())
@@ -19,10 +21,7 @@ pub fn chain_locker(input: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Derives `chainlock::ChainNode` and `chainlock::chain::Children` for a tree node type, so
-/// that generated lockers can descend into it by key and treat it as absent once closed.
-///
-/// The full documentation, with examples, is on the re-export `chainlock::ChainNode`.
+/// *Expanded by the `chainlock-macros` crate into `ChainNode` and `Children` impls.*
 #[proc_macro_derive(ChainNode, attributes(chain))]
 pub fn derive_chain_node(input: TokenStream) -> TokenStream {
     chain_node::derive(input.into())

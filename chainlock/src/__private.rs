@@ -1,28 +1,67 @@
 //! Paths used by the code that `chainlock-macros` generates. Not public API: anything
 //! here may change in any release; the macros pin this crate's exact version.
+//!
+//! The one-line step helpers are `#[inline(always)]`: they stand for a few tokens of the
+//! generated body, and the zero-cost benchmark is measured with them inlined (callgrind,
+//! README "Zero cost").
+#![allow(clippy::inline_always)]
 
+use crate::chain::ChainNode;
 pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
 pub use crate::chain::{
-    AsyncExclusiveLock, AsyncSharedLock, ChainNode, Children, ExclusiveLock, Exit, PathExit,
-    SharedLock, TimedExclusiveLock, TimedSharedLock,
+    Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ExclusiveLock, Exit,
+    LeavesExit, SharedLock, TimedExclusiveLock, TimedSharedLock,
 };
+pub use core::clone::Clone;
+pub use core::default::Default;
+pub use core::fmt::Debug;
+pub use core::iter::{IntoIterator, Iterator};
+pub use core::marker::{Copy, Sized};
+pub use core::mem::drop;
 pub use core::ops::FnOnce;
 pub use core::option::Option::{self, None, Some};
+pub use core::primitive::bool;
 pub use core::result::Result::{self, Err, Ok};
 pub use std::sync::Arc;
 pub use std::time::Instant;
 pub use std::vec::Vec;
 
-/// Asks a level whether it is closed, when its type implements [`ChainNode`], and
-/// answers "no" at compile time otherwise (autoref specialization: the generated code
-/// calls `(&ClosedProbe(node)).level_is_closed()` on a concrete level type, and method
-/// resolution prefers [`ProbeNode`] over [`ProbeOther`] when both apply).
-pub struct ClosedProbe<'a, T: ?Sized>(pub &'a T);
+/// Keeps the items it is given when chainlock's `tokio` feature is on and drops them
+/// otherwise: the generated `*_async*` methods are wrapped in it, so the macro crate needs
+/// no feature of its own and a build without `tokio` pays nothing for them.
+#[cfg(feature = "tokio")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_if_tokio {
+    ($($items:tt)*) => { $($items)* };
+}
+
+/// See the `tokio` twin above: without the feature, the async methods are not emitted.
+#[cfg(not(feature = "tokio"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_if_tokio {
+    ($($items:tt)*) => {};
+}
+
+pub use crate::__chainlock_if_tokio as if_tokio;
+
+/// Asks the node at level `.1` whether it is closed, when its type implements
+/// [`ChainNode`], and answers "no" at compile time otherwise (autoref specialization: the
+/// generated code calls `(&ClosedProbe(node, level)).open()?` on a concrete level type, and
+/// method resolution prefers [`ProbeNode`] over [`ProbeOther`] when both apply).
+pub struct ClosedProbe<'a, T: ?Sized>(pub &'a T, pub usize);
 
 /// The [`ClosedProbe`] answer for level types that implement [`ChainNode`].
 pub trait ProbeNode {
     /// Whether the probed node is closed.
     fn level_is_closed(&self) -> bool;
+    /// `Ok` unless the node is closed: then [`Exit::Absent`] (closed) at its level.
+    ///
+    /// # Errors
+    ///
+    /// When the node is closed.
+    fn open(&self) -> Result<(), Exit>;
 }
 
 impl<T: ?Sized + ChainNode> ProbeNode for ClosedProbe<'_, T> {
@@ -30,17 +69,207 @@ impl<T: ?Sized + ChainNode> ProbeNode for ClosedProbe<'_, T> {
     fn level_is_closed(&self) -> bool {
         self.0.is_closed()
     }
+
+    #[inline]
+    fn open(&self) -> Result<(), Exit> {
+        open(self.0.is_closed(), self.1)
+    }
 }
 
 /// The [`ClosedProbe`] answer for all other level types: never closed.
 pub trait ProbeOther {
     /// Always `false`.
     fn level_is_closed(&self) -> bool;
+    /// Always `Ok`.
+    ///
+    /// # Errors
+    ///
+    /// Never.
+    fn open(&self) -> Result<(), Exit>;
 }
 
 impl<T: ?Sized> ProbeOther for &ClosedProbe<'_, T> {
     #[inline]
     fn level_is_closed(&self) -> bool {
         false
+    }
+
+    #[inline]
+    fn open(&self) -> Result<(), Exit> {
+        Ok(())
+    }
+}
+
+/// `Children<C>` with its key and lock named: one short bound per step in the generated
+/// key-path methods (implied by, and implying, `Children<C, Key = K, Lock = L>`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no children of type `{C}`",
+    label = "no `Children<{C}>` impl",
+    note = "derive it: `#[derive(ChainNode)]` on `{Self}` with `#[chain(children)]` on the field that holds the `{C}` locks; or descend with closures (`run`/`descend`)"
+)]
+pub trait Step<C: ?Sized, K: ?Sized, L: ?Sized>: Children<C, Key = K, Lock = L> {}
+
+impl<T, C, K, L> Step<C, K, L> for T
+where
+    T: ?Sized + Children<C, Key = K, Lock = L>,
+    C: ?Sized,
+    K: ?Sized,
+    L: ?Sized,
+{
+}
+
+/// The child of type `C` under `key` (a key-path stage).
+#[inline(always)]
+pub fn child<C: ?Sized, T: ?Sized + Children<C>>(node: &T, key: &T::Key) -> Option<Arc<T::Lock>> {
+    node.child(key)
+}
+
+/// [`TimedExclusiveLock::try_lock_exclusive_until`] for level `level`, or [`Exit::TimedOut`].
+///
+/// # Errors
+///
+/// When `deadline` passes first.
+#[inline(always)]
+pub fn exclusive_until<L: ?Sized + TimedExclusiveLock>(
+    lock: &Arc<L>,
+    deadline: Instant,
+    level: usize,
+) -> Result<L::Guard, Exit> {
+    in_time(L::try_lock_exclusive_until(lock, deadline), level)
+}
+
+/// [`TimedSharedLock::try_lock_shared_until`] for level `level`, or [`Exit::TimedOut`].
+///
+/// # Errors
+///
+/// When `deadline` passes first.
+#[inline(always)]
+pub fn shared_until<L: ?Sized + TimedSharedLock>(
+    lock: &Arc<L>,
+    deadline: Instant,
+    level: usize,
+) -> Result<L::Guard, Exit> {
+    in_time(L::try_lock_shared_until(lock, deadline), level)
+}
+
+/// [`AsyncExclusiveLock::lock_exclusive_async_until`] for level `level`, or [`Exit::TimedOut`].
+///
+/// # Errors
+///
+/// When `deadline` passes first.
+#[inline]
+pub async fn exclusive_async_until<L: ?Sized + AsyncExclusiveLock>(
+    lock: Arc<L>,
+    deadline: Instant,
+    level: usize,
+) -> Result<L::Guard, Exit> {
+    in_time(L::lock_exclusive_async_until(lock, deadline).await, level)
+}
+
+/// [`AsyncSharedLock::lock_shared_async_until`] for level `level`, or [`Exit::TimedOut`].
+///
+/// # Errors
+///
+/// When `deadline` passes first.
+#[inline]
+pub async fn shared_async_until<L: ?Sized + AsyncSharedLock>(
+    lock: Arc<L>,
+    deadline: Instant,
+    level: usize,
+) -> Result<L::Guard, Exit> {
+    in_time(L::lock_shared_async_until(lock, deadline).await, level)
+}
+
+/// What the derive checks of each child field: its lock locks the child type. Checked where
+/// the field is declared, so that `child = Lecture` on a field of `Class` locks, or a
+/// `Vec` taken for a lock, is reported at the field and not at a later call.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a lock around `{C}`",
+    label = "the children here are not `{C}`s behind a chain lock",
+    note = "a child field holds `Arc<L>` (in a `Vec`, map, `Option`, ..) where `L` is a parking_lot/lock_api `Mutex`/`RwLock`, a tokio `Mutex`/`RwLock`, or implements `chainlock::chain::ExclusiveLock`, with `Target` the child type; `child = T` names the type inside the lock"
+)]
+pub trait ChildLock<C: ?Sized> {}
+
+impl<L: ?Sized + ExclusiveLock> ChildLock<L::Target> for L {}
+
+#[cfg(feature = "tokio")]
+impl<T: ?Sized> ChildLock<T> for tokio::sync::Mutex<T> {}
+
+#[cfg(feature = "tokio")]
+impl<T: ?Sized> ChildLock<T> for tokio::sync::RwLock<T> {}
+
+/// Compiles only when `L` locks a `C` (see [`ChildLock`]); free at run time.
+#[inline(always)]
+pub const fn assert_child_lock<C: ?Sized, L: ?Sized + ChildLock<C>>() {}
+
+// The steps of a generated hand-over-hand body, one short call each; all inline away.
+
+/// The lock a stage found for level `level`, or [`Exit::Absent`] (missing).
+#[inline(always)]
+pub fn found<T>(next: Option<T>, level: usize) -> Result<T, Exit> {
+    next.ok_or(Exit::Absent {
+        level,
+        cause: Absence::Missing,
+    })
+}
+
+/// `Ok` unless the node just locked at `level` is closed: then [`Exit::Absent`] (closed).
+#[inline(always)]
+pub fn open(closed: bool, level: usize) -> Result<(), Exit> {
+    if closed {
+        Err(Exit::Absent {
+            level,
+            cause: Absence::Closed,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// The guard of a timed acquisition of level `level`, or [`Exit::TimedOut`].
+#[inline(always)]
+pub fn in_time<G>(guard: Option<G>, level: usize) -> Result<G, Exit> {
+    guard.ok_or(Exit::TimedOut { level })
+}
+
+/// The leaf lock at the end of each path, in the order of `paths` (the first half of a
+/// generated `lock_leaves`); the first path that fails names itself in the error.
+///
+/// # Errors
+///
+/// [`LeavesExit::Path`] with the [`Exit`] `find` returned.
+#[inline]
+pub fn find_leaves<P, L: ?Sized>(
+    paths: impl IntoIterator<Item = P>,
+    mut find: impl FnMut(P) -> Result<Arc<L>, Exit>,
+) -> Result<Vec<Arc<L>>, LeavesExit> {
+    let mut handles = Vec::new();
+    for (path, keys) in paths.into_iter().enumerate() {
+        handles.push(find(keys).map_err(|exit| LeavesExit::Path { path, exit })?);
+    }
+    Ok(handles)
+}
+
+/// `guards` unless one of the leaves is closed (`closed` asks the node): then none stays
+/// locked and the error names its path.
+///
+/// # Errors
+///
+/// [`LeavesExit::Path`] with [`Exit::Absent`] (closed) at `level`.
+#[inline]
+pub fn leaves_open<G>(
+    guards: Vec<G>,
+    level: usize,
+    closed: impl FnMut(&G) -> bool,
+) -> Result<Vec<G>, LeavesExit> {
+    match guards.iter().position(closed) {
+        Some(path) => Err(LeavesExit::Path {
+            path,
+            exit: Exit::Absent {
+                level,
+                cause: Absence::Closed,
+            },
+        }),
+        None => Ok(guards),
     }
 }

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use chainlock::parking_lot::{Mutex, RwLock};
-//! use chainlock::{ChainNode, Exit, chain_locker};
+//! use chainlock::{ChainNode, Exit, chain::Absence, chain_locker};
 //! use std::collections::HashMap;
 //! use std::sync::Arc;
 //!
@@ -42,7 +42,7 @@
 //! let registry = Arc::new(RwLock::new(Registry { lectures: HashMap::from([(42, lecture)]) }));
 //!
 //! ClassLocker.run_keys(&registry, &42, &0, |class| class.students.push(7)).unwrap();
-//! assert_eq!(ClassLocker.run_keys(&registry, &42, &1, |c| c.students.len()), Err(Exit::Absent { stage: 1 }));
+//! assert_eq!(ClassLocker.run_keys(&registry, &42, &1, |c| c.students.len()), Err(Exit::Absent { level: 2, cause: Absence::Missing }));
 //! ```
 //!
 //! # Cargo features

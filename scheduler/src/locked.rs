@@ -6,7 +6,7 @@ use crate::{
     Cancelled, ClassId, ClassSnapshot, LectureId, ScheduleError, Scheduler, Seat, ServiceConfig,
     Snapshot, Statistics, Strategy, StudentId,
 };
-use chainlock::chain::ChildContainer;
+use chainlock::chain::{Absence, ChildContainer};
 use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{Exit, chain_locker};
 use std::marker::PhantomData;
@@ -34,9 +34,8 @@ pub trait Descent: Send + Sync + 'static {
     ///
     /// # Errors
     ///
-    /// The [`Exit`] that ended the descent: absent or cancelled lecture (`Absent { stage: 0 }`
-    /// or `Closed { level: 1 }`), no class picked (`Absent { stage: 1 }`), cancelled class
-    /// (`Closed { level: 2 }`).
+    /// The [`Exit`] that ended the descent: absent or cancelled lecture (`Absent { level: 1, .. }`),
+    /// no class picked or cancelled class (`Absent { level: 2, .. }`).
     fn class<R>(
         root: &Arc<RwLock<Registry>>,
         lecture: LectureId,
@@ -203,9 +202,16 @@ impl<D: Descent> LockedScheduler<D> {
             match joined {
                 Ok(Some(seat)) => return Ok(seat),
                 // The class filled up or was cancelled since its size was published.
-                Ok(None) | Err(Exit::Closed { level: 2 }) => {}
+                Ok(None)
+                | Err(Exit::Absent {
+                    level: 2,
+                    cause: Absence::Closed,
+                }) => {}
                 // Every class is full: add one, unless room appeared meanwhile.
-                Err(Exit::Absent { stage: 1 }) => {
+                Err(Exit::Absent {
+                    level: 2,
+                    cause: Absence::Missing,
+                }) => {
                     let added = D::lecture(&self.root, lecture, |lecture_node| match lecture_node
                         .classes
                         .with_room(student, threshold)

@@ -12,8 +12,15 @@ use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Attribute, Ident, Token, Type, Visibility, parenthesized};
 
-/// A whole invocation.
-pub(crate) enum Input {
+/// A whole invocation: an optional `#![chain(crate = "path")]`, then the lockers.
+pub(crate) struct Input {
+    /// The runtime crate's path when the dependency is renamed.
+    pub(crate) krate: Option<syn::Path>,
+    pub(crate) kind: Kind,
+}
+
+/// The two forms of the macro.
+pub(crate) enum Kind {
     /// `chain_locker!(A, B, C)`: evaluates to a value of an unnameable locker type.
     Anonymous(Chain),
     /// `chain_locker!(pub struct Name(A, B, C); ...)`: defines named locker types.
@@ -43,20 +50,47 @@ pub(crate) struct Level {
 
 impl Parse for Input {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        if starts_named_form(input) {
+        let krate = parse_crate_attr(input)?;
+        let kind = if starts_named_form(input) {
             let mut lockers = Vec::new();
             while !input.is_empty() {
                 lockers.push(input.parse()?);
             }
-            Ok(Input::Named(lockers))
+            Kind::Named(lockers)
         } else {
             let levels = parse_levels(input)?;
-            Ok(Input::Anonymous(Chain {
+            Kind::Anonymous(Chain {
                 levels,
                 delimiter_span: input.span(),
-            }))
-        }
+            })
+        };
+        Ok(Input { krate, kind })
     }
+}
+
+/// `#![chain(crate = "path")]` at the start: the runtime crate under another name.
+fn parse_crate_attr(input: ParseStream<'_>) -> syn::Result<Option<syn::Path>> {
+    let mut krate = None;
+    for attr in input.call(Attribute::parse_inner)? {
+        if !attr.path().is_ident("chain") {
+            return Err(syn::Error::new_spanned(
+                attr.path(),
+                "expected `#![chain(crate = \"path\")]`: the only inner attribute of `chain_locker!`",
+            ));
+        }
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("crate") {
+                let path = crate::errors::parse_crate_path(meta.value()?)?;
+                if krate.replace(path).is_some() {
+                    return Err(meta.error("duplicate `crate` argument"));
+                }
+                Ok(())
+            } else {
+                Err(meta.error("unknown argument: expected `crate = \"path\"`"))
+            }
+        })?;
+    }
+    Ok(krate)
 }
 
 /// The named form starts with an attribute, a visibility or `struct`.
@@ -66,6 +100,11 @@ fn starts_named_form(input: ParseStream<'_>) -> bool {
 
 impl Parse for NamedLocker {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        if input.peek(Token![#]) && input.peek2(Token![!]) {
+            return Err(input.error(
+                "`#![chain(crate = \"path\")]` goes first in `chain_locker!`, before the lockers",
+            ));
+        }
         let attrs = input.call(Attribute::parse_outer)?;
         let vis: Visibility = input.parse()?;
         input.parse::<Token![struct]>().map_err(|err| {

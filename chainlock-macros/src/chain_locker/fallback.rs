@@ -2,17 +2,24 @@
 //! defined, so that the user sees the macro's errors and not a cascade of "cannot find
 //! type" errors at every use of the locker.
 
-use super::ast::Input;
+use super::ast::{Input, Kind};
 use proc_macro2::TokenStream;
 use quote::quote;
 
 pub(crate) fn fallback(input: &Input, errors: &syn::Error) -> TokenStream {
     let errors = errors.to_compile_error();
-    match input {
+    match &input.kind {
         // Several `compile_error!`s are only valid in expression position inside a block.
-        Input::Anonymous(_) => quote! {{ #errors }},
-        Input::Named(lockers) => {
-            let stubs = lockers.iter().map(|locker| {
+        Kind::Anonymous(_) => quote! {{ #errors }},
+        Kind::Named(lockers) => {
+            // One stub per name: a name defined twice is itself one of the errors.
+            let mut seen = Vec::new();
+            let stubs = lockers.iter().filter(|locker| {
+                let first = !seen.contains(&&locker.ident);
+                seen.push(&locker.ident);
+                first
+            });
+            let stubs = stubs.map(|locker| {
                 let (attrs, vis, ident) = (&locker.attrs, &locker.vis, &locker.ident);
                 quote!(#(#attrs)* #vis struct #ident;)
             });

@@ -11,7 +11,7 @@ use proc_macro2::TokenStream;
 pub(crate) fn chain_locker(input: TokenStream) -> syn::Result<TokenStream> {
     let input: ast::Input = syn::parse2(input)?;
     Ok(match validate::validate(&input) {
-        Ok(()) => expand::expand(&input),
+        Ok(valid) => expand::expand(&valid),
         Err(errors) => fallback::fallback(&input, &errors),
     })
 }

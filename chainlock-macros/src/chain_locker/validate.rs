@@ -1,8 +1,11 @@
 //! Semantic rules of a parsed invocation. Every violation is collected and reported at
 //! once, each pointing at the offending tokens.
 
-use super::ast::{Chain, Input, Level};
-use syn::{Ident, Type};
+use super::ast::{Chain, Input, Kind, Level};
+use crate::errors::Errors;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::{Attribute, Ident, Type};
 
 /// How a level is locked.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -24,44 +27,99 @@ impl Mode {
     }
 }
 
-impl Level {
-    /// The level's mode; only meaningful after validation.
-    pub(crate) fn mode(&self) -> Mode {
-        self.modifiers
-            .iter()
-            .find_map(Mode::from_modifier)
-            .unwrap_or(Mode::Exclusive)
-    }
+/// A validated invocation: what `expand` needs and nothing more.
+pub(crate) struct Valid<'a> {
+    /// The runtime crate's path (`::chainlock` unless renamed).
+    pub(crate) krate: TokenStream,
+    /// The expression form: one locker, whose value the invocation evaluates to.
+    pub(crate) anonymous: bool,
+    pub(crate) lockers: Vec<ValidLocker<'a>>,
 }
+
+/// One locker type to generate.
+pub(crate) struct ValidLocker<'a> {
+    pub(crate) attrs: &'a [Attribute],
+    pub(crate) vis: TokenStream,
+    pub(crate) ident: Ident,
+    /// Root first; at least one.
+    pub(crate) levels: Vec<ValidLevel<'a>>,
+}
+
+/// A level with its mode decided.
+pub(crate) struct ValidLevel<'a> {
+    pub(crate) ty: &'a Type,
+    pub(crate) mode: Mode,
+}
+
+/// The identifier of the locker type of the expression form; never visible by name.
+const ANONYMOUS_LOCKER: &str = "__ChainLocker";
 
 /// Checks the whole invocation; `Err` carries every error found, combined.
-pub(crate) fn validate(input: &Input) -> syn::Result<()> {
+pub(crate) fn validate(input: &Input) -> syn::Result<Valid<'_>> {
     let mut errors = Errors::default();
-    match input {
-        Input::Anonymous(chain) => validate_chain(chain, &mut errors),
-        Input::Named(lockers) => {
-            for locker in lockers {
-                validate_chain(&locker.chain, &mut errors);
-            }
+    let krate = crate::errors::crate_path(input.krate.as_ref());
+    let lockers = match &input.kind {
+        Kind::Anonymous(chain) => vec![ValidLocker {
+            attrs: &[],
+            vis: TokenStream::new(),
+            ident: Ident::new(ANONYMOUS_LOCKER, Span::call_site()),
+            levels: validate_chain(chain, &mut errors),
+        }],
+        Kind::Named(lockers) => {
+            let mut seen: Vec<&Ident> = Vec::new();
+            lockers
+                .iter()
+                .map(|locker| {
+                    if seen.contains(&&locker.ident) {
+                        errors.push(syn::Error::new_spanned(
+                            &locker.ident,
+                            format!(
+                                "a locker named `{}` is already defined in this `chain_locker!`: give each locker its own name",
+                                locker.ident
+                            ),
+                        ));
+                    }
+                    seen.push(&locker.ident);
+                    ValidLocker {
+                        attrs: &locker.attrs,
+                        vis: locker.vis.to_token_stream(),
+                        ident: locker.ident.clone(),
+                        levels: validate_chain(&locker.chain, &mut errors),
+                    }
+                })
+                .collect()
         }
-    }
-    errors.finish()
+    };
+    errors.finish()?;
+    Ok(Valid {
+        krate,
+        anonymous: matches!(input.kind, Kind::Anonymous(_)),
+        lockers,
+    })
 }
 
-fn validate_chain(chain: &Chain, errors: &mut Errors) {
+fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> Vec<ValidLevel<'a>> {
     if chain.levels.is_empty() {
         errors.push(syn::Error::new(
             chain.delimiter_span,
             "a chain locker needs at least one level: `chain_locker!(Root, Child, ...)`",
         ));
     }
-    for level in &chain.levels {
-        validate_modifiers(&level.modifiers, errors);
-        validate_type(&level.ty, errors);
-    }
+    chain
+        .levels
+        .iter()
+        .map(|level: &Level| {
+            let mode = validate_modifiers(&level.modifiers, errors);
+            validate_type(&level.ty, errors);
+            ValidLevel {
+                ty: &level.ty,
+                mode,
+            }
+        })
+        .collect()
 }
 
-fn validate_modifiers(modifiers: &[Ident], errors: &mut Errors) {
+fn validate_modifiers(modifiers: &[Ident], errors: &mut Errors) -> Mode {
     let mut mode: Option<&Ident> = None;
     for modifier in modifiers {
         if Mode::from_modifier(modifier).is_none() {
@@ -86,33 +144,79 @@ fn validate_modifiers(modifiers: &[Ident], errors: &mut Errors) {
             mode = Some(modifier);
         }
     }
+    mode.and_then(Mode::from_modifier)
+        .unwrap_or(Mode::Exclusive)
 }
 
 fn validate_type(ty: &Type, errors: &mut Errors) {
     let problem = match ty {
-        Type::Infer(_) => Some("a level must be a concrete type, found `_`"),
-        Type::ImplTrait(_) => Some("a level must be a concrete type, found `impl Trait`"),
-        Type::Never(_) => Some("`!` cannot be a level: nothing can be locked in it"),
+        Type::Infer(_) => Some("a level must be a concrete type, found `_`".to_owned()),
+        Type::ImplTrait(_) => {
+            Some("a level must be a concrete type, found `impl Trait`".to_owned())
+        }
+        Type::Never(_) => Some("`!` cannot be a level: nothing can be locked in it".to_owned()),
+        Type::Reference(reference) => Some(format!(
+            "a level is the data type behind a lock, not a reference: write `{}`",
+            text(&reference.elem)
+        )),
+        Type::Path(path) if path.qself.is_none() => {
+            let last = path
+                .path
+                .segments
+                .last()
+                .map(|segment| segment.ident.to_string());
+            match last.as_deref() {
+                Some("Arc" | "Mutex" | "RwLock" | "ReentrantMutex" | "FairMutex") => Some(format!(
+                    "a level is the data type inside the lock, not the lock: write `{}`",
+                    text(innermost(ty))
+                )),
+                _ => None,
+            }
+        }
         _ => None,
     };
     if let Some(problem) = problem {
         errors.push(syn::Error::new_spanned(ty, problem));
+    } else if let Some(self_token) = find_self(ty.to_token_stream()) {
+        errors.push(syn::Error::new(
+            self_token.span(),
+            "`Self` cannot name a level: inside `chain_locker!` it would mean the locker itself; write the level's type by name",
+        ));
     }
 }
 
-/// Collects errors so that one invocation reports all its mistakes (serde's `Ctxt`).
-#[derive(Default)]
-struct Errors(Option<syn::Error>);
-
-impl Errors {
-    fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(error),
-            None => self.0 = Some(error),
-        }
+/// The data inside `Arc<Mutex<T>>`, `RwLock<T>`, ...: the last type argument, repeatedly.
+fn innermost(ty: &Type) -> &Type {
+    if let Type::Path(path) = ty
+        && let Some(segment) = path.path.segments.last()
+        && matches!(
+            segment.ident.to_string().as_str(),
+            "Arc" | "Mutex" | "RwLock" | "ReentrantMutex" | "FairMutex"
+        )
+        && let syn::PathArguments::AngleBracketed(arguments) = &segment.arguments
+        && let Some(syn::GenericArgument::Type(inner)) = arguments.args.last()
+    {
+        return innermost(inner);
     }
+    ty
+}
 
-    fn finish(self) -> syn::Result<()> {
-        self.0.map_or(Ok(()), Err)
-    }
+/// The first `Self` token anywhere in a type.
+fn find_self(tokens: TokenStream) -> Option<Ident> {
+    tokens.into_iter().find_map(|tree| match tree {
+        TokenTree::Ident(ident) if ident == "Self" => Some(ident),
+        TokenTree::Group(group) => find_self(group.stream()),
+        _ => None,
+    })
+}
+
+fn text(tokens: &impl ToTokens) -> String {
+    tokens
+        .to_token_stream()
+        .to_string()
+        .replace(" < ", "<")
+        .replace(" >", ">")
+        .replace("< ", "<")
+        .replace(" ,", ",")
+        .replace(" :: ", "::")
 }

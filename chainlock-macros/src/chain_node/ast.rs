@@ -2,6 +2,7 @@
 //! marker, each keeping the user's tokens for spans. Unknown or malformed `#[chain(..)]`
 //! arguments are errors here; semantic rules are checked in `validate`.
 
+pub(crate) use crate::errors::Errors;
 use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Field, Fields, Ident, Path, Type};
 
@@ -10,6 +11,8 @@ pub(crate) struct Node<'a> {
     pub(crate) input: &'a DeriveInput,
     /// Struct-level `#[chain(closed = path)]`: a method telling whether the node is closed.
     pub(crate) closed_method: Option<Path>,
+    /// Struct-level `#[chain(crate = "path")]`: the runtime crate's path, when renamed.
+    pub(crate) krate: Option<Path>,
     pub(crate) fields: Vec<NodeField<'a>>,
 }
 
@@ -73,7 +76,7 @@ impl<'a> Node<'a> {
             }
         };
         let mut errors = Errors::default();
-        let closed_method = parse_struct_attrs(&input.attrs, &mut errors);
+        let (closed_method, krate) = parse_struct_attrs(&input.attrs, &mut errors);
         let fields = named
             .named
             .iter()
@@ -87,24 +90,38 @@ impl<'a> Node<'a> {
         Ok(Node {
             input,
             closed_method,
+            krate,
             fields,
         })
     }
 }
 
-fn parse_struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> Option<Path> {
+fn parse_struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<Path>, Option<Path>) {
     let mut closed = None;
+    let mut krate = None;
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("chain")) {
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("closed") {
                 let method: Path = meta.value()?.parse()?;
+                if method.is_ident("is_closed") {
+                    return Err(syn::Error::new_spanned(
+                        &method,
+                        "`closed = is_closed` would call the derived `ChainNode::is_closed` itself and recurse forever: give the inherent method another name, e.g. `closed = is_cancelled`",
+                    ));
+                }
                 if closed.replace(method).is_some() {
                     return Err(meta.error("duplicate `closed` argument"));
                 }
                 Ok(())
+            } else if meta.path.is_ident("crate") {
+                let path = crate::errors::parse_crate_path(meta.value()?)?;
+                if krate.replace(path).is_some() {
+                    return Err(meta.error("duplicate `crate` argument"));
+                }
+                Ok(())
             } else {
                 Err(meta.error(format!(
-                    "unknown `chain` argument `{}` on a struct: expected `closed = method`",
+                    "unknown `chain` argument `{}` on a struct: expected `closed = method` or `crate = \"path\"`",
                     path_text(&meta.path)
                 )))
             }
@@ -113,7 +130,7 @@ fn parse_struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> Option<Path> 
             errors.push(error);
         }
     }
-    closed
+    (closed, krate)
 }
 
 fn parse_field_attrs(attrs: &[Attribute], errors: &mut Errors) -> Role {
@@ -192,19 +209,7 @@ fn path_text(path: &Path) -> String {
         .replace(' ', "")
 }
 
-/// Collects errors so that one derive reports all its mistakes.
-#[derive(Default)]
-pub(crate) struct Errors(Option<syn::Error>);
-
-impl Errors {
-    pub(crate) fn push(&mut self, error: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-
-    pub(crate) fn finish(self) -> syn::Result<()> {
-        self.0.map_or(Ok(()), Err)
-    }
+/// The `crate = "path"` argument alone, read leniently for the fallback of a failed derive.
+pub(crate) fn crate_attr(input: &DeriveInput) -> Option<Path> {
+    parse_struct_attrs(&input.attrs, &mut Errors::default()).1
 }

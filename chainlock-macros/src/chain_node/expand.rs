@@ -7,27 +7,34 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 pub(crate) fn expand(node: &ValidNode<'_>) -> TokenStream {
+    let krate = &node.krate;
     let ident = &node.input.ident;
     let (impl_generics, type_generics, where_clause) = node.input.generics.split_for_impl();
     let is_closed = match &node.closed {
         Closed::Never => TokenStream::new(),
         Closed::Field(field) => quote! {
             #[inline]
-            fn is_closed(&self) -> bool {
+            fn is_closed(&self) -> #krate::__private::bool {
                 self.#field
             }
         },
         Closed::Method(method) => {
             // `closed = is_full` names a method of the node; a longer path is used as written.
+            let span = method.span();
             let method = if method.get_ident().is_some() {
-                quote!(Self::#method)
+                quote_spanned!(span=> Self::#method)
             } else {
                 quote!(#method)
             };
+            // Spanned at the user's path: a method with the wrong signature is reported there.
+            let call = quote_spanned! {span=>
+                let closed: #krate::__private::bool = #method(self);
+                closed
+            };
             quote! {
                 #[inline]
-                fn is_closed(&self) -> bool {
-                    #method(self)
+                fn is_closed(&self) -> #krate::__private::bool {
+                    #call
                 }
             }
         }
@@ -36,7 +43,7 @@ pub(crate) fn expand(node: &ValidNode<'_>) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::chainlock::ChainNode for #ident #type_generics #where_clause {
+            impl #impl_generics #krate::ChainNode for #ident #type_generics #where_clause {
                 #is_closed
             }
             #(#children)*
@@ -45,23 +52,41 @@ pub(crate) fn expand(node: &ValidNode<'_>) -> TokenStream {
 }
 
 fn children_impl(node: &ValidNode<'_>, child: &ChildField<'_>) -> TokenStream {
+    let krate = &node.krate;
     let ident = &node.input.ident;
     let (impl_generics, type_generics, where_clause) = node.input.generics.split_for_impl();
     let (field, child_ty) = (child.ident, &child.child);
     // Spanned at the field's type, so that a container without `ChildContainer` is reported there.
     let container = child.container;
     let container_trait =
-        quote_spanned!(container.span()=> <#container as ::chainlock::chain::ChildContainer>);
+        quote_spanned!(container.span()=> <#container as #krate::__private::ChildContainer>);
+    // The items are spanned there too (a missing `ChildContainer` is reported once, at the
+    // field), and so is the check that the container's lock locks the child type.
+    let items = quote_spanned! {container.span()=>
+        type Key = #container_trait::Key;
+        type Lock = #container_trait::Lock;
+
+        #[inline]
+        fn child(&self, key: &Self::Key) -> #krate::__private::Option<#krate::__private::Arc<Self::Lock>> {
+            #krate::__private::assert_child_lock::<#child_ty, Self::Lock>();
+            #container_trait::lookup(&self.#field, key)
+        }
+    };
     quote! {
         #[automatically_derived]
-        impl #impl_generics ::chainlock::chain::Children<#child_ty> for #ident #type_generics #where_clause {
-            type Key = #container_trait::Key;
-            type Lock = #container_trait::Lock;
-
-            #[inline]
-            fn child(&self, key: &Self::Key) -> ::core::option::Option<::std::sync::Arc<Self::Lock>> {
-                #container_trait::lookup(&self.#field, key)
-            }
+        impl #impl_generics #krate::__private::Children<#child_ty> for #ident #type_generics #where_clause {
+            #items
         }
+    }
+}
+
+/// What a failed derive expands to besides its errors: a `ChainNode` impl that never
+/// closes, so that the node's uses in lockers report nothing more (one error, no cascade).
+pub(crate) fn fallback(input: &syn::DeriveInput, krate: &TokenStream) -> TokenStream {
+    let ident = &input.ident;
+    let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #krate::ChainNode for #ident #type_generics #where_clause {}
     }
 }

@@ -8,9 +8,22 @@ mod validate;
 use proc_macro2::TokenStream;
 
 /// Parses, validates and expands one derive input.
+/// A failed derive still implements `ChainNode` (see [`expand::fallback`]).
 pub(crate) fn derive(input: TokenStream) -> syn::Result<TokenStream> {
     let input: syn::DeriveInput = syn::parse2(input)?;
-    let node = ast::Node::from_syn(&input)?;
+    match try_expand(&input) {
+        Ok(tokens) => Ok(tokens),
+        Err(errors) => {
+            let krate = crate::errors::crate_path(ast::crate_attr(&input).as_ref());
+            let mut tokens = errors.into_compile_error();
+            tokens.extend(expand::fallback(&input, &krate));
+            Ok(tokens)
+        }
+    }
+}
+
+fn try_expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
+    let node = ast::Node::from_syn(input)?;
     let node = validate::validate(&node)?;
     Ok(expand::expand(&node))
 }

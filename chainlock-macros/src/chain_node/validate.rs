@@ -7,6 +7,8 @@ use syn::{GenericArgument, Ident, Path, PathArguments, Type};
 /// A node that passed validation: what `expand` needs and nothing more.
 pub(crate) struct ValidNode<'a> {
     pub(crate) input: &'a syn::DeriveInput,
+    /// The runtime crate's path (`::chainlock` unless renamed).
+    pub(crate) krate: proc_macro2::TokenStream,
     pub(crate) closed: Closed<'a>,
     /// The child fields found by child type (one per child type).
     pub(crate) children: Vec<ChildField<'a>>,
@@ -68,7 +70,7 @@ pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
                     errors.push(syn::Error::new_spanned(
                         &field.field.ty,
                         format!(
-                            "unsupported child container `{}`: expected `HashMap<K, Arc<Lock<Child>>>`, `BTreeMap<K, Arc<Lock<Child>>>`, `Vec<Arc<Lock<Child>>>`, `Option<Arc<Lock<Child>>>` or `Arc<Lock<Child>>`; for another container implement `chainlock::chain::ChildContainer` and name the child type with `#[chain(children, child = Child)]`",
+                            "cannot see the child type in `{}`: name it with `#[chain(children, child = Child)]` (needed when the lock is a type alias, e.g. `Vec<Arc<ClassLock>>`); the container must be `HashMap<K, Arc<L>>`, `BTreeMap<K, Arc<L>>`, `Vec<Arc<L>>`, `Option<Arc<L>>`, `Arc<L>` or implement `chainlock::chain::ChildContainer`",
                             text(&field.field.ty)
                         ),
                     ));
@@ -89,6 +91,7 @@ pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
     errors.finish()?;
     Ok(ValidNode {
         input: node.input,
+        krate: crate::errors::crate_path(node.krate.as_ref()),
         closed,
         children,
     })

@@ -34,6 +34,11 @@ use std::sync::Arc;
 /// assert_eq!(*children.lookup("a").unwrap().lock(), 1);
 /// assert!(children.lookup("b").is_none());
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a container of child locks",
+    label = "`#[chain(children)]` needs a `ChildContainer` here",
+    note = "hold the children as `Vec<Arc<L>>`, `HashMap<K, Arc<L>>`, `BTreeMap<K, Arc<L>>`, `Option<Arc<L>>` or `Arc<L>`, or implement `chainlock::chain::ChildContainer` for `{Self}`"
+)]
 pub trait ChildContainer {
     /// What a child is looked up by.
     type Key: ?Sized;
@@ -41,6 +46,18 @@ pub trait ChildContainer {
     type Lock: ?Sized;
 
     /// The lock of the child under `key`, if there is one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::chain::ChildContainer;
+    /// use chainlock::parking_lot::Mutex;
+    /// use std::sync::Arc;
+    ///
+    /// let classes = vec![Arc::new(Mutex::new("algebra"))];
+    /// assert_eq!(classes.lookup(&0).map(|class| *class.lock()), Some("algebra"));
+    /// assert!(classes.lookup(&1).is_none());
+    /// ```
     fn lookup(&self, key: &Self::Key) -> Option<Arc<Self::Lock>>;
 }
 
@@ -96,7 +113,7 @@ impl<L: ?Sized> ChildContainer for Arc<L> {
 
 /// A node whose children of type `C` can be found by key: what `#[derive(ChainNode)]`
 /// implements for each `#[chain(children)]` field, and what the key-path methods of a
-/// generated locker (`descend_path`, `run_path`, `lock_leaves`) use to go from one level to
+/// generated locker (`descend_keys`, `run_keys`, `lock_leaves`) use to go from one level to
 /// the next. The child type selects the field, so a node may have children of several types.
 ///
 /// # Examples
@@ -122,6 +139,11 @@ impl<L: ?Sized> ChildContainer for Arc<L> {
 /// let lecture = Lecture { classes: HashMap::from([(3, Arc::new(Mutex::new(Class { students: vec![] })))]) };
 /// assert!(lecture.child(&3).is_some());
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no children of type `{C}`",
+    label = "no `Children<{C}>` impl",
+    note = "derive it: `#[derive(ChainNode)]` on `{Self}` with `#[chain(children)]` on the field that holds the `{C}` locks; or descend with closures (`run`/`descend`)"
+)]
 pub trait Children<C: ?Sized> {
     /// What a child is looked up by.
     type Key: ?Sized;
@@ -129,5 +151,9 @@ pub trait Children<C: ?Sized> {
     type Lock: ?Sized;
 
     /// The lock of the child under `key`, if there is one.
+    ///
+    /// # Examples
+    ///
+    /// See [`Children`].
     fn child(&self, key: &Self::Key) -> Option<Arc<Self::Lock>>;
 }

@@ -5,7 +5,7 @@
 //! descend hand over hand hold at most a parent while waiting for a leaf, never a leaf while
 //! waiting for anything above it; so no cycle of waits, hence no deadlock, can form.
 
-use super::{ExclusiveLock, Exit, PathExit, TimedExclusiveLock};
+use super::{ExclusiveLock, Exit, LeavesExit, TimedExclusiveLock};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
     handles: &[Arc<L>],
     level: usize,
     lock: impl Fn(&Arc<L>) -> Option<L::Guard>,
-) -> Result<Vec<L::Guard>, PathExit> {
+) -> Result<Vec<L::Guard>, LeavesExit> {
     let address = |index: usize| Arc::as_ptr(&handles[index]).cast::<()>();
     let mut order: Vec<usize> = (0..handles.len()).collect();
     order.sort_unstable_by_key(|&index| address(index));
@@ -25,16 +25,13 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
         .find(|pair| address(pair[0]) == address(pair[1]))
     {
         let (first, second) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
-        return Err(PathExit {
-            path: second,
-            exit: Exit::SameLeaf { first, second },
-        });
+        return Err(LeavesExit::SameLeaf { first, second });
     }
     let mut guards: Vec<Option<L::Guard>> = handles.iter().map(|_| None).collect();
     for index in order {
         // On `TimedOut`, `guards` drops and releases every leaf taken so far.
         let exit = Exit::TimedOut { level };
-        guards[index] = Some(lock(&handles[index]).ok_or(PathExit { path: index, exit })?);
+        guards[index] = Some(lock(&handles[index]).ok_or(LeavesExit::Path { path: index, exit })?);
     }
     Ok(guards
         .into_iter()
@@ -47,11 +44,11 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
 ///
 /// # Errors
 ///
-/// [`Exit::SameLeaf`] when two handles are the same lock (with the later one's index).
+/// [`LeavesExit::SameLeaf`] when two handles are the same lock.
 pub fn lock_leaves<L: ExclusiveLock + ?Sized>(
     handles: &[Arc<L>],
     level: usize,
-) -> Result<Vec<L::Guard>, PathExit> {
+) -> Result<Vec<L::Guard>, LeavesExit> {
     lock_all(handles, level, |handle| Some(L::lock_exclusive(handle)))
 }
 
@@ -59,13 +56,13 @@ pub fn lock_leaves<L: ExclusiveLock + ?Sized>(
 ///
 /// # Errors
 ///
-/// [`Exit::SameLeaf`] when two handles are the same lock, [`Exit::TimedOut`] when the
-/// deadline passes first, each with the index of the handle concerned.
+/// [`LeavesExit::SameLeaf`] when two handles are the same lock, [`Exit::TimedOut`] (in
+/// [`LeavesExit::Path`]) when the deadline passes first.
 pub fn lock_leaves_until<L: TimedExclusiveLock + ?Sized>(
     handles: &[Arc<L>],
     level: usize,
     deadline: Instant,
-) -> Result<Vec<L::Guard>, PathExit> {
+) -> Result<Vec<L::Guard>, LeavesExit> {
     lock_all(handles, level, |handle| {
         L::try_lock_exclusive_until(handle, deadline)
     })

@@ -11,10 +11,26 @@ use std::time::Instant;
 
 /// A lock whose holder has exclusive access, taken through an `Arc` so that the guard owns
 /// the lock handle and can outlive the guard of the parent it was found in.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::chain::ExclusiveLock;
+/// use chainlock::parking_lot::Mutex;
+/// use std::sync::Arc;
+///
+/// let lock = Arc::new(Mutex::new(1));
+/// let mut guard = ExclusiveLock::lock_exclusive(&lock);
+/// *guard += 1;
+/// assert!(ExclusiveLock::try_lock_exclusive(&lock).is_none(), "held by `guard`");
+/// drop(guard);
+/// assert_eq!(*lock.lock(), 2);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an exclusive level of a chain",
     label = "not a lock with owned guards",
-    note = "a level is an `Arc<L>` where `L` is a `lock_api`/parking_lot `Mutex`, `FairMutex` or `RwLock`; tokio's locks need the `*_async` methods"
+    note = "a level is an `Arc<L>` where `L` is a `lock_api`/parking_lot `Mutex`, `FairMutex` or `RwLock`; tokio's locks need the `*_async` methods",
+    note = "chainlock implements this for lock_api 0.5 (parking_lot 0.13): a `Mutex` of another parking_lot version (e.g. 0.12) is another type; use `chainlock::parking_lot` or the same version"
 )]
 pub trait ExclusiveLock {
     /// The data the lock protects.
@@ -23,13 +39,39 @@ pub trait ExclusiveLock {
     type Guard: DerefMut<Target = Self::Target>;
 
     /// Blocks until the lock is held exclusively.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::{chain::ExclusiveLock, parking_lot::RwLock};
+    /// # use std::sync::Arc;
+    /// let lock = Arc::new(RwLock::new(vec![1]));
+    /// ExclusiveLock::lock_exclusive(&lock).push(2); // an `RwLock`'s write side
+    /// assert_eq!(*lock.read(), [1, 2]);
+    /// ```
     fn lock_exclusive(this: &Arc<Self>) -> Self::Guard;
 
     /// Takes the lock exclusively if that needs no waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::{chain::ExclusiveLock, parking_lot::Mutex};
+    /// # use std::sync::Arc;
+    /// let lock = Arc::new(Mutex::new(0));
+    /// let held = lock.lock();
+    /// assert!(ExclusiveLock::try_lock_exclusive(&lock).is_none());
+    /// drop(held);
+    /// assert!(ExclusiveLock::try_lock_exclusive(&lock).is_some());
+    /// ```
     fn try_lock_exclusive(this: &Arc<Self>) -> Option<Self::Guard>;
 }
 
 /// An [`ExclusiveLock`] that can give up waiting at a deadline (lock_api's `RawMutexTimed`).
+///
+/// # Examples
+///
+/// See [`TimedExclusiveLock::try_lock_exclusive_until`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be locked with a deadline",
     label = "its raw lock has no timed acquisition",
@@ -37,10 +79,27 @@ pub trait ExclusiveLock {
 )]
 pub trait TimedExclusiveLock: ExclusiveLock {
     /// Waits for the lock until `deadline`; `None` if the deadline passed first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::{chain::TimedExclusiveLock, parking_lot::Mutex};
+    /// # use std::{sync::Arc, time::{Duration, Instant}};
+    /// let lock = Arc::new(Mutex::new(0));
+    /// let held = lock.lock();
+    /// let soon = Instant::now() + Duration::from_millis(1);
+    /// assert!(TimedExclusiveLock::try_lock_exclusive_until(&lock, soon).is_none());
+    /// drop(held);
+    /// assert!(TimedExclusiveLock::try_lock_exclusive_until(&lock, soon).is_some());
+    /// ```
     fn try_lock_exclusive_until(this: &Arc<Self>, deadline: Instant) -> Option<Self::Guard>;
 }
 
 /// A lock that many holders may hold at once for reading (an `RwLock`'s read side).
+///
+/// # Examples
+///
+/// See [`SharedLock::lock_shared`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no shared mode",
     label = "a `shared` level needs a lock with a read mode",
@@ -53,13 +112,39 @@ pub trait SharedLock {
     type Guard: Deref<Target = Self::Target>;
 
     /// Blocks until the lock is held in shared mode.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::{chain::SharedLock, parking_lot::RwLock};
+    /// # use std::sync::Arc;
+    /// let lock = Arc::new(RwLock::new(5));
+    /// let (a, b) = (SharedLock::lock_shared(&lock), SharedLock::lock_shared(&lock));
+    /// assert_eq!(*a + *b, 10, "readers share the lock");
+    /// ```
     fn lock_shared(this: &Arc<Self>) -> Self::Guard;
 
     /// Takes the lock in shared mode if that needs no waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::{chain::SharedLock, parking_lot::RwLock};
+    /// # use std::sync::Arc;
+    /// let lock = Arc::new(RwLock::new(5));
+    /// let writer = lock.write();
+    /// assert!(SharedLock::try_lock_shared(&lock).is_none());
+    /// drop(writer);
+    /// assert!(SharedLock::try_lock_shared(&lock).is_some());
+    /// ```
     fn try_lock_shared(this: &Arc<Self>) -> Option<Self::Guard>;
 }
 
 /// A [`SharedLock`] that can give up waiting at a deadline.
+///
+/// # Examples
+///
+/// See [`TimedSharedLock::try_lock_shared_until`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be read-locked with a deadline",
     label = "its raw lock has no timed acquisition",
@@ -67,6 +152,19 @@ pub trait SharedLock {
 )]
 pub trait TimedSharedLock: SharedLock {
     /// Waits for the shared lock until `deadline`; `None` if the deadline passed first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::{chain::TimedSharedLock, parking_lot::RwLock};
+    /// # use std::{sync::Arc, time::{Duration, Instant}};
+    /// let lock = Arc::new(RwLock::new(5));
+    /// let writer = lock.write();
+    /// let soon = Instant::now() + Duration::from_millis(1);
+    /// assert!(TimedSharedLock::try_lock_shared_until(&lock, soon).is_none());
+    /// drop(writer);
+    /// assert!(TimedSharedLock::try_lock_shared_until(&lock, soon).is_some());
+    /// ```
     fn try_lock_shared_until(this: &Arc<Self>, deadline: Instant) -> Option<Self::Guard>;
 }
 
@@ -152,6 +250,29 @@ where
 ///
 /// The returned futures are `Send` so that a generated `*_async` method can run inside
 /// `tokio::spawn`.
+///
+/// # Examples
+///
+/// ```
+/// # #[cfg(feature = "tokio")]
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// use chainlock::chain::{AsyncExclusiveLock, AsyncSharedLock};
+/// use std::sync::Arc;
+/// use std::time::{Duration, Instant};
+/// use tokio::sync::RwLock;
+///
+/// let lock = Arc::new(RwLock::new(1));
+/// *AsyncExclusiveLock::lock_exclusive_async(lock.clone()).await += 1;
+/// let reader = AsyncSharedLock::lock_shared_async(lock.clone()).await;
+/// assert_eq!(*reader, 2);
+/// // A writer cannot get in while `reader` lives; the timed flavor gives up (this needs a
+/// // Tokio runtime with timers).
+/// let soon = Instant::now() + Duration::from_millis(1);
+/// assert!(AsyncExclusiveLock::lock_exclusive_async_until(lock.clone(), soon).await.is_none());
+/// drop(reader);
+/// assert!(AsyncSharedLock::lock_shared_async_until(lock, soon).await.is_some());
+/// # });
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an exclusive level of an async chain",
     label = "not an async lock with owned guards",
@@ -163,10 +284,23 @@ pub trait AsyncExclusiveLock {
     /// The owned guard.
     type Guard: DerefMut<Target = Self::Target>;
 
-    /// Waits until the lock is held exclusively.
+    /// Waits until the lock is held exclusively; runs on any executor.
+    ///
+    /// # Examples
+    ///
+    /// See [`AsyncExclusiveLock`].
     fn lock_exclusive_async(this: Arc<Self>) -> impl Future<Output = Self::Guard> + Send;
 
     /// Waits for the lock until `deadline`; `None` if the deadline passed first.
+    ///
+    /// # Panics
+    ///
+    /// tokio's implementation sleeps with `tokio::time`: outside a Tokio runtime with timers
+    /// enabled it panics when first polled.
+    ///
+    /// # Examples
+    ///
+    /// See [`AsyncExclusiveLock`].
     fn lock_exclusive_async_until(
         this: Arc<Self>,
         deadline: Instant,
@@ -174,6 +308,10 @@ pub trait AsyncExclusiveLock {
 }
 
 /// A lock acquired asynchronously in shared mode through an owned `Arc` (tokio's `read_owned`).
+///
+/// # Examples
+///
+/// See [`AsyncExclusiveLock`], which shows both.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no async shared mode",
     label = "a `shared` level of an async chain needs `tokio::sync::RwLock`",
@@ -185,10 +323,23 @@ pub trait AsyncSharedLock {
     /// The owned read guard.
     type Guard: Deref<Target = Self::Target>;
 
-    /// Waits until the lock is held in shared mode.
+    /// Waits until the lock is held in shared mode; runs on any executor.
+    ///
+    /// # Examples
+    ///
+    /// See [`AsyncExclusiveLock`].
     fn lock_shared_async(this: Arc<Self>) -> impl Future<Output = Self::Guard> + Send;
 
     /// Waits for the shared lock until `deadline`; `None` if the deadline passed first.
+    ///
+    /// # Panics
+    ///
+    /// tokio's implementation sleeps with `tokio::time`: outside a Tokio runtime with timers
+    /// enabled it panics when first polled.
+    ///
+    /// # Examples
+    ///
+    /// See [`AsyncExclusiveLock`].
     fn lock_shared_async_until(
         this: Arc<Self>,
         deadline: Instant,

@@ -11,7 +11,7 @@ mod node;
 mod upgrade;
 
 pub use children::{ChildContainer, Children};
-pub use exit::{Exit, PathExit};
+pub use exit::{Absence, Exit, LeavesExit};
 pub use lock::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, SharedLock, TimedExclusiveLock,
     TimedSharedLock,

@@ -4,15 +4,16 @@
 /// every new descent, so that it can be removed later while threads already inside it
 /// finish their work.
 ///
-/// Generated lockers ask this of every level below the root after locking it, when the
+/// Generated lockers ask this of every level, the root included, after locking it, when the
 /// level's type implements the trait; a closed level ends the descent with
-/// [`Exit::Closed`](crate::Exit::Closed) and releases its lock. Types that do not
+/// [`Exit::Absent`](crate::Exit::Absent) (cause [`Absence::Closed`](crate::chain::Absence::Closed))
+/// and releases its lock. Types that do not
 /// implement it are never closed, at no cost.
 ///
 /// # Examples
 ///
 /// ```
-/// use chainlock::{chain_locker, ChainNode, Exit};
+/// use chainlock::{chain_locker, ChainNode, Exit, chain::Absence};
 /// use chainlock::parking_lot::Mutex;
 /// use std::sync::Arc;
 ///
@@ -30,11 +31,27 @@
 /// class.lock().cancelled = true;
 /// assert_eq!(
 ///     locker.run(&lecture, |l| Some(l.class.clone()), |c| c.students),
-///     Err(Exit::Closed { level: 1 }),
+///     Err(Exit::Absent { level: 1, cause: Absence::Closed }),
 /// );
 /// ```
 pub trait ChainNode {
     /// Whether new descents must treat this node as absent. Defaults to never.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::ChainNode;
+    ///
+    /// struct Plain;
+    /// impl ChainNode for Plain {}
+    /// assert!(!Plain.is_closed());
+    ///
+    /// struct Door { shut: bool }
+    /// impl ChainNode for Door {
+    ///     fn is_closed(&self) -> bool { self.shut }
+    /// }
+    /// assert!(Door { shut: true }.is_closed());
+    /// ```
     #[inline]
     fn is_closed(&self) -> bool {
         false

@@ -11,21 +11,22 @@ const _: () = {
     #[automatically_derived]
     impl ::chainlock::ChainNode for Lecture {}
     #[automatically_derived]
-    impl ::chainlock::chain::Children<Class> for Lecture {
+    impl ::chainlock::__private::Children<Class> for Lecture {
         type Key = <Arc<
             tokio::sync::Mutex<Class>,
-        > as ::chainlock::chain::ChildContainer>::Key;
+        > as ::chainlock::__private::ChildContainer>::Key;
         type Lock = <Arc<
             tokio::sync::Mutex<Class>,
-        > as ::chainlock::chain::ChildContainer>::Lock;
+        > as ::chainlock::__private::ChildContainer>::Lock;
         #[inline]
         fn child(
             &self,
             key: &Self::Key,
-        ) -> ::core::option::Option<::std::sync::Arc<Self::Lock>> {
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::assert_child_lock::<Class, Self::Lock>();
             <Arc<
                 tokio::sync::Mutex<Class>,
-            > as ::chainlock::chain::ChildContainer>::lookup(&self.class, key)
+            > as ::chainlock::__private::ChildContainer>::lookup(&self.class, key)
         }
     }
 };

@@ -18,38 +18,46 @@ const _: () = {
     #[automatically_derived]
     impl ::chainlock::ChainNode for Lecture {
         #[inline]
-        fn is_closed(&self) -> bool {
+        fn is_closed(&self) -> ::chainlock::__private::bool {
             self.cancelled
         }
     }
     #[automatically_derived]
-    impl ::chainlock::chain::Children<Class> for Lecture {
-        type Key = <Vec<Arc<Mutex<Class>>> as ::chainlock::chain::ChildContainer>::Key;
-        type Lock = <Vec<Arc<Mutex<Class>>> as ::chainlock::chain::ChildContainer>::Lock;
+    impl ::chainlock::__private::Children<Class> for Lecture {
+        type Key = <Vec<
+            Arc<Mutex<Class>>,
+        > as ::chainlock::__private::ChildContainer>::Key;
+        type Lock = <Vec<
+            Arc<Mutex<Class>>,
+        > as ::chainlock::__private::ChildContainer>::Lock;
         #[inline]
         fn child(
             &self,
             key: &Self::Key,
-        ) -> ::core::option::Option<::std::sync::Arc<Self::Lock>> {
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::assert_child_lock::<Class, Self::Lock>();
             <Vec<
                 Arc<Mutex<Class>>,
-            > as ::chainlock::chain::ChildContainer>::lookup(&self.classes, key)
+            > as ::chainlock::__private::ChildContainer>::lookup(&self.classes, key)
         }
     }
     #[automatically_derived]
-    impl ::chainlock::chain::Children<Room> for Lecture {
-        type Key = <Option<Arc<Mutex<Room>>> as ::chainlock::chain::ChildContainer>::Key;
+    impl ::chainlock::__private::Children<Room> for Lecture {
+        type Key = <Option<
+            Arc<Mutex<Room>>,
+        > as ::chainlock::__private::ChildContainer>::Key;
         type Lock = <Option<
             Arc<Mutex<Room>>,
-        > as ::chainlock::chain::ChildContainer>::Lock;
+        > as ::chainlock::__private::ChildContainer>::Lock;
         #[inline]
         fn child(
             &self,
             key: &Self::Key,
-        ) -> ::core::option::Option<::std::sync::Arc<Self::Lock>> {
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::assert_child_lock::<Room, Self::Lock>();
             <Option<
                 Arc<Mutex<Room>>,
-            > as ::chainlock::chain::ChildContainer>::lookup(&self.room, key)
+            > as ::chainlock::__private::ChildContainer>::lookup(&self.room, key)
         }
     }
 };

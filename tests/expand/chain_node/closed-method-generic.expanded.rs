@@ -8,8 +8,9 @@ const _: () = {
     #[automatically_derived]
     impl<T> ::chainlock::ChainNode for Class<T> {
         #[inline]
-        fn is_closed(&self) -> bool {
-            Self::is_full(self)
+        fn is_closed(&self) -> ::chainlock::__private::bool {
+            let closed: ::chainlock::__private::bool = Self::is_full(self);
+            closed
         }
     }
 };

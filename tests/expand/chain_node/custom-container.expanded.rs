@@ -20,15 +20,16 @@ const _: () = {
     #[automatically_derived]
     impl ::chainlock::ChainNode for Lecture {}
     #[automatically_derived]
-    impl ::chainlock::chain::Children<Class> for Lecture {
-        type Key = <Shelf as ::chainlock::chain::ChildContainer>::Key;
-        type Lock = <Shelf as ::chainlock::chain::ChildContainer>::Lock;
+    impl ::chainlock::__private::Children<Class> for Lecture {
+        type Key = <Shelf as ::chainlock::__private::ChildContainer>::Key;
+        type Lock = <Shelf as ::chainlock::__private::ChildContainer>::Lock;
         #[inline]
         fn child(
             &self,
             key: &Self::Key,
-        ) -> ::core::option::Option<::std::sync::Arc<Self::Lock>> {
-            <Shelf as ::chainlock::chain::ChildContainer>::lookup(&self.classes, key)
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::assert_child_lock::<Class, Self::Lock>();
+            <Shelf as ::chainlock::__private::ChildContainer>::lookup(&self.classes, key)
         }
     }
 };

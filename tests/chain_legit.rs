@@ -1,0 +1,240 @@
+//! Legitimate programs the macros must accept, and what they do: the runtime crate under
+//! another name (`crate = "..."`), a `#![no_implicit_prelude]` module with user types named
+//! like prelude items, a child lock written as a type alias, and a closed root.
+
+extern crate chainlock as cl;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The runtime crate reached only through the name `cl`: every generated path goes through
+/// the `crate` argument (nothing in this module names `chainlock`).
+mod renamed {
+    use super::cl::chain::Absence;
+    use super::cl::parking_lot::Mutex;
+    use super::cl::{ChainNode, Exit};
+    use std::sync::Arc;
+
+    #[derive(ChainNode)]
+    #[chain(crate = "cl")]
+    pub(crate) struct Shelf {
+        #[chain(children)]
+        pub(crate) books: Vec<Arc<Mutex<Book>>>,
+    }
+
+    #[derive(ChainNode)]
+    #[chain(crate = "cl", closed = is_lent)]
+    pub(crate) struct Book {
+        pub(crate) pages: u32,
+        pub(crate) lent: bool,
+    }
+
+    impl Book {
+        fn is_lent(&self) -> bool {
+            self.lent
+        }
+    }
+
+    cl::chain_locker! {
+        #![chain(crate = "cl")]
+        pub struct BookLocker(Shelf, Book);
+    }
+
+    #[test]
+    fn renamed_crate_path_descends_by_keys_and_closes() {
+        let book = |pages, lent| Arc::new(Mutex::new(Book { pages, lent }));
+        let shelf = Arc::new(Mutex::new(Shelf {
+            books: vec![book(120, false), book(80, true)],
+        }));
+        assert_eq!(BookLocker.run_keys(&shelf, &0, |b| b.pages), Ok(120));
+        assert_eq!(
+            BookLocker.run_keys(&shelf, &1, |b| b.pages),
+            Err(Exit::Absent {
+                level: 1,
+                cause: Absence::Closed
+            })
+        );
+        assert_eq!(
+            BookLocker.run_keys(&shelf, &7, |b| b.pages),
+            Err(Exit::Absent {
+                level: 1,
+                cause: Absence::Missing
+            })
+        );
+        let pages = cl::chain_locker!(#![chain(crate = "cl")] Shelf, Book).run(
+            &shelf,
+            |s| s.books.first().cloned(),
+            |b| b.pages,
+        );
+        assert_eq!(pages, Ok(120));
+        assert!(shelf.try_lock().is_some(), "nothing stays locked");
+    }
+}
+
+/// Generated code uses no prelude name: it compiles in a `#![no_implicit_prelude]` module
+/// that also defines types called `Option`, `Result`, `Some`, `Ok`, `Vec`, `bool` and
+/// `drop`, which would capture any unqualified use.
+#[allow(dead_code, non_camel_case_types)]
+mod no_prelude {
+    #![no_implicit_prelude]
+
+    pub(crate) struct Option;
+    pub(crate) struct Result;
+    pub(crate) struct Vec;
+    pub(crate) struct bool;
+    pub(crate) struct Some;
+    pub(crate) struct Ok;
+    pub(crate) struct Clone;
+    pub(crate) fn drop() {}
+
+    #[derive(::chainlock::ChainNode)]
+    #[chain(closed = closed)]
+    pub(crate) struct Root {
+        #[chain(children)]
+        pub(crate) leaves: ::std::vec::Vec<::std::sync::Arc<::chainlock::parking_lot::Mutex<Leaf>>>,
+        pub(crate) shut: ::core::primitive::bool,
+    }
+
+    impl Root {
+        fn closed(&self) -> ::core::primitive::bool {
+            self.shut
+        }
+    }
+
+    #[derive(::chainlock::ChainNode)]
+    pub(crate) struct Leaf {
+        pub(crate) value: u64,
+    }
+
+    ::chainlock::chain_locker! {
+        pub struct LeafLocker(Root, Leaf);
+    }
+}
+
+#[test]
+fn no_implicit_prelude_module_compiles_and_runs() {
+    use cl::parking_lot::Mutex;
+    use no_prelude::{Leaf, LeafLocker, Root};
+    let root = Arc::new(Mutex::new(Root {
+        leaves: vec![Arc::new(Mutex::new(Leaf { value: 9 }))],
+        shut: false,
+    }));
+    assert_eq!(LeafLocker.run_keys(&root, &0, |leaf| leaf.value), Ok(9));
+    let guards = LeafLocker.lock_leaves(&root, [&0]).expect("one leaf");
+    assert_eq!(guards[0].value, 9);
+}
+
+/// A child lock written as an alias: the child type is named with `child = ..`.
+mod alias {
+    use chainlock::ChainNode;
+    use chainlock::parking_lot::{Mutex, RwLock};
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    pub(crate) type ClassLock = Mutex<Class>;
+    pub(crate) type LectureLock = RwLock<Lecture>;
+
+    #[derive(ChainNode)]
+    pub(crate) struct Lecture {
+        #[chain(children, child = Class)]
+        pub(crate) classes: Vec<Arc<ClassLock>>,
+    }
+
+    #[derive(ChainNode)]
+    pub(crate) struct Registry {
+        #[chain(children, child = Lecture)]
+        pub(crate) lectures: HashMap<u32, Arc<LectureLock>>,
+    }
+
+    #[derive(ChainNode)]
+    pub(crate) struct Class {
+        pub(crate) size: usize,
+    }
+
+    chainlock::chain_locker! {
+        pub struct ClassLocker(shared Registry, shared Lecture, Class);
+    }
+}
+
+#[test]
+fn aliased_child_locks_descend_by_keys() {
+    use alias::{Class, ClassLocker, Lecture, Registry};
+    use cl::parking_lot::{Mutex, RwLock};
+    let lecture = Lecture {
+        classes: vec![Arc::new(Mutex::new(Class { size: 3 }))],
+    };
+    let registry = Arc::new(RwLock::new(Registry {
+        lectures: HashMap::from([(5, Arc::new(RwLock::new(lecture)))]),
+    }));
+    assert_eq!(
+        ClassLocker.run_keys(&registry, &5, &0, |class| class.size),
+        Ok(3)
+    );
+}
+
+/// A closed root behaves as absent (`level: 0`), in every flavor, and is released.
+mod closed_root {
+    use cl::chain::Absence;
+    use cl::parking_lot::Mutex;
+    use cl::{ChainNode, Exit, chain_locker};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    #[derive(ChainNode)]
+    struct Root {
+        #[chain(closed)]
+        closed: bool,
+        #[chain(children)]
+        child: Option<Arc<Mutex<Leaf>>>,
+    }
+
+    #[derive(ChainNode)]
+    struct Leaf {
+        value: u8,
+    }
+
+    chain_locker! {
+        struct LeafLocker(Root, Leaf);
+        struct RootOnly(Root);
+    }
+
+    const CLOSED_ROOT: Exit = Exit::Absent {
+        level: 0,
+        cause: Absence::Closed,
+    };
+
+    #[test]
+    fn closed_root_is_absent_and_released() {
+        let root = Arc::new(Mutex::new(Root {
+            closed: true,
+            child: Some(Arc::new(Mutex::new(Leaf { value: 4 }))),
+        }));
+        assert_eq!(
+            LeafLocker.run_keys(&root, &(), |l| l.value),
+            Err(CLOSED_ROOT)
+        );
+        assert_eq!(
+            LeafLocker.run(&root, |r| r.child.clone(), |l| l.value),
+            Err(CLOSED_ROOT)
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        assert_eq!(
+            LeafLocker
+                .run_keys_until(&root, deadline, &(), |l| l.value)
+                .map(|_| ()),
+            Err(CLOSED_ROOT)
+        );
+        assert_eq!(RootOnly.run(&root, |r| r.closed), Err(CLOSED_ROOT));
+        assert!(
+            matches!(
+                LeafLocker.lock_leaves(&root, [&()]),
+                Err(cl::chain::LeavesExit::Path { path: 0, exit }) if exit == CLOSED_ROOT
+            ),
+            "lock_leaves sees the closed root too"
+        );
+        assert!(root.try_lock().is_some(), "the closed root was released");
+
+        root.lock().closed = false;
+        assert_eq!(LeafLocker.run_keys(&root, &(), |l| l.value), Ok(4));
+    }
+}

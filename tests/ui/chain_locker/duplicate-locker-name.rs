@@ -1,0 +1,13 @@
+use chainlock::chain_locker;
+
+struct Registry;
+struct Lecture;
+
+chain_locker! {
+    pub struct LectureLocker(Registry, Lecture);
+    pub struct LectureLocker(Registry, Lecture);
+}
+
+fn main() {
+    let _ = LectureLocker;
+}
