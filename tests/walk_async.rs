@@ -2,6 +2,7 @@
 //! cancellation while waiting at every depth releases everything, deadlines, crabbing.
 
 use chainlock::ChainNode;
+use chainlock::chain::Absence;
 use chainlock::walk::{Crab, Exclusive, Step, WalkExit, Walker};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -180,7 +181,13 @@ async fn async_crabbing_shares_the_path_and_locks_the_target_exclusively() {
     drop(target);
     drop(reader);
     let outcome = Walker::new().descend_keys_async(&root, Crab, [0, 1]).await;
-    assert_eq!(outcome.err(), Some(WalkExit::Absent { depth: 2 }));
+    assert_eq!(
+        outcome.err(),
+        Some(WalkExit::Absent {
+            depth: 2,
+            cause: Absence::Missing
+        })
+    );
     assert!(root.try_write().is_ok() && middle.try_write().is_ok());
 }
 

@@ -4,6 +4,7 @@
 //! node; cycles refused; the depth limit.
 
 use chainlock::ChainNode;
+use chainlock::chain::Absence;
 use chainlock::walk::{Exclusive, Step, WalkExit, Walker};
 use chainlock_suite::logged::{Event, LoggedMutex, id_of, take_log};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -100,7 +101,13 @@ fn an_absent_node_at_every_depth_ends_the_walk_there() {
         take_log();
         // The list ends at `len - 1`; asking for one more is absent at depth `len`.
         let outcome = Walker::new().descend(&nodes[0], Exclusive, to_depth(len));
-        assert_eq!(outcome.err(), Some(WalkExit::Absent { depth: len }));
+        assert_eq!(
+            outcome.err(),
+            Some(WalkExit::Absent {
+                depth: len,
+                cause: Absence::Missing
+            })
+        );
         let mut expected = hand_over_hand(&nodes, len - 1);
         expected.push(Event::Unlocked(id_of(&nodes[len - 1])));
         assert_eq!(take_log(), expected, "length {len}");
@@ -134,7 +141,13 @@ fn a_closed_node_at_every_depth_behaves_as_absent() {
         nodes[at].lock().closed = true;
         take_log();
         let outcome = Walker::new().descend(&nodes[0], Exclusive, to_depth(MAX_DEPTH - 1));
-        assert_eq!(outcome.err(), Some(WalkExit::Closed { depth: at }));
+        assert_eq!(
+            outcome.err(),
+            Some(WalkExit::Absent {
+                depth: at,
+                cause: Absence::Closed
+            })
+        );
         let mut expected = hand_over_hand(&nodes, at);
         expected.push(Event::Unlocked(id_of(&nodes[at])));
         assert_eq!(take_log(), expected, "closed at depth {at}");
@@ -280,12 +293,24 @@ fn the_retaining_descent_releases_its_path_on_every_early_exit() {
     // A closed node, an absent one, a timeout and a cycle through a retained ancestor.
     nodes[5].lock().closed = true;
     let outcome = Walker::new().descend_retaining(&nodes[0], to_depth(11), |node, _| !node.unsafe_);
-    assert_eq!(outcome.err(), Some(WalkExit::Closed { depth: 5 }));
+    assert_eq!(
+        outcome.err(),
+        Some(WalkExit::Absent {
+            depth: 5,
+            cause: Absence::Closed
+        })
+    );
     assert_all_unlocked(&nodes);
     nodes[5].lock().closed = false;
 
     let outcome = Walker::new().descend_retaining(&nodes[0], to_depth(12), |node, _| !node.unsafe_);
-    assert_eq!(outcome.err(), Some(WalkExit::Absent { depth: 12 }));
+    assert_eq!(
+        outcome.err(),
+        Some(WalkExit::Absent {
+            depth: 12,
+            cause: Absence::Missing
+        })
+    );
     assert_all_unlocked(&nodes);
 
     let held = nodes[7].lock();

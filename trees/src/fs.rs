@@ -65,7 +65,7 @@ pub enum FsError {
 impl From<WalkExit> for FsError {
     fn from(exit: WalkExit) -> Self {
         match exit {
-            WalkExit::Absent { .. } | WalkExit::Closed { .. } => FsError::NotFound,
+            WalkExit::Absent { .. } => FsError::NotFound,
             WalkExit::TooDeep { .. } => FsError::TooDeep,
             // No deadlines, no `Here` in crab mode, and a tree has no cycles.
             other => unreachable!("a file-system walk ended with {other}"),
@@ -423,6 +423,7 @@ impl FileSystem {
 #[cfg(test)]
 mod tests {
     use super::{FileSystem, FsError, MAX_PATH_DEPTH};
+    use chainlock::chain::Absence;
     use chainlock::walk::{Crab, WalkExit};
     use std::time::Duration;
 
@@ -436,10 +437,22 @@ mod tests {
         let d = fs.root.read().entries["d"].clone();
         fs.remove_all("/d").unwrap();
         let outcome = fs.walker.descend_keys(&d, Crab, ["f".to_string()]);
-        assert_eq!(outcome.err(), Some(WalkExit::Closed { depth: 0 }));
+        assert_eq!(
+            outcome.err(),
+            Some(WalkExit::Absent {
+                depth: 0,
+                cause: Absence::Closed
+            })
+        );
         let f = d.read().entries["f"].clone();
         let outcome = fs.walker.descend_keys(&f, Crab, Vec::<String>::new());
-        assert_eq!(outcome.err(), Some(WalkExit::Closed { depth: 0 }));
+        assert_eq!(
+            outcome.err(),
+            Some(WalkExit::Absent {
+                depth: 0,
+                cause: Absence::Closed
+            })
+        );
     }
 
     #[test]

@@ -1,18 +1,22 @@
 //! Why a walk of run-time depth stopped before its target.
 
+use crate::chain::Absence;
+
 /// Why a [`Walker`](super::Walker) walk stopped before reaching its target.
 ///
 /// Depths count from the root (depth 0); every variant names the depth of the node the walk
 /// could not reach or use. Whatever the variant, every lock the walk took has been released
 /// by the time the caller sees it.
 ///
-/// "No such node at depth `d`" is one match whether the node is missing or closed:
-/// `Err(WalkExit::Absent { depth } | WalkExit::Closed { depth })`.
+/// "No such node at depth `d`" is one match whether the node is missing or closed, as for
+/// the chain lockers' [`Exit`](crate::Exit): `Err(WalkExit::Absent { depth: d, .. })`; the
+/// [`Absence`] says which.
 ///
 /// # Examples
 ///
 /// ```
 /// use chainlock::parking_lot::Mutex;
+/// use chainlock::chain::Absence;
 /// use chainlock::walk::{Exclusive, Step, WalkExit, Walker};
 /// use chainlock::ChainNode;
 /// use std::sync::Arc;
@@ -25,25 +29,23 @@
 ///     Some(next) => Step::Descend(next.clone()),
 ///     None => Step::Absent,
 /// });
-/// assert_eq!(outcome.err(), Some(WalkExit::Absent { depth: 1 }));
+/// assert_eq!(outcome.err(), Some(WalkExit::Absent { depth: 1, cause: Absence::Missing }));
 /// assert!(list.try_lock().is_some(), "nothing stays locked after an early exit");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
 pub enum WalkExit {
-    /// There is no node at `depth`: the step at `depth - 1` answered [`Step::Absent`](super::Step::Absent)
-    /// (or, for a key path, the key was missing).
-    #[error("the walk ended early: no node at depth {depth}")]
+    /// There is no node at `depth`: the step at `depth - 1` answered
+    /// [`Step::Absent`](super::Step::Absent) or the key was missing
+    /// ([`Absence::Missing`]), or the node was reached but is closed
+    /// ([`ChainNode::is_closed`](crate::ChainNode::is_closed), [`Absence::Closed`]): a closed
+    /// node behaves as absent.
+    #[error("the walk ended early: no node at depth {depth} ({cause})")]
     Absent {
-        /// The depth of the missing node.
+        /// The depth of the missing or closed node.
         depth: usize,
-    },
-    /// The node at `depth` was reached but is closed
-    /// ([`ChainNode::is_closed`](crate::ChainNode::is_closed)): it behaves as absent.
-    #[error("the walk ended early: the node at depth {depth} is closed")]
-    Closed {
-        /// The depth of the closed node.
-        depth: usize,
+        /// Missing, or closed.
+        cause: Absence,
     },
     /// The deadline passed while waiting for the lock of the node at `depth`.
     #[error("the deadline passed while waiting for the lock of the node at depth {depth}")]
@@ -86,14 +88,14 @@ impl WalkExit {
     ///
     /// ```
     /// # use chainlock::walk::WalkExit;
-    /// assert_eq!(WalkExit::Closed { depth: 3 }.depth(), Some(3));
+    /// # use chainlock::chain::Absence;
+    /// assert_eq!(WalkExit::Absent { depth: 3, cause: Absence::Closed }.depth(), Some(3));
     /// assert_eq!(WalkExit::TooDeep { max_depth: 8 }.depth(), None);
     /// ```
     #[must_use]
     pub const fn depth(&self) -> Option<usize> {
         match *self {
-            WalkExit::Absent { depth }
-            | WalkExit::Closed { depth }
+            WalkExit::Absent { depth, .. }
             | WalkExit::TimedOut { depth }
             | WalkExit::Cycle { depth }
             | WalkExit::NotExclusive { depth } => Some(depth),

@@ -26,6 +26,7 @@
 //!
 //! ```
 //! use chainlock::parking_lot::RwLock;
+//! use chainlock::chain::Absence;
 //! use chainlock::walk::{Crab, WalkExit, Walker};
 //! use chainlock::ChainNode;
 //! use std::collections::BTreeMap;
@@ -50,7 +51,7 @@
 //! drop(lib);
 //!
 //! let missing: Vec<String> = vec!["usr".into(), "bin".into()];
-//! assert_eq!(Walker::new().descend_keys(&root, Crab, &missing).err(), Some(WalkExit::Absent { depth: 2 }));
+//! assert_eq!(Walker::new().descend_keys(&root, Crab, &missing).err(), Some(WalkExit::Absent { depth: 2, cause: Absence::Missing }));
 //! # Ok::<(), WalkExit>(())
 //! ```
 
@@ -62,7 +63,7 @@ pub use exit::WalkExit;
 pub use mode::{AsyncMode, Crab, Exclusive, Mode, Shared, TimedMode, Upgrade};
 pub use retained::Retained;
 
-use crate::chain::{ChainNode, Children, ExclusiveLock, SharedLock, TimedExclusiveLock};
+use crate::chain::{Absence, ChainNode, Children, ExclusiveLock, SharedLock, TimedExclusiveLock};
 use std::borrow::Borrow;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -1084,7 +1085,10 @@ impl Walker {
         let mut depth = 0;
         loop {
             if guard.is_closed() {
-                return Err(WalkExit::Closed { depth });
+                return Err(WalkExit::Absent {
+                    depth,
+                    cause: Absence::Closed,
+                });
             }
             let step = step(&mut guard, depth);
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
@@ -1213,7 +1217,12 @@ impl Walker {
             Step::Descend(child) => (child, false),
             Step::Target(child) => (child, true),
             Step::Here => return Ok(None),
-            Step::Absent => return Err(WalkExit::Absent { depth: *depth + 1 }),
+            Step::Absent => {
+                return Err(WalkExit::Absent {
+                    depth: *depth + 1,
+                    cause: Absence::Missing,
+                });
+            }
         };
         if *depth >= self.max_depth {
             return Err(WalkExit::TooDeep {
@@ -1253,7 +1262,10 @@ impl Walker {
         let mut depth = 0;
         loop {
             if guard.is_closed() {
-                return Err(WalkExit::Closed { depth });
+                return Err(WalkExit::Absent {
+                    depth,
+                    cause: Absence::Closed,
+                });
             }
             let step = step(&mut guard, depth);
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
@@ -1395,7 +1407,10 @@ where
         self.held.push(address(lock));
         let node = self.current();
         if node.is_closed() {
-            return Err(WalkExit::Closed { depth });
+            return Err(WalkExit::Absent {
+                depth,
+                cause: Absence::Closed,
+            });
         }
         if is_safe(node, depth) && self.guards.len() > 1 {
             // Safe: no change below can reach above this node; release the ancestors.
@@ -1429,7 +1444,10 @@ where
     G::Target: ChainNode,
 {
     if target.is_closed() {
-        Err(WalkExit::Closed { depth })
+        Err(WalkExit::Absent {
+            depth,
+            cause: Absence::Closed,
+        })
     } else {
         Ok(target)
     }
