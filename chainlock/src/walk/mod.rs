@@ -384,8 +384,8 @@ impl Walker {
     ///
     /// # Errors
     ///
-    /// [`WalkExit::Absent`] with the depth of the first missing key's node,
-    /// [`WalkExit::Closed`], [`WalkExit::Cycle`], [`WalkExit::TooDeep`].
+    /// [`WalkExit::Absent`] with the depth of the first missing (or closed) key's node,
+    /// [`WalkExit::Cycle`], [`WalkExit::TooDeep`].
     ///
     /// # Examples
     ///
