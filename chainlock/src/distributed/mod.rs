@@ -108,16 +108,28 @@ pub enum Error {
     CorruptLockFile {
         /// The lock file.
         path: PathBuf,
-        /// Its length.
+        /// Its length in bytes.
         len: u64,
+    },
+    /// The lock file's path names something chainlock will not lock or write: a symbolic link,
+    /// a FIFO, a device, a directory, a file with a second hard link, or a world-writable file
+    /// (planted by someone else). Nothing was written.
+    #[error("lock file {path} is {reason}: refusing to use it")]
+    UnsafeLockFile {
+        /// The lock file's path.
+        path: PathBuf,
+        /// What it is instead of a regular lock file.
+        reason: String,
     },
     /// The fencing counter of a name is exhausted (2⁶⁴ − 1 acquisitions).
     #[error("the fencing tokens of this name are exhausted")]
     TokensExhausted,
-    /// The PostgreSQL server or the connection to it failed.
+    /// The PostgreSQL server or the connection to it failed. Displayed with the server's
+    /// message (for example `postgres: db error: ERROR: permission denied for schema
+    /// chainlock`).
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    #[error("postgres: {0}")]
+    #[error("postgres: {}", postgres_message(.0))]
     Postgres(#[from] tokio_postgres::Error),
     /// The lock was lost before it was released (its connection died); another holder may have
     /// had it since.
@@ -129,16 +141,77 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     #[error("PostgreSQL server_version_num {0} is too old: chainlock needs PostgreSQL 15 or later")]
     UnsupportedServer(String),
-    /// The PostgreSQL server did not answer a lock request within the caller's timeout plus
-    /// the heartbeat timeout (a network partition or a hung server). The connection was
-    /// closed, so no lock it might have been granted survives.
+    /// The PostgreSQL server did not answer in time (a network partition, a hung server, a
+    /// listener that accepts and never answers): `after` is the bound that passed (see
+    /// [`PostgresOptions`] for each bound). The connection concerned was closed, so no lock
+    /// it might have been granted survives.
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    #[error("the PostgreSQL server did not answer within {0:?}")]
-    Unresponsive(std::time::Duration),
+    #[error("the PostgreSQL server did not answer {stage} within {after:?}")]
+    Unresponsive {
+        /// What was waiting for the server.
+        stage: Stage,
+        /// The bound that passed.
+        after: Duration,
+    },
     /// A helper thread of the file backend could not be started or died.
     #[error("chainlock helper thread failed: {0}")]
     Helper(String),
+}
+
+/// The step of an operation that waited for a PostgreSQL server in vain
+/// ([`Error::Unresponsive`]).
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::distributed::{Error, Stage};
+/// use std::time::Duration;
+///
+/// let error = Error::Unresponsive { stage: Stage::Connect, after: Duration::from_secs(2) };
+/// assert_eq!(error.to_string(), "the PostgreSQL server did not answer opening a session within 2s");
+/// ```
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stage {
+    /// Opening a session: connect, start-up, authentication, session set-up, preparing
+    /// statements (bounded by [`PostgresOptions::connect_timeout`]).
+    Connect,
+    /// An acquisition (`try_acquire`: `heartbeat_timeout`; `acquire_timeout(t)`:
+    /// `t + heartbeat_timeout`; `acquire`: each statement that does not wait for the lock).
+    Acquire,
+    /// A release (`heartbeat_timeout`).
+    Release,
+}
+
+#[cfg(feature = "postgres")]
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Connect => "opening a session",
+            Self::Acquire => "an acquisition",
+            Self::Release => "a release",
+        })
+    }
+}
+
+/// `tokio_postgres` displays a server error as "db error", with the server's words only in its
+/// `source()`: this adds them.
+#[cfg(feature = "postgres")]
+fn postgres_message(error: &tokio_postgres::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !message.ends_with(&cause_text) {
+            message.push_str(": ");
+            message.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    message
 }
 
 /// How long an acquisition may wait.
