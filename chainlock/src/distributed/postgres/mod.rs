@@ -60,7 +60,6 @@
 //!   anyway), restoring a backup (point-in-time recovery rewinds the epochs), `fsync = off`, and
 //!   anyone else writing to these two objects.
 
-
 mod epoch;
 mod options;
 mod pool;
@@ -148,7 +147,12 @@ impl PgBackend {
         let heartbeat_timeout = self.0.options.heartbeat_timeout;
         match wait {
             Wait::Never => {
-                bounded(Stage::Acquire, heartbeat_timeout, self.acquire_now(name, wait)).await
+                bounded(
+                    Stage::Acquire,
+                    heartbeat_timeout,
+                    self.acquire_now(name, wait),
+                )
+                .await
             }
             Wait::For(timeout) => {
                 let limit = timeout.saturating_add(heartbeat_timeout);

@@ -246,6 +246,7 @@ impl PostgresOptions {
 
     /// One heartbeat: the wait before it plus the longest it may take.
     fn cycle(&self) -> Duration {
-        self.heartbeat_interval.saturating_add(self.heartbeat_timeout)
+        self.heartbeat_interval
+            .saturating_add(self.heartbeat_timeout)
     }
 }

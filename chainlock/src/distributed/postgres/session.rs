@@ -49,7 +49,9 @@ impl Liveness {
 
     /// The instant at which a silence becomes a loss.
     fn deadline(&self) -> Instant {
-        self.base + Duration::from_nanos(self.last_contact.load(Ordering::Acquire)) + self.loss_after
+        self.base
+            + Duration::from_nanos(self.last_contact.load(Ordering::Acquire))
+            + self.loss_after
     }
 
     /// Whether the last confirmed contact is older than the loss bound.
@@ -58,7 +60,8 @@ impl Liveness {
     }
 
     pub(super) fn mark_lost(&self) {
-        self.lost.send_if_modified(|lost| !std::mem::replace(lost, true));
+        self.lost
+            .send_if_modified(|lost| !std::mem::replace(lost, true));
     }
 
     /// Whether the session is lost; a silence past the bound is recorded as a loss.
