@@ -218,6 +218,9 @@ fn open_lock_file(path: &Path) -> Result<File, Error> {
             Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
                 return Err(unsafe_file("a symbolic link"));
             }
+            Err(err) if err.raw_os_error() == Some(libc::EISDIR) => {
+                return Err(unsafe_file("a directory"));
+            }
             Err(source) => return Err(io_error(path)(source)),
         };
         let metadata = file.metadata().map_err(io_error(path))?;
