@@ -142,7 +142,7 @@ fn timeouts_zero_short_and_infinite() {
                 .map(|guard| guard.map(|guard| guard.token().get()))
         })
     };
-    std::thread::sleep(Duration::from_millis(300));
+    distributed_common::wait_for_flock_waiter(&dir.join("n-t.lock"));
     assert!(
         !waiter.is_finished(),
         "an unbounded acquire waits while the name is held"
@@ -172,7 +172,8 @@ fn a_grant_racing_a_timeout_is_released() {
                     .map(|g| g.token().get())
             })
         };
-        // Release around the moment the racer gives up.
+        // Release around the moment the racer gives up: the schedule of the race, not a
+        // synchronization (every outcome is checked below).
         std::thread::sleep(Duration::from_micros(15_000 + step * 500));
         drop(guard);
         let outcome = racer.join().unwrap();
