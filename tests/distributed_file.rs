@@ -435,9 +435,7 @@ fn a_second_user_shares_a_group_lock_directory() {
             .ok()?;
         String::from_utf8(out.stdout).ok()?.trim().parse().ok()
     };
-    let am_root = std::fs::metadata("/proc/self")
-        .map(|meta| meta.uid() == 0)
-        .unwrap_or(false);
+    let am_root = std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0);
     let (Some(uid), Some(gid), true) = (id("-u"), id("-g"), am_root) else {
         eprintln!("notice: not root or no `postgres` user; skipping the second-user test");
         return;

@@ -178,15 +178,12 @@ fn a_grant_racing_a_timeout_is_released() {
         // The schedule of the race (not a synchronization: any outcome is checked below).
         std::thread::sleep(delay);
         guard.blocking_release().unwrap();
-        match racer.join().unwrap() {
-            Some(_) => {
-                granted += 1;
-                delay += Duration::from_millis(2);
-            }
-            None => {
-                timed_out += 1;
-                delay = delay.saturating_sub(Duration::from_millis(2));
-            }
+        if racer.join().unwrap().is_some() {
+            granted += 1;
+            delay += Duration::from_millis(2);
+        } else {
+            timed_out += 1;
+            delay = delay.saturating_sub(Duration::from_millis(2));
         }
         // What must never happen: the racer's session went back to its pool still holding
         // the name (a grant racing its timeout, not undone).

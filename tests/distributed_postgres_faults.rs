@@ -340,7 +340,7 @@ fn clients_of_other_roles_and_search_paths_share_one_counter_and_keep_their_time
             .await
             .expect("a role without CREATE starts when the objects exist");
         let pathed = LockClient::postgres_with(options_as(&url, "postgres", |config| {
-            config.options(&format!("-c search_path={role},public"));
+            config.options(format!("-c search_path={role},public"));
         }))
         .await
         .unwrap();

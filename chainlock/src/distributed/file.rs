@@ -64,9 +64,9 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
 }
 
 impl FileBackend {
-    pub(super) fn new(dir: PathBuf) -> Result<Self, Error> {
-        std::fs::create_dir_all(&dir).map_err(io_error(&dir))?;
-        let dir = std::fs::canonicalize(&dir).map_err(io_error(&dir))?;
+    pub(super) fn new(dir: &Path) -> Result<Self, Error> {
+        std::fs::create_dir_all(dir).map_err(io_error(dir))?;
+        let dir = std::fs::canonicalize(dir).map_err(io_error(dir))?;
         Ok(Self { dir })
     }
 

@@ -308,7 +308,7 @@ impl LockClient {
     /// ```
     pub fn file(dir: impl Into<PathBuf>) -> Result<Self, Error> {
         Ok(Self {
-            backend: Backend::File(Arc::new(file::FileBackend::new(dir.into())?)),
+            backend: Backend::File(Arc::new(file::FileBackend::new(&dir.into())?)),
         })
     }
 
