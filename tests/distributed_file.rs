@@ -142,7 +142,7 @@ fn timeouts_zero_short_and_infinite() {
                 .map(|guard| guard.map(|guard| guard.token().get()))
         })
     };
-    std::thread::sleep(Duration::from_millis(300));
+    distributed_common::wait_for_flock_waiter(&dir.join("n-t.lock"));
     assert!(
         !waiter.is_finished(),
         "an unbounded acquire waits while the name is held"
@@ -172,7 +172,8 @@ fn a_grant_racing_a_timeout_is_released() {
                     .map(|g| g.token().get())
             })
         };
-        // Release around the moment the racer gives up.
+        // Release around the moment the racer gives up: the schedule of the race, not a
+        // synchronization (every outcome is checked below).
         std::thread::sleep(Duration::from_micros(15_000 + step * 500));
         drop(guard);
         let outcome = racer.join().unwrap();
@@ -259,10 +260,14 @@ fn a_foreign_file_is_a_clear_error() {
         .unwrap()
         .unwrap()
         .path();
-    std::fs::write(&file, b"not a counter").unwrap();
-    match locks.blocking_acquire("x") {
-        Err(Error::CorruptLockFile { len, .. }) => assert_eq!(len, 9),
-        other => panic!("expected CorruptLockFile, got {other:?}"),
+    for len in [13, 100, 3] {
+        std::fs::write(&file, vec![b'?'; len]).unwrap();
+        match locks.blocking_acquire("x") {
+            Err(Error::CorruptLockFile { len: reported, .. }) => {
+                assert_eq!(reported, len as u64, "the file's length");
+            }
+            other => panic!("expected CorruptLockFile, got {other:?}"),
+        }
     }
     // And the failed acquisition left the name free.
     std::fs::write(&file, 7_u64.to_le_bytes()).unwrap();
@@ -324,4 +329,159 @@ fn the_checker_catches_tokens_going_back() {
     )
     .unwrap();
     distributed_common::check_log(&log);
+}
+
+/// The lock file of `name` in `dir` (the documented mapping, for a plain name).
+#[cfg(unix)]
+fn lock_file(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    dir.join(format!("n-{name}.lock"))
+}
+
+#[cfg(unix)]
+#[test]
+fn a_planted_symlink_is_never_followed() {
+    let dir = Scratch::new("file-symlink");
+    let locks_dir = dir.join("locks");
+    let locks = LockClient::file(&locks_dir).unwrap();
+    // A link to an existing file of the victim's, and a dangling one to where a file would
+    // be created.
+    let precious = dir.join("precious");
+    std::fs::write(&precious, b"PRECIOUS").unwrap();
+    std::os::unix::fs::symlink(&precious, lock_file(&locks_dir, "victim")).unwrap();
+    let created = dir.join("created-outside");
+    std::os::unix::fs::symlink(&created, lock_file(&locks_dir, "dangling")).unwrap();
+    for name in ["victim", "dangling"] {
+        for attempt in 0..2 {
+            let outcome = if attempt == 0 {
+                locks.blocking_acquire(name)
+            } else {
+                locks
+                    .blocking_try_acquire(name)
+                    .map(|guard| guard.expect("an error, not a held name"))
+            };
+            assert!(
+                matches!(outcome, Err(Error::UnsafeLockFile { .. })),
+                "{name}: {outcome:?}"
+            );
+        }
+    }
+    assert_eq!(std::fs::read(&precious).unwrap(), b"PRECIOUS");
+    assert!(
+        !created.exists(),
+        "a file was created through a dangling link"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn only_regular_lock_files_of_our_own_are_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("file-planted");
+    let locks = LockClient::file(dir.path()).unwrap();
+    // A FIFO (opening one must not hang), a hard link to a file outside, a world-writable file.
+    let status = std::process::Command::new("mkfifo")
+        .arg(lock_file(dir.path(), "fifo"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let outside = Scratch::new("file-planted-outside");
+    let target = outside.join("target");
+    std::fs::write(&target, 41_u64.to_le_bytes()).unwrap();
+    std::fs::hard_link(&target, lock_file(dir.path(), "hardlink")).unwrap();
+    let open = lock_file(dir.path(), "open");
+    std::fs::write(&open, b"").unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).unwrap();
+    std::fs::create_dir(lock_file(dir.path(), "directory")).unwrap();
+    for name in ["fifo", "hardlink", "open", "directory"] {
+        let outcome = locks.blocking_acquire_timeout(name, Duration::from_secs(5));
+        assert!(
+            matches!(outcome, Err(Error::UnsafeLockFile { .. })),
+            "{name}: {:?}",
+            outcome.map(|guard| guard.map(|guard| guard.token()))
+        );
+    }
+    assert_eq!(std::fs::read(&target).unwrap(), 41_u64.to_le_bytes());
+}
+
+#[cfg(unix)]
+#[test]
+fn new_lock_files_are_mode_0660_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("file-mode");
+    let locks = LockClient::file(dir.path()).unwrap();
+    locks
+        .blocking_acquire("mode")
+        .unwrap()
+        .blocking_release()
+        .unwrap();
+    let mode = std::fs::metadata(lock_file(dir.path(), "mode"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o660, "mode {mode:o}");
+}
+
+/// Runs as a second OS user (`postgres`, when the tests run as root and that user exists):
+/// two users sharing a lock directory through a group exclude each other and share tokens.
+#[cfg(unix)]
+#[test]
+fn a_second_user_shares_a_group_lock_directory() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    let id = |flag: &str| -> Option<u32> {
+        let out = std::process::Command::new("id")
+            .args([flag, "postgres"])
+            .output()
+            .ok()?;
+        String::from_utf8(out.stdout).ok()?.trim().parse().ok()
+    };
+    let am_root = std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0);
+    let (Some(uid), Some(gid), true) = (id("-u"), id("-g"), am_root) else {
+        eprintln!("notice: not root or no `postgres` user; skipping the second-user test");
+        return;
+    };
+    let dir = Scratch::new("file-users");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shared = dir.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::os::unix::fs::chown(&shared, None, Some(gid)).unwrap();
+    // setgid: files created inside belong to the directory's group.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o2770)).unwrap();
+    let locks = LockClient::file(&shared).unwrap();
+    let first = locks.blocking_acquire("shared").unwrap().token().get();
+
+    let mut child = distributed_common::worker()
+        .args(["hold", "file", shared.to_str().unwrap(), "shared"])
+        .uid(uid)
+        .gid(gid)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let theirs: u64 = line
+        .trim()
+        .strip_prefix("held ")
+        .unwrap_or_else(|| {
+            let _ = child.kill();
+            panic!("the second user could not lock: {line:?}")
+        })
+        .parse()
+        .unwrap();
+    assert!(theirs > first);
+    assert!(
+        locks.blocking_try_acquire("shared").unwrap().is_none(),
+        "the second user holds it"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let again = locks
+        .blocking_acquire_timeout("shared", Duration::from_secs(5))
+        .unwrap()
+        .expect("freed when the second user's process died");
+    assert!(again.token().get() > theirs);
 }

@@ -36,6 +36,35 @@ fn eight_processes_never_overlap() {
     hammer("postgres", &url, 8, 500, &names);
 }
 
+/// Waits until the server shows a session waiting for the advisory lock of `name` (the
+/// documented key: the first 64 bits of the name's SHA-256).
+fn wait_for_server_waiter(url: &str, name: &str) {
+    runtime().block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let waiting: i64 = client
+                .query_one(
+                    "WITH k AS (SELECT ('x' || left(encode(sha256(convert_to($1, 'UTF8')), 'hex'), 16))::bit(64)::bigint AS key) \
+                     SELECT count(*) FROM pg_locks, k WHERE locktype = 'advisory' AND NOT granted \
+                     AND classid::bigint = (key >> 32) & 4294967295 AND objid::bigint = key & 4294967295",
+                    &[&name],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            if waiting > 0 {
+                return;
+            }
+            assert!(Instant::now() < deadline, "nobody waits for {name} on the server");
+            tokio::task::yield_now().await;
+        }
+    });
+}
+
 #[test]
 fn kill_9_of_the_holder_frees_the_name_within_a_second() {
     let Some(url) = pg_url() else { return };
@@ -99,7 +128,7 @@ fn timeouts_zero_short_and_infinite() {
                 .map(|guard| guard.token().get())
         })
     };
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for_server_waiter(&url, &name);
     assert!(
         !waiter.is_finished(),
         "an unbounded acquire waits while the name is held"
@@ -120,8 +149,13 @@ fn a_grant_racing_a_timeout_is_released() {
     // A session that kept the lock would re-enter it (advisory locks are reentrant per
     // session), so look from a third client.
     let observer = LockClient::blocking_postgres(options).unwrap();
+    let racer_timeout = Duration::from_millis(20);
+    // When the holder releases, relative to the racer's start: adapted after every step
+    // towards the racer's timeout (later after a grant, earlier after a timeout), so that
+    // both outcomes, and releases right at the timeout, keep occurring on a loaded machine.
+    let mut delay = Duration::from_millis(14);
     let (mut granted, mut timed_out) = (0, 0);
-    for step in 0..30_u64 {
+    for step in 0..60_u64 {
         let guard = locks
             .blocking_acquire_timeout(&name, Duration::from_secs(5))
             .unwrap();
@@ -130,30 +164,43 @@ fn a_grant_racing_a_timeout_is_released() {
             let (other, name) = (other.clone(), name.clone());
             std::thread::spawn(move || {
                 let guard = other
-                    .blocking_acquire_timeout(&name, Duration::from_millis(20))
+                    .blocking_acquire_timeout(&name, racer_timeout)
                     .unwrap();
-                guard.map(|guard| guard.token().get())
+                // Released before the thread ends: the observer below looks at a settled
+                // server (no background unlock still on its way).
+                guard.map(|guard| {
+                    let token = guard.token().get();
+                    guard.blocking_release().unwrap();
+                    token
+                })
             })
         };
-        std::thread::sleep(Duration::from_micros(14_000 + step * 400));
+        // The schedule of the race (not a synchronization: any outcome is checked below).
+        std::thread::sleep(delay);
         guard.blocking_release().unwrap();
-        match racer.join().unwrap() {
-            Some(_) => granted += 1,
-            None => timed_out += 1,
+        if racer.join().unwrap().is_some() {
+            granted += 1;
+            delay += Duration::from_millis(2);
+        } else {
+            timed_out += 1;
+            delay = delay.saturating_sub(Duration::from_millis(2));
         }
-        // The racer's session went back to its pool: it must not still hold the name.
-        std::thread::sleep(Duration::from_millis(5)); // a granted racer unlocks in the background
+        // What must never happen: the racer's session went back to its pool still holding
+        // the name (a grant racing its timeout, not undone).
         let again = observer.blocking_try_acquire(&name).unwrap();
         assert!(
             again.is_some(),
             "step {step}: a timed-out session kept the lock"
         );
         again.unwrap().blocking_release().unwrap();
+        if step >= 20 && granted > 0 && timed_out > 0 {
+            break;
+        }
     }
     eprintln!("race outcomes: {granted} granted, {timed_out} timed out");
     assert!(
-        timed_out > 0,
-        "the schedule never reached the timeout; the race was not exercised"
+        timed_out > 0 && granted > 0,
+        "the schedule never reached both outcomes; the race was not exercised"
     );
 }
 
@@ -201,14 +248,29 @@ fn guards_dropped_or_released_return_clean_connections() {
             }
             tokio::task::yield_now().await;
         }
-        // Every name is free: no pooled connection kept a lock.
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Every name becomes free (dropped guards unlock in the background) and stays free:
+        // no pooled connection kept a lock.
         let observer = LockClient::postgres(&url).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
         for name in &names {
-            assert!(
-                observer.try_acquire(name).await.unwrap().is_some(),
-                "{name} is still locked"
-            );
+            loop {
+                if let Some(guard) = observer.try_acquire(name).await.unwrap() {
+                    guard.release().await.unwrap();
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{name} is still locked");
+                tokio::task::yield_now().await;
+            }
+        }
+        for _ in 0..3 {
+            for name in &names {
+                let guard = observer.try_acquire(name).await.unwrap();
+                guard
+                    .unwrap_or_else(|| panic!("{name} was locked again"))
+                    .release()
+                    .await
+                    .unwrap();
+            }
         }
     });
 }

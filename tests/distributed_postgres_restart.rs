@@ -165,7 +165,7 @@ async fn tokens_increase_across_a_crash(url: &str, crash: impl Future<Output = (
         let row = raw(url)
             .await
             .query_one(
-                "SELECT last_value, is_called FROM chainlock_token_counter",
+                "SELECT last_value, is_called FROM chainlock.token_counter",
                 &[],
             )
             .await
@@ -287,7 +287,7 @@ fn tokens_increase_when_the_counter_enters_a_new_epoch() {
         // Two tokens before the end of the epoch.
         let end = i64::try_from(((epoch + 1) << 32) - 3).unwrap();
         control
-            .execute("SELECT setval('chainlock_token_counter', $1)", &[&end])
+            .execute("SELECT setval('chainlock.token_counter', $1)", &[&end])
             .await
             .unwrap();
         for round in 0..6 {
@@ -306,7 +306,7 @@ fn tokens_increase_when_the_counter_enters_a_new_epoch() {
             "the counter moved into the next epoch: {tokens:?}"
         );
         let durable: i64 = control
-            .query_one("SELECT max(epoch) FROM chainlock_epochs", &[])
+            .query_one("SELECT max(epoch) FROM chainlock.epochs", &[])
             .await
             .unwrap()
             .get(0);
@@ -362,7 +362,7 @@ fn a_server_that_stops_answering_bounds_a_timed_wait() {
         signal("-CONT");
         let outcome = outcome.expect("the wait was not bounded on the client");
         assert!(
-            matches!(outcome, Err(Error::Unresponsive(_))),
+            matches!(outcome, Err(Error::Unresponsive { .. })),
             "{:?}",
             outcome.map(|guard| guard.map(|guard| guard.token()))
         );
@@ -415,4 +415,138 @@ async fn chainlock_pids(control: &tokio_postgres::Client) -> Vec<i32> {
         .iter()
         .map(|row| row.get(0))
         .collect()
+}
+
+/// Sends `signal` to `pid`.
+fn kill(signal: &str, pid: i32) {
+    let status = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid}: {status}");
+}
+
+/// A process stopped with `SIGSTOP` until this is dropped (even when a test fails).
+struct Stopped(i32);
+
+impl Stopped {
+    fn new(pid: i32) -> Self {
+        kill("-STOP", pid);
+        Self(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        kill("-CONT", self.0);
+    }
+}
+
+/// The postmaster's pid, from the data directory.
+fn postmaster_pid() -> Option<i32> {
+    let data = script("CHAINLOCK_PG_DATA")?;
+    let text = std::fs::read_to_string(std::path::Path::new(&data).join("postmaster.pid")).unwrap();
+    Some(text.lines().next().unwrap().trim().parse().unwrap())
+}
+
+#[test]
+fn a_stopped_postmaster_bounds_every_call_that_must_connect() {
+    // SIGSTOP of the postmaster: the kernel still accepts connections, nobody answers them.
+    // A client with no idle connection must open one for each call: each call stays within
+    // its own bound, pool checkout included.
+    let Some(url) = pg_url() else { return };
+    let _server = SERVER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(postmaster) = postmaster_pid() else {
+        return;
+    };
+    runtime().block_on(async {
+        let options = PostgresOptions::new(&url)
+            .unwrap()
+            .max_idle_connections(0)
+            .heartbeat_timeout(Duration::from_millis(500));
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        let stopped = Stopped::new(postmaster);
+
+        let start = Instant::now();
+        let tried = tokio::time::timeout(Duration::from_secs(20), locks.try_acquire("stopped"))
+            .await
+            .expect("try_acquire was not bounded");
+        let elapsed = start.elapsed();
+        assert!(
+            matches!(tried, Err(Error::Unresponsive { after, .. }) if after == Duration::from_millis(500)),
+            "{:?}",
+            tried.map(|guard| guard.map(|guard| guard.token()))
+        );
+        assert!(elapsed < Duration::from_secs(2), "try_acquire took {elapsed:?}");
+
+        let start = Instant::now();
+        let timed = tokio::time::timeout(
+            Duration::from_secs(20),
+            locks.acquire_timeout("stopped", Duration::from_secs(1)),
+        )
+        .await
+        .expect("acquire_timeout was not bounded");
+        let elapsed = start.elapsed();
+        assert!(
+            matches!(timed, Err(Error::Unresponsive { after, .. }) if after == Duration::from_millis(1500)),
+            "{:?}",
+            timed.map(|guard| guard.map(|guard| guard.token()))
+        );
+        assert!(elapsed < Duration::from_secs(3), "acquire_timeout took {elapsed:?}");
+        drop(stopped);
+        // The server answers again: so does the client.
+        let guard = locks.acquire("stopped").await.unwrap();
+        guard.release().await.unwrap();
+    });
+}
+
+#[test]
+fn a_stopped_backend_bounds_a_release() {
+    let Some(url) = pg_url() else { return };
+    let _server = SERVER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    runtime().block_on(async {
+        let control = raw(&url).await;
+        let before = chainlock_pids(&control).await;
+        let options = PostgresOptions::new(&url)
+            .unwrap()
+            .max_idle_connections(1)
+            .heartbeat_interval(Duration::from_secs(5))
+            .heartbeat_timeout(Duration::from_millis(500));
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        let name = format!("stopped-release-{}", std::process::id());
+        let guard = locks.acquire(&name).await.unwrap();
+        let ours: Vec<i32> = chainlock_pids(&control)
+            .await
+            .into_iter()
+            .filter(|pid| !before.contains(pid))
+            .collect();
+        assert_eq!(ours.len(), 1, "one session, holding the lock: {ours:?}");
+        let stopped = Stopped::new(ours[0]);
+        let start = Instant::now();
+        let released = tokio::time::timeout(Duration::from_secs(20), guard.release())
+            .await
+            .expect("release was not bounded");
+        let elapsed = start.elapsed();
+        drop(stopped);
+        assert!(
+            matches!(
+                released,
+                Err(Error::Unresponsive {
+                    stage: chainlock::distributed::Stage::Release,
+                    ..
+                })
+            ),
+            "{released:?}"
+        );
+        assert!(elapsed < Duration::from_secs(2), "release took {elapsed:?}");
+        // The connection was closed: the server frees the name.
+        let again = tokio::time::timeout(Duration::from_secs(10), locks.acquire(&name))
+            .await
+            .expect("the name was freed");
+        again.unwrap().release().await.unwrap();
+    });
 }

@@ -206,3 +206,39 @@ pub fn counts<T: std::hash::Hash + Eq>(items: impl IntoIterator<Item = T>) -> Ha
     }
     map
 }
+
+/// Waits until a thread of some process sleeps in `flock` for the file at `path` (a blocked
+/// entry in `/proc/locks` for its inode). Elsewhere than Linux, returns at once.
+pub fn wait_for_flock_waiter(path: &Path) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let inode = std::fs::metadata(path).unwrap().ino();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let locks = std::fs::read_to_string("/proc/locks").unwrap();
+            let blocked = locks.lines().any(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                // `1: -> FLOCK  ADVISORY  WRITE 123 08:01:4567 0 EOF`
+                fields.get(1) == Some(&"->")
+                    && fields.get(2) == Some(&"FLOCK")
+                    && fields
+                        .get(6)
+                        .and_then(|dev_inode| dev_inode.rsplit(':').next())
+                        .and_then(|ino| ino.parse::<u64>().ok())
+                        == Some(inode)
+            });
+            if blocked {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "nobody waits in flock for {}",
+                path.display()
+            );
+            std::thread::yield_now();
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
+}

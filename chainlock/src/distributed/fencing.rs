@@ -37,6 +37,18 @@ impl FencingToken {
     }
 
     /// The token as a number, to store beside the data it protects.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-get-{}", std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let guard = locks.blocking_acquire("orders")?;
+    /// let stored: u64 = guard.token().get(); // e.g. a column next to the row it fenced
+    /// assert!(stored >= 1);
+    /// # drop(guard); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
     #[must_use]
     #[inline]
     pub const fn get(self) -> u64 {

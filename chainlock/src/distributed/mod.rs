@@ -33,11 +33,20 @@
 //!   (a `tmp` cleaner, a person) restarts its name's tokens at 1: keep the lock directory out of
 //!   reach of cleaners. A crash in the middle of the very first token write can leave a 1–7 byte
 //!   file, reported as [`Error::CorruptLockFile`] until it is removed.
+//! - **File backend, permissions:** new lock files get mode `0660` (owner and group), whatever
+//!   the umask; users who share a lock directory share it through a group (a directory of
+//!   mode `2770` owned by that group). Links, FIFOs, devices, files with a second hard link
+//!   and world-writable files are refused ([`Error::UnsafeLockFile`]), never followed or
+//!   written. Anyone who can write to the lock directory can still hold or pre-create a lock
+//!   file: do not use a world-writable directory such as `/tmp` across users.
 //! - **PostgreSQL:** the server enforces timeouts through `lock_timeout`, at most `i32::MAX`
-//!   milliseconds (about 24.8 days): longer timeouts end there. If the server stops answering
-//!   (a partition, a hung server), a timed wait ends on the client after the timeout plus
-//!   `heartbeat_timeout` with [`Error::Unresponsive`]; unbounded waits rely on TCP keepalives
-//!   (set to about 16 s unless you configured them) to notice a dead peer.
+//!   milliseconds (about 24.8 days): longer timeouts end there. Every wait on the network is
+//!   bounded on the client ([`Error::Unresponsive`]): opening a session by `connect_timeout`,
+//!   `try_acquire` by `heartbeat_timeout`, `acquire_timeout(t)` by `t + heartbeat_timeout`
+//!   (pool checkout included), a release by `heartbeat_timeout`. Only the server-side wait
+//!   of an unbounded `acquire` is unbounded: it relies on TCP keepalives (about 16 s unless
+//!   you configured them) to notice a dead peer. The bounds are listed on
+//!   [`PostgresOptions`].
 //! - **Dropping a PostgreSQL guard** releases its lock on a background task: an acquisition of
 //!   the same name right after the drop may still find it held. Use
 //!   [`DistributedGuard::release`] when the next step depends on the name being free.
@@ -108,16 +117,28 @@ pub enum Error {
     CorruptLockFile {
         /// The lock file.
         path: PathBuf,
-        /// Its length.
+        /// Its length in bytes.
         len: u64,
+    },
+    /// The lock file's path names something chainlock will not lock or write: a symbolic link,
+    /// a FIFO, a device, a directory, a file with a second hard link, or a world-writable file
+    /// (planted by someone else). Nothing was written.
+    #[error("lock file {path} is {reason}: refusing to use it")]
+    UnsafeLockFile {
+        /// The lock file's path.
+        path: PathBuf,
+        /// What it is instead of a regular lock file.
+        reason: String,
     },
     /// The fencing counter of a name is exhausted (2⁶⁴ − 1 acquisitions).
     #[error("the fencing tokens of this name are exhausted")]
     TokensExhausted,
-    /// The PostgreSQL server or the connection to it failed.
+    /// The PostgreSQL server or the connection to it failed. Displayed with the server's
+    /// message (for example `postgres: db error: ERROR: permission denied for schema
+    /// chainlock`).
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    #[error("postgres: {0}")]
+    #[error("postgres: {}", postgres_message(.0))]
     Postgres(#[from] tokio_postgres::Error),
     /// The lock was lost before it was released (its connection died); another holder may have
     /// had it since.
@@ -129,16 +150,77 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     #[error("PostgreSQL server_version_num {0} is too old: chainlock needs PostgreSQL 15 or later")]
     UnsupportedServer(String),
-    /// The PostgreSQL server did not answer a lock request within the caller's timeout plus
-    /// the heartbeat timeout (a network partition or a hung server). The connection was
-    /// closed, so no lock it might have been granted survives.
+    /// The PostgreSQL server did not answer in time (a network partition, a hung server, a
+    /// listener that accepts and never answers): `after` is the bound that passed (see
+    /// [`PostgresOptions`] for each bound). The connection concerned was closed, so no lock
+    /// it might have been granted survives.
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    #[error("the PostgreSQL server did not answer within {0:?}")]
-    Unresponsive(std::time::Duration),
+    #[error("the PostgreSQL server did not answer {stage} within {after:?}")]
+    Unresponsive {
+        /// What was waiting for the server.
+        stage: Stage,
+        /// The bound that passed.
+        after: Duration,
+    },
     /// A helper thread of the file backend could not be started or died.
     #[error("chainlock helper thread failed: {0}")]
     Helper(String),
+}
+
+/// The step of an operation that waited for a PostgreSQL server in vain
+/// ([`Error::Unresponsive`]).
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::distributed::{Error, Stage};
+/// use std::time::Duration;
+///
+/// let error = Error::Unresponsive { stage: Stage::Connect, after: Duration::from_secs(2) };
+/// assert_eq!(error.to_string(), "the PostgreSQL server did not answer opening a session within 2s");
+/// ```
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stage {
+    /// Opening a session: connect, start-up, authentication, session set-up, preparing
+    /// statements (bounded by [`PostgresOptions::connect_timeout`]).
+    Connect,
+    /// An acquisition (`try_acquire`: `heartbeat_timeout`; `acquire_timeout(t)`:
+    /// `t + heartbeat_timeout`; `acquire`: each statement that does not wait for the lock).
+    Acquire,
+    /// A release (`heartbeat_timeout`).
+    Release,
+}
+
+#[cfg(feature = "postgres")]
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Connect => "opening a session",
+            Self::Acquire => "an acquisition",
+            Self::Release => "a release",
+        })
+    }
+}
+
+/// `tokio_postgres` displays a server error as "db error", with the server's words only in its
+/// `source()`: this adds them.
+#[cfg(feature = "postgres")]
+fn postgres_message(error: &tokio_postgres::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !message.ends_with(&cause_text) {
+            message.push_str(": ");
+            message.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    message
 }
 
 /// How long an acquisition may wait.
@@ -200,7 +282,9 @@ impl LockClient {
     /// A client of the file backend, with its lock files in `dir` (created if missing).
     ///
     /// Every process that locks the same names must use the same directory, on a local file
-    /// system (file locks over NFS are not reliable). Lock files are never deleted: each keeps
+    /// system (file locks over NFS are not reliable). New lock files get mode `0660` (owner
+    /// and group may lock), whatever the umask; a symbolic link, FIFO, device, hard-linked or
+    /// world-writable file in the directory is refused, never followed or written. Lock files are never deleted: each keeps
     /// the fencing counter of its name. Do not delete them while any process may hold or wait
     /// for a lock (a deleted file would let a newcomer lock a fresh file; chainlock detects
     /// and retries on that for its own waiters, but cannot stop other programs).
@@ -224,7 +308,7 @@ impl LockClient {
     /// ```
     pub fn file(dir: impl Into<PathBuf>) -> Result<Self, Error> {
         Ok(Self {
-            backend: Backend::File(Arc::new(file::FileBackend::new(dir.into())?)),
+            backend: Backend::File(Arc::new(file::FileBackend::new(&dir.into())?)),
         })
     }
 
@@ -232,14 +316,34 @@ impl LockClient {
     /// `host=... user=...`), with default [`PostgresOptions`].
     ///
     /// Must be called inside a Tokio runtime (with I/O and time enabled): the client's
-    /// connections are driven by tasks spawned on it. Creates the fencing counter (the unlogged
-    /// sequence `chainlock_token_counter`) and the table `chainlock_epochs` if they do not
-    /// exist. Needs PostgreSQL 15 or later.
+    /// connections are driven by tasks spawned on it. Needs PostgreSQL 15 or later.
+    ///
+    /// The fencing counter (the unlogged sequence `chainlock.token_counter`) and the table
+    /// `chainlock.epochs` live in the schema `chainlock`, named in full by every statement,
+    /// so clients of every role and `search_path` share them. If they do not exist yet, the
+    /// client creates them (which needs `CREATE` on the database); once they exist, a role
+    /// needs only `USAGE ON SCHEMA chainlock`, `USAGE, SELECT, UPDATE ON SEQUENCE
+    /// chainlock.token_counter` and `SELECT, INSERT, UPDATE ON chainlock.epochs`. Each
+    /// session sets its own `statement_timeout`, `idle_session_timeout`, keepalive and
+    /// `search_path` settings, so server, database or role defaults cannot change its
+    /// bounds.
     ///
     /// # Errors
     ///
-    /// [`Error::Postgres`] if the URL is invalid or the server cannot be reached;
+    /// [`Error::Postgres`] if the URL is invalid or the server refuses (the message says why);
+    /// [`Error::Unresponsive`] if the server does not answer within the connect timeout;
     /// [`Error::UnsupportedServer`] if it is older than PostgreSQL 15.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// let locks = chainlock::distributed::LockClient::postgres("postgres://locks@db.internal/app").await?;
+    /// let guard = locks.acquire("orders").await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub async fn postgres(url: &str) -> Result<Self, Error> {
@@ -250,8 +354,19 @@ impl LockClient {
     ///
     /// # Errors
     ///
-    /// [`Error::Postgres`] if the server cannot be reached; [`Error::UnsupportedServer`] if it
-    /// is older than PostgreSQL 15.
+    /// As [`LockClient::postgres`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use chainlock::distributed::{LockClient, PostgresOptions};
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// let options = PostgresOptions::new("postgres://locks@db.internal/app")?.max_idle_connections(4);
+    /// let locks = LockClient::postgres_with(options).await?;
+    /// # drop(locks); Ok(()) }
+    /// ```
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub async fn postgres_with(options: PostgresOptions) -> Result<Self, Error> {
@@ -267,11 +382,24 @@ impl LockClient {
     ///
     /// # Errors
     ///
-    /// [`Error::Postgres`] if the server cannot be reached.
+    /// [`Error::Postgres`] if the URL is invalid or the server refuses (the message says why);
+    /// [`Error::Unresponsive`] if the server does not answer within the connect timeout;
+    /// [`Error::UnsupportedServer`] if it is older than PostgreSQL 15.
     ///
     /// # Panics
     ///
     /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use chainlock::distributed::{LockClient, PostgresOptions};
+    ///
+    /// let locks = LockClient::blocking_postgres(PostgresOptions::new("postgres://locks@db.internal/app")?)?;
+    /// let guard = locks.blocking_acquire("orders")?;
+    /// guard.blocking_release()?;
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     #[track_caller]
@@ -308,7 +436,20 @@ impl LockClient {
     /// # Cancel safety
     ///
     /// Cancel safe: dropping the future before it completes leaves the lock unheld (a grant
-    /// that races with the cancellation is released at once).
+    /// that races with the cancellation is released at once).    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let guard = locks.acquire("orders").await?;
+    /// // ... work on the orders, passing `guard.token()` to the storage ...
+    /// guard.release().await?;
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire(&self, name: &str) -> Result<DistributedGuard, Error> {
         let guard = self.acquire_with(name, Wait::Forever).await?;
         Ok(guard.expect("an unbounded wait ends with the lock"))
@@ -322,7 +463,20 @@ impl LockClient {
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`LockClient::acquire`].
+    /// Cancel safe, as [`LockClient::acquire`].    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let held = locks.try_acquire("orders").await?.expect("free");
+    /// assert!(locks.try_acquire("orders").await?.is_none(), "held by `held`");
+    /// held.release().await?;
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
     pub async fn try_acquire(&self, name: &str) -> Result<Option<DistributedGuard>, Error> {
         self.acquire_with(name, Wait::Never).await
     }
@@ -339,7 +493,22 @@ impl LockClient {
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`LockClient::acquire`].
+    /// Cancel safe, as [`LockClient::acquire`].    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// use std::time::Duration;
+    /// let held = locks.acquire("orders").await?;
+    /// let late = locks.acquire_timeout("orders", Duration::from_millis(10)).await?;
+    /// assert!(late.is_none(), "still held after 10 ms");
+    /// held.release().await?;
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire_timeout(
         &self,
         name: &str,
@@ -356,7 +525,17 @@ impl LockClient {
     ///
     /// # Panics
     ///
-    /// Panics when called from an asynchronous context (use [`LockClient::acquire`] there).
+    /// Panics when called from an asynchronous context (use [`LockClient::acquire`] there).    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let guard = locks.blocking_acquire("orders")?;
+    /// guard.blocking_release()?;
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
     #[track_caller]
     pub fn blocking_acquire(&self, name: &str) -> Result<DistributedGuard, Error> {
         runtime::block_on(self.acquire(name))
@@ -370,7 +549,18 @@ impl LockClient {
     ///
     /// # Panics
     ///
-    /// Panics when called from an asynchronous context.
+    /// Panics when called from an asynchronous context.    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let held = locks.blocking_try_acquire("orders")?.expect("free");
+    /// assert!(locks.blocking_try_acquire("orders")?.is_none());
+    /// drop(held);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
     #[track_caller]
     pub fn blocking_try_acquire(&self, name: &str) -> Result<Option<DistributedGuard>, Error> {
         runtime::block_on(self.try_acquire(name))
@@ -384,7 +574,19 @@ impl LockClient {
     ///
     /// # Panics
     ///
-    /// Panics when called from an asynchronous context.
+    /// Panics when called from an asynchronous context.    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// use std::time::Duration;
+    /// let held = locks.blocking_acquire("orders")?;
+    /// assert!(locks.blocking_acquire_timeout("orders", Duration::from_millis(10))?.is_none());
+    /// drop(held);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
     #[track_caller]
     pub fn blocking_acquire_timeout(
         &self,
@@ -429,14 +631,36 @@ impl DistributedGuard {
         self.held.as_ref().expect("a live guard holds its lock")
     }
 
-    /// The name this guard holds.
+    /// The name this guard holds.    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let guard = locks.blocking_acquire("orders")?;
+    /// assert_eq!(guard.name(), "orders");
+    /// # drop(guard);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
     #[must_use]
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The fencing token of this acquisition: greater than the token of every earlier
-    /// acquisition of this name.
+    /// acquisition of this name.    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let first = locks.blocking_acquire("orders")?.token();
+    /// let second = locks.blocking_acquire("orders")?.token();
+    /// assert!(second > first);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
     #[must_use]
     pub fn token(&self) -> FencingToken {
         match self.held() {
@@ -446,13 +670,31 @@ impl DistributedGuard {
         }
     }
 
-    /// Whether the lock is known to be lost (another holder may have it now).
+    /// Whether the lock is known to be lost (another holder may have it now). Once `true`, it
+    /// stays `true`.
     ///
     /// File locks are never lost while the process lives, so this is always `false` for the
     /// file backend. For PostgreSQL, it becomes `true` as soon as the holding connection is
-    /// seen closed (server restart or crash, backend terminated, connection reset), and at the
-    /// latest [`PostgresOptions::heartbeat_interval`] + [`PostgresOptions::heartbeat_timeout`]
-    /// after the connection went silent.
+    /// seen closed (server restart or crash, backend terminated, connection reset), when a
+    /// heartbeat goes unanswered, and — computed from the clock alone, whether or not any task
+    /// of the process could run (a paused process, a blocked runtime, a partition) — once the
+    /// last confirmed contact with the server is [`PostgresOptions::loss_after`] old (6 s by
+    /// default). The server may release the lock of a silent client only
+    /// [`PostgresOptions::server_release_after`] after that contact (9 s), so a silent
+    /// holder's guard says `true` at least `heartbeat_interval + heartbeat_timeout` (3 s)
+    /// before anyone else can hold the name. A contact counts from the instant its request was
+    /// sent; a healthy connection confirms one every `heartbeat_interval`.    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let guard = locks.blocking_acquire("orders")?;
+    /// assert!(!guard.is_lost(), "file locks are lost only with the process");
+    /// # drop(guard);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
     #[must_use]
     pub fn is_lost(&self) -> bool {
         match self.held() {
@@ -493,14 +735,27 @@ impl DistributedGuard {
     ///
     /// # Errors
     ///
-    /// [`Error::Lost`] if the lock had been lost before; [`Error::Io`] or [`Error::Postgres`]
-    /// if unlocking failed (the lock is then released by the kernel or the server when the file
+    /// [`Error::Lost`] if the lock had been lost before; [`Error::Io`], [`Error::Postgres`] or
+    /// [`Error::Unresponsive`] (after `heartbeat_timeout`) if unlocking failed (the lock is then released by the kernel or the server when the file
     /// or connection is closed, which this does).
     ///
     /// # Cancel safety
     ///
     /// Not cancel safe in the sense that the outcome is unknown when the future is dropped; the
-    /// lock is released either way.
+    /// lock is released either way.    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let guard = locks.acquire("orders").await?;
+    /// guard.release().await?;
+    /// assert!(locks.try_acquire("orders").await?.is_some(), "free right after a release");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
     pub async fn release(mut self) -> Result<(), Error> {
         match self.held.take().expect("a live guard holds its lock") {
             Held::File(held) => held.release(),
@@ -517,7 +772,17 @@ impl DistributedGuard {
     ///
     /// # Panics
     ///
-    /// Panics when called from an asynchronous context.
+    /// Panics when called from an asynchronous context.    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let guard = locks.blocking_acquire("orders")?;
+    /// guard.blocking_release()?;
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
     #[track_caller]
     pub fn blocking_release(self) -> Result<(), Error> {
         runtime::block_on(self.release())

@@ -1,0 +1,79 @@
+//! Every SQL text of the backend, and the one-time creation of its two objects.
+//!
+//! The objects live in one fixed schema, `chainlock`, and every statement names them with it
+//! (and runs with `search_path = pg_catalog`), so that every client of a database resolves the
+//! same counter whatever its role's `search_path`: advisory locks are per database, so every
+//! pair of clients that can exclude each other draws from the same counter.
+
+use super::super::Error;
+use std::time::Duration;
+use tokio_postgres::Client;
+
+/// Sets the wait bound, waits for the lock, draws a token: one round trip.
+pub(super) const LOCK: &str = "WITH timeout AS MATERIALIZED \
+        (SELECT pg_catalog.set_config('lock_timeout', $2, false)), \
+    locked AS MATERIALIZED (SELECT pg_catalog.pg_advisory_lock($1) FROM timeout) \
+    SELECT pg_catalog.nextval('chainlock.token_counter') FROM locked";
+pub(super) const TRY_LOCK: &str = "SELECT CASE WHEN pg_catalog.pg_try_advisory_lock($1) \
+    THEN pg_catalog.nextval('chainlock.token_counter') END";
+pub(super) const UNLOCK: &str = "SELECT pg_catalog.pg_advisory_unlock($1)";
+/// After a lock wait timed out: the server may have granted the lock in the same instant.
+pub(super) const UNLOCK_ALL: &str = "SELECT pg_catalog.pg_advisory_unlock_all()";
+pub(super) const DURABLE_EPOCH: &str =
+    "SELECT coalesce(max(epoch), 0)::bigint FROM chainlock.epochs";
+pub(super) const BEGIN_EPOCH: &str = "BEGIN ISOLATION LEVEL READ COMMITTED; \
+    SET LOCAL synchronous_commit = on; SET LOCAL lock_timeout = 0; \
+    LOCK TABLE chainlock.epochs IN EXCLUSIVE MODE";
+pub(super) const DRAW: &str = "SELECT pg_catalog.nextval('chainlock.token_counter')";
+pub(super) const MOVE_COUNTER: &str = "SELECT pg_catalog.setval('chainlock.token_counter', $1)";
+pub(super) const RECORD_EPOCH: &str = "INSERT INTO chainlock.epochs (epoch) VALUES ($1)";
+pub(super) const SERVER_VERSION: &str = "SELECT pg_catalog.current_setting('server_version_num')";
+
+/// Whether both objects exist already (then no privilege to create anything is needed).
+const EXISTS: &str = "SELECT pg_catalog.to_regclass('chainlock.token_counter') IS NOT NULL \
+    AND pg_catalog.to_regclass('chainlock.epochs') IS NOT NULL";
+/// Creates the objects once, however many clients start at once; the two-`int4` key space of
+/// this lock is disjoint from the `bigint` keys of named locks.
+const CREATE: &str = "BEGIN; SELECT pg_catalog.pg_advisory_xact_lock(1128811596, 1); \
+    CREATE SCHEMA IF NOT EXISTS chainlock; \
+    CREATE UNLOGGED SEQUENCE IF NOT EXISTS chainlock.token_counter CACHE 1; \
+    CREATE TABLE IF NOT EXISTS chainlock.epochs \
+    (epoch bigint PRIMARY KEY, recorded timestamptz NOT NULL DEFAULT now()); \
+    COMMIT";
+
+/// Unlogged sequences exist since PostgreSQL 15.
+const MIN_SERVER_VERSION: i32 = 15_00_00;
+
+/// Checks the server's version and creates the counter and the epoch table if missing.
+pub(super) async fn ensure_objects(client: &Client) -> Result<(), Error> {
+    let version: String = client.query_one(SERVER_VERSION, &[]).await?.get(0);
+    if version.parse::<i32>().is_ok_and(|v| v < MIN_SERVER_VERSION) {
+        return Err(Error::UnsupportedServer(version));
+    }
+    let exists: bool = client.query_one(EXISTS, &[]).await?.get(0);
+    if !exists {
+        client.batch_execute(CREATE).await?;
+    }
+    Ok(())
+}
+
+/// The session settings every connection starts with: they override whatever the server,
+/// database or role set, so that no default can break a bound of ours.
+///
+/// - `statement_timeout = 0`: only `lock_timeout` (set per wait) ends a lock wait.
+/// - `idle_session_timeout`, `idle_in_transaction_session_timeout`: the server releases the
+///   locks of a silent client `release_after` after its last request.
+/// - `tcp_keepalives_idle` at least that long and `tcp_user_timeout = 0` (the system's), so the
+///   server's own keepalive settings cannot end a silent session earlier.
+/// - `search_path = pg_catalog`: nothing of ours resolves through the role's path.
+pub(super) fn session_settings(release_after: Duration) -> String {
+    let millis = release_after.as_millis().clamp(1, i32::MAX as u128);
+    let keepalive_secs = release_after.as_secs().clamp(1, i32::MAX as u64) + 1;
+    format!(
+        "SET application_name = 'chainlock'; SET search_path = pg_catalog; \
+         SET statement_timeout = 0; SET idle_session_timeout = {millis}; \
+         SET idle_in_transaction_session_timeout = {millis}; \
+         SET tcp_keepalives_idle = {keepalive_secs}; SET tcp_user_timeout = 0; \
+         SET client_connection_check_interval = 250"
+    )
+}
