@@ -412,3 +412,54 @@ fn server_errors_display_the_servers_message() {
         drop_role(&admin, &role).await;
     });
 }
+
+/// A database where chainlock's first release handed out tokens (its objects in `public`):
+/// the first token of this release is above every one of them.
+#[test]
+fn tokens_keep_increasing_across_the_upgrade_from_the_first_release() {
+    let Some(url) = pg_url() else { return };
+    runtime().block_on(async {
+        let admin = admin(&url).await;
+        let database = format!("chainlock_upgrade_{}", std::process::id());
+        // One statement per call: CREATE/DROP DATABASE refuse the implicit transaction of a
+        // multi-statement batch.
+        admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {database}"))
+            .await
+            .unwrap();
+        admin
+            .batch_execute(&format!("CREATE DATABASE {database}"))
+            .await
+            .unwrap();
+        let mut config: tokio_postgres::Config = url.parse().unwrap();
+        config.dbname(&database);
+        let (old, connection) = config.connect(tokio_postgres::NoTls).await.unwrap();
+        tokio::spawn(connection);
+        // What the first release left behind: epoch 7 recorded, tokens handed out up to there.
+        let last_old_token: i64 = (7 << 32) + 41;
+        old.batch_execute(&format!(
+            "CREATE UNLOGGED SEQUENCE public.chainlock_token_counter CACHE 1; \
+             SELECT setval('public.chainlock_token_counter', {last_old_token}); \
+             CREATE TABLE public.chainlock_epochs \
+             (epoch bigint PRIMARY KEY, recorded timestamptz NOT NULL DEFAULT now()); \
+             INSERT INTO public.chainlock_epochs (epoch) VALUES (3), (7)"
+        ))
+        .await
+        .unwrap();
+        let locks = LockClient::postgres_with(PostgresOptions::from_config(config))
+            .await
+            .unwrap();
+        let guard = locks.acquire("upgraded").await.unwrap();
+        let first = guard.token().get();
+        guard.release().await.unwrap();
+        assert!(
+            i64::try_from(first).unwrap() > last_old_token,
+            "the first token after the upgrade ({first}) is not above the last one before ({last_old_token})"
+        );
+        drop((locks, old));
+        admin
+            .batch_execute(&format!("DROP DATABASE {database} WITH (FORCE)"))
+            .await
+            .unwrap();
+    });
+}

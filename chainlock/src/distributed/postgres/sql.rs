@@ -34,11 +34,23 @@ const EXISTS: &str = "SELECT pg_catalog.to_regclass('chainlock.token_counter') I
     AND pg_catalog.to_regclass('chainlock.epochs') IS NOT NULL";
 /// Creates the objects once, however many clients start at once; the two-`int4` key space of
 /// this lock is disjoint from the `bigint` keys of named locks.
+///
+/// Tokens must keep increasing across the upgrade from chainlock's first release, whose
+/// objects were `public.chainlock_epochs` and `public.chainlock_token_counter`: every token it
+/// handed out had an epoch it had recorded first, so recording that release's highest epoch
+/// here makes the first new token start above all of them.
 const CREATE: &str = "BEGIN; SELECT pg_catalog.pg_advisory_xact_lock(1128811596, 1); \
     CREATE SCHEMA IF NOT EXISTS chainlock; \
     CREATE UNLOGGED SEQUENCE IF NOT EXISTS chainlock.token_counter CACHE 1; \
     CREATE TABLE IF NOT EXISTS chainlock.epochs \
     (epoch bigint PRIMARY KEY, recorded timestamptz NOT NULL DEFAULT now()); \
+    DO $$ BEGIN \
+      IF pg_catalog.to_regclass('public.chainlock_epochs') IS NOT NULL THEN \
+        INSERT INTO chainlock.epochs (epoch) \
+          SELECT max(epoch) FROM public.chainlock_epochs HAVING max(epoch) IS NOT NULL \
+          ON CONFLICT DO NOTHING; \
+      END IF; \
+    END $$; \
     COMMIT";
 
 /// Unlogged sequences exist since PostgreSQL 15.
