@@ -5,28 +5,8 @@
 mod distributed_common;
 
 use chainlock::distributed::{LockClient, PostgresOptions};
-use distributed_common::{Holder, Scratch, hammer, hostile_names, pg_url};
+use distributed_common::{Holder, Scratch, hammer, hostile_names, pg_url, runtime, unique};
 use std::time::{Duration, Instant};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// A per-test prefix, so that tests running at once never share a name.
-fn unique(name: &str) -> String {
-    format!(
-        "{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
-}
 
 #[test]
 fn eight_processes_never_overlap() {

@@ -6,29 +6,10 @@
 mod distributed_common;
 
 use chainlock::distributed::{Error, LockClient, PostgresOptions, Stage};
-use distributed_common::pg_url;
+use distributed_common::{pg_url, runtime, unique};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn unique(name: &str) -> String {
-    format!(
-        "{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
-}
 
 /// The child side of [`StalledHolder`]: this test binary, run again with `STALLED_HOLDER` set.
 /// Acquires the name on a current-thread runtime and then never drives that runtime again (as

@@ -6,20 +6,12 @@
 mod distributed_common;
 
 use chainlock::distributed::{Error, LockClient, PostgresOptions};
-use distributed_common::pg_url;
+use distributed_common::{pg_url, runtime};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// One test at a time touches the server's lifetime or its counter.
 static SERVER: Mutex<()> = Mutex::new(());
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// The script in `var` (set by `scripts/pg.sh`), or `None` with a notice outside CI.
 fn script(var: &str) -> Option<String> {

@@ -7,6 +7,27 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+/// A runtime for the tests' async parts: two workers, timers and I/O.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A per-test name, so that tests running at once never share one.
+pub fn unique(name: &str) -> String {
+    format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
 /// The test server's URL, from `CHAINLOCK_PG_URL` (set by `scripts/pg.sh`). In CI (`CI` set)
 /// a missing server fails the test; elsewhere the test is skipped with a notice.
 pub fn pg_url() -> Option<String> {

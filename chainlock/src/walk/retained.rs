@@ -58,6 +58,25 @@ impl<G> Retained<G> {
     }
 
     /// How many nodes are held: the target and its retained ancestors (at least 1).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// assert_eq!(path.len(), 3);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.guards.len()
@@ -65,24 +84,101 @@ impl<G> Retained<G> {
 
     /// Always `false`: a retained path holds at least its target. (For clippy's `len`
     /// convention.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// assert!(!path.is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.guards.is_empty()
     }
 
     /// The depth of the top-most retained node.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// assert_eq!(path.top_depth(), 0);
+    /// ```
     #[inline]
     pub fn top_depth(&self) -> usize {
         self.top_depth
     }
 
     /// The depth of the target.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// assert_eq!(path.target_depth(), 2);
+    /// ```
     #[inline]
     pub fn target_depth(&self) -> usize {
         self.top_depth + self.guards.len() - 1
     }
 
     /// The guard `up` levels above the target (0: the target itself), if retained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// assert_eq!(path.guard(1).unwrap().value, 1);
+    /// assert!(path.guard(3).is_none());
+    /// ```
     #[inline]
     pub fn guard(&self, up: usize) -> Option<&G> {
         let index = self.guards.len().checked_sub(up + 1)?;
@@ -90,6 +186,26 @@ impl<G> Retained<G> {
     }
 
     /// The mutable guard `up` levels above the target (0: the target), if retained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let mut path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// path.guard_mut(2).unwrap().value = 10;
+    /// assert_eq!(path.get(2).unwrap().value, 10);
+    /// ```
     #[inline]
     pub fn guard_mut(&mut self, up: usize) -> Option<&mut G> {
         let index = self.guards.len().checked_sub(up + 1)?;
@@ -98,6 +214,27 @@ impl<G> Retained<G> {
 
     /// Releases the retained nodes above the lowest `keep` (at least the target stays),
     /// top-most first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let mut path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// path.release_above(1);
+    /// assert_eq!((path.len(), path.top_depth()), (1, 2));
+    /// assert!(root.try_lock().is_some(), "the released ancestors are free");
+    /// ```
     pub fn release_above(&mut self, keep: usize) {
         let keep = keep.max(1);
         if let Some(released) = self.guards.len().checked_sub(keep) {
@@ -107,6 +244,27 @@ impl<G> Retained<G> {
     }
 
     /// Releases every ancestor (top-most first) and returns the target's guard.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let mut path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// let leaf = path.into_target();
+    /// assert_eq!(leaf.value, 2);
+    /// assert!(root.try_lock().is_some());
+    /// ```
     pub fn into_target(mut self) -> G {
         self.release_above(1);
         self.guards.pop().expect("a retained path holds its target")
@@ -115,18 +273,76 @@ impl<G> Retained<G> {
 
 impl<G: Deref> Retained<G> {
     /// The node `up` levels above the target (0: the target itself), if retained.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// assert_eq!(path.get(0).unwrap().value, 2);
+    /// ```
     #[inline]
     pub fn get(&self, up: usize) -> Option<&G::Target> {
         self.guard(up).map(|guard| &**guard)
     }
 
     /// The target node.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// assert_eq!(path.target().value, 2);
+    /// ```
     #[inline]
     pub fn target(&self) -> &G::Target {
         self.get(0).expect("a retained path holds its target")
     }
 
     /// The retained nodes, target first, then upward.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// let values: Vec<u32> = path.iter().map(|node| node.value).collect();
+    /// assert_eq!(values, [2, 1, 0]); // target first
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = &G::Target> {
         self.guards.iter().rev().map(|guard| &**guard)
     }
@@ -134,12 +350,52 @@ impl<G: Deref> Retained<G> {
 
 impl<G: DerefMut> Retained<G> {
     /// The node `up` levels above the target (0: the target itself), if retained, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let mut path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// path.get_mut(1).unwrap().value += 5;
+    /// assert_eq!(path.get(1).unwrap().value, 6);
+    /// ```
     #[inline]
     pub fn get_mut(&mut self, up: usize) -> Option<&mut G::Target> {
         self.guard_mut(up).map(|guard| &mut **guard)
     }
 
     /// The target node, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let mut path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// path.target_mut().value = 7;
+    /// assert_eq!(path.target().value, 7);
+    /// ```
     #[inline]
     pub fn target_mut(&mut self) -> &mut G::Target {
         self.get_mut(0).expect("a retained path holds its target")
@@ -147,6 +403,28 @@ impl<G: DerefMut> Retained<G> {
 
     /// The retained nodes, mutably, target first, then upward: the order in which a change
     /// is propagated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::{Step, Walker};
+    /// # use chainlock::parking_lot::Mutex;
+    /// # use chainlock::ChainNode;
+    /// # use std::sync::Arc;
+    /// # struct Node { value: u32, next: Option<Arc<Mutex<Node>>> }
+    /// # impl ChainNode for Node {}
+    /// # let leaf = Arc::new(Mutex::new(Node { value: 2, next: None }));
+    /// # let middle = Arc::new(Mutex::new(Node { value: 1, next: Some(leaf) }));
+    /// # let root = Arc::new(Mutex::new(Node { value: 0, next: Some(middle) }));
+    /// // Nothing is safe: the whole path, root to leaf, stays locked.
+    /// let mut path = Walker::new()
+    ///     .descend_retaining(&root, |n, _| n.next.clone().map_or(Step::Here, Step::Descend), |_, _| false)
+    ///     .unwrap();
+    /// for node in path.iter_mut() {
+    ///     node.value *= 2;
+    /// }
+    /// assert_eq!(path.iter().map(|node| node.value).collect::<Vec<_>>(), [4, 2, 0]);
+    /// ```
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut G::Target> {
         self.guards.iter_mut().rev().map(|guard| &mut **guard)
     }
