@@ -28,6 +28,8 @@ impl ChainNode for Node {
 }
 
 type Lock = Arc<LoggedMutex<Node>>;
+/// What a step of an exclusive walk holds.
+type Guard = chainlock::lock_api::ArcMutexGuard<chainlock_suite::logged::LoggedRawMutex, Node>;
 
 /// A list of `len` nodes, head first.
 fn list(len: usize) -> Vec<Lock> {
@@ -46,12 +48,7 @@ fn list(len: usize) -> Vec<Lock> {
 }
 
 /// Follows `next` until depth `target`, which is the target.
-fn to_depth(
-    target: usize,
-) -> impl FnMut(
-    &mut chainlock::lock_api::ArcMutexGuard<chainlock_suite::logged::LoggedRawMutex, Node>,
-    usize,
-) -> Step<Lock> {
+fn to_depth(target: usize) -> impl FnMut(&mut Guard, usize) -> Step<Lock> {
     move |node, depth| {
         assert_eq!(node.depth, depth, "the step sees the node at its depth");
         if depth == target {
@@ -380,12 +377,7 @@ fn a_ring_ends_at_the_default_depth_limit_instead_of_walking_forever() {
 }
 
 /// Follows `next`, answering `Target` for the node at depth `target`.
-fn target_at(
-    target: usize,
-) -> impl FnMut(
-    &mut chainlock::lock_api::ArcMutexGuard<chainlock_suite::logged::LoggedRawMutex, Node>,
-    usize,
-) -> Step<Lock> {
+fn target_at(target: usize) -> impl FnMut(&mut Guard, usize) -> Step<Lock> {
     move |node, depth| {
         let next = node.next.clone().expect("the list is long enough");
         if depth + 1 == target {
