@@ -88,6 +88,30 @@ fn walk_steps(root: &Arc<Mutex<Node>>, keys: &[usize]) -> Option<u64> {
         .ok()
 }
 
+/// `walk_steps` with no depth limit: what the limit's check costs.
+#[inline(never)]
+fn walk_steps_unbounded(root: &Arc<Mutex<Node>>, keys: &[usize]) -> Option<u64> {
+    Walker::new()
+        .max_depth(usize::MAX)
+        .run(
+            root,
+            Exclusive,
+            |node, depth| match keys.get(depth) {
+                None => Step::Here,
+                Some(key) => node
+                    .children
+                    .get(*key)
+                    .cloned()
+                    .map_or(Step::Absent, Step::Descend),
+            },
+            |leaf| {
+                leaf.value += 1;
+                leaf.value
+            },
+        )
+        .ok()
+}
+
 #[inline(never)]
 fn hand_written(root: &Arc<Mutex<Node>>, keys: &[usize]) -> Option<u64> {
     let mut guard = root.lock_arc();
@@ -102,9 +126,10 @@ fn hand_written(root: &Arc<Mutex<Node>>, keys: &[usize]) -> Option<u64> {
 
 type Walk = fn(&Arc<Mutex<Node>>, &[usize]) -> Option<u64>;
 
-const SIDES: [(&str, Walk); 3] = [
+const SIDES: [(&str, Walk); 4] = [
     ("walk_keys", walk_keys),
     ("walk_steps", walk_steps),
+    ("walk_steps_unbounded", walk_steps_unbounded),
     ("hand_written", hand_written),
 ];
 

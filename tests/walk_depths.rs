@@ -4,7 +4,7 @@
 //! node; cycles refused; the depth limit.
 
 use chainlock::ChainNode;
-use chainlock::chain::Absence;
+use chainlock::chain::{Absence, Children};
 use chainlock::walk::{Exclusive, Step, WalkExit, Walker};
 use chainlock_suite::logged::{Event, LoggedMutex, id_of, take_log};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -24,6 +24,17 @@ struct Node {
 impl ChainNode for Node {
     fn is_closed(&self) -> bool {
         self.closed
+    }
+}
+
+/// A list as a tree: the one child of a node is under the key `()`, so that a key path of
+/// `n` keys walks `n` links.
+impl Children<Node> for Node {
+    type Key = ();
+    type Lock = LoggedMutex<Node>;
+
+    fn child(&self, (): &()) -> Option<Lock> {
+        self.next.clone()
     }
 }
 
@@ -355,6 +366,48 @@ fn a_retained_path_can_release_its_upper_part_early() {
     assert_eq!(locked(&nodes), [5]);
     drop(target);
     assert_all_unlocked(&nodes);
+}
+
+#[test]
+fn a_key_path_is_held_to_the_depth_limit_whatever_its_iterator_says_of_its_length() {
+    let nodes = list(10);
+    for limit in 0..9 {
+        let walker = Walker::new().max_depth(limit);
+        // A path longer than the limit, with an exact length (a slice) and with none
+        // (`size_hint` is `(0, None)`): both stop at the limit.
+        let exact = vec![(); limit + 1];
+        let unknown = {
+            let mut left = limit + 1;
+            std::iter::from_fn(move || (left > 0).then(|| left -= 1))
+        };
+        for outcome in [
+            walker.descend_keys(&nodes[0], Exclusive, exact),
+            walker.descend_keys(&nodes[0], Exclusive, unknown),
+        ] {
+            assert_eq!(outcome.err(), Some(WalkExit::TooDeep { max_depth: limit }));
+            assert_all_unlocked(&nodes);
+        }
+        // A path exactly as long as the limit reaches its node.
+        let target = walker
+            .descend_keys(&nodes[0], Exclusive, vec![(); limit])
+            .unwrap();
+        assert_eq!(target.depth, limit);
+        drop(target);
+        assert_all_unlocked(&nodes);
+    }
+}
+
+#[test]
+fn an_endless_key_path_round_a_ring_ends_at_the_depth_limit() {
+    let nodes = list(3);
+    nodes[2].lock().next = Some(nodes[0].clone());
+    let outcome =
+        Walker::new()
+            .max_depth(1000)
+            .descend_keys(&nodes[0], Exclusive, std::iter::repeat(()));
+    assert_eq!(outcome.err(), Some(WalkExit::TooDeep { max_depth: 1000 }));
+    assert_all_unlocked(&nodes);
+    nodes[2].lock().next = None;
 }
 
 #[test]

@@ -1125,14 +1125,22 @@ impl Walker {
         I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
     {
         let mut keys = keys.into_iter();
+        // As `walk_keys`, the same walks end `TooDeep` (one loop: a future's cost is not in
+        // the depth check).
+        let walker = if self.bounds(&keys) {
+            Self::UNLIMITED
+        } else {
+            self
+        };
         if M::PATH_IS_TARGET {
-            return self
+            return walker
                 .walk_async::<L, M>(root, false, deadline, plain_key_step(keys))
                 .await
                 .map(|(target, _)| target);
         }
         let first = keys.next();
-        self.walk_async::<L, M>(root, first.is_none(), deadline, key_step(keys, first))
+        walker
+            .walk_async::<L, M>(root, first.is_none(), deadline, key_step(keys, first))
             .await
             .map(|(target, _)| target)
     }
@@ -1302,15 +1310,38 @@ impl Walker {
         I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
     {
         let mut keys = keys.into_iter();
+        // Two copies of the loop: a path that cannot go deeper than the limit skips its
+        // check (two instructions a level).
+        let bounded = self.bounds(&keys);
         if M::PATH_IS_TARGET {
-            return self
-                .walk::<L, M>(root, false, acquire, plain_key_step(keys))
-                .map(|(target, _)| target);
+            let step = plain_key_step(keys);
+            return if bounded {
+                Self::UNLIMITED.walk::<L, M>(root, false, acquire, step)
+            } else {
+                self.walk::<L, M>(root, false, acquire, step)
+            }
+            .map(|(target, _)| target);
         }
         let first = keys.next();
-        self.walk::<L, M>(root, first.is_none(), acquire, key_step(keys, first))
-            .map(|(target, _)| target)
+        let (root_is_target, step) = (first.is_none(), key_step(keys, first));
+        if bounded {
+            Self::UNLIMITED.walk::<L, M>(root, root_is_target, acquire, step)
+        } else {
+            self.walk::<L, M>(root, root_is_target, acquire, step)
+        }
+        .map(|(target, _)| target)
     }
+
+    /// Whether a key path is known (from its iterator's `size_hint`) to be no longer than
+    /// the depth limit, so that its walk cannot exceed the limit: a key path descends one
+    /// level a key. An iterator whose `size_hint` lies (which the standard library allows)
+    /// may take such a walk past the limit; it still ends where the keys or the tree do.
+    fn bounds<I: Iterator>(self, keys: &I) -> bool {
+        keys.size_hint().1.is_some_and(|len| len <= self.max_depth)
+    }
+
+    /// No depth limit, as a constant, so that the compiler drops the check.
+    const UNLIMITED: Walker = Walker::new().max_depth(usize::MAX);
 
     /// The retaining descent's loop (Bayer–Schkolnick).
     fn retain<L, A>(
