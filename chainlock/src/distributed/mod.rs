@@ -84,10 +84,13 @@
 
 mod fencing;
 mod file;
+mod multi;
 mod name;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod runtime;
+mod rwlock;
+mod semaphore;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -95,6 +98,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use fencing::FencingToken;
+pub use multi::MultiGuard;
+pub use semaphore::{Permit, Semaphore};
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresOptions;
@@ -601,6 +606,9 @@ enum Held {
     File(file::FileHeld),
     #[cfg(feature = "postgres")]
     Postgres(postgres::PgHeld),
+    /// A shared hold of the reader-writer lock (`rwlock`).
+    #[cfg(feature = "postgres")]
+    PostgresShared(postgres::PgSharedHeld),
 }
 
 /// Proof of holding a named lock of a [`LockClient`]; releases it when dropped.
@@ -667,6 +675,8 @@ impl DistributedGuard {
             Held::File(held) => held.token,
             #[cfg(feature = "postgres")]
             Held::Postgres(held) => held.token(),
+            #[cfg(feature = "postgres")]
+            Held::PostgresShared(held) => held.token(),
         }
     }
 
@@ -701,6 +711,8 @@ impl DistributedGuard {
             Held::File(_) => false,
             #[cfg(feature = "postgres")]
             Held::Postgres(held) => held.is_lost(),
+            #[cfg(feature = "postgres")]
+            Held::PostgresShared(held) => held.is_lost(),
         }
     }
 
@@ -728,6 +740,8 @@ impl DistributedGuard {
             Held::File(_) => std::future::pending().await,
             #[cfg(feature = "postgres")]
             Held::Postgres(held) => held.lost().await,
+            #[cfg(feature = "postgres")]
+            Held::PostgresShared(held) => held.lost().await,
         }
     }
 
@@ -761,6 +775,8 @@ impl DistributedGuard {
             Held::File(held) => held.release(),
             #[cfg(feature = "postgres")]
             Held::Postgres(held) => held.release().await,
+            #[cfg(feature = "postgres")]
+            Held::PostgresShared(held) => held.release().await,
         }
     }
 

@@ -64,9 +64,11 @@ mod epoch;
 mod options;
 mod pool;
 mod session;
+mod shared;
 mod sql;
 
 pub use options::PostgresOptions;
+pub(super) use shared::PgSharedHeld;
 
 use super::{Error, FencingToken, Stage, Wait, name};
 use pool::{Conn, Pool};
