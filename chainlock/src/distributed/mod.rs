@@ -99,10 +99,10 @@ use std::time::Duration;
 
 pub use fencing::FencingToken;
 pub use multi::MultiGuard;
-pub use semaphore::{Permit, Semaphore};
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresOptions;
+pub use semaphore::{Permit, Semaphore};
 
 /// Why an operation of a [`LockClient`] or a [`DistributedGuard`] failed.
 #[derive(Debug, thiserror::Error)]

@@ -394,7 +394,10 @@ impl MultiGuard {
             .map(|guard| Box::pin(guard.lost()) as Pin<Box<dyn Future<Output = ()> + Send>>)
             .collect();
         std::future::poll_fn(|cx| {
-            if waits.iter_mut().any(|wait| wait.as_mut().poll(cx).is_ready()) {
+            if waits
+                .iter_mut()
+                .any(|wait| wait.as_mut().poll(cx).is_ready())
+            {
                 Poll::Ready(())
             } else {
                 Poll::Pending

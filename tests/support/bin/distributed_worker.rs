@@ -7,6 +7,12 @@
 //!     one write(2) per line, so that overlapping holders interleave visibly
 //! distributed-worker hold BACKEND TARGET NAME
 //!     acquires NAME, prints `held <token>`, then sleeps until killed
+//! distributed-worker hold-shared BACKEND TARGET NAME
+//!     acquires NAME in shared mode, prints `held <token>`, then sleeps until killed
+//! distributed-worker hold-permit BACKEND TARGET NAME PERMITS
+//!     acquires a permit of the semaphore NAME, prints `held <token>`, then sleeps until killed
+//! distributed-worker hold-all BACKEND TARGET NAME...
+//!     acquires every NAME at once, prints `held 0`, then sleeps until killed
 //! ```
 //! BACKEND is `file` (TARGET: lock directory) or `postgres` (TARGET: URL).
 
@@ -80,6 +86,35 @@ fn main() {
                 std::thread::park();
             }
         }
+        "hold-shared" => {
+            let locks = client(arg(1), arg(2));
+            let guard = locks.blocking_acquire_shared(arg(3)).expect("acquire");
+            hold_forever(guard.token().get(), guard);
+        }
+        "hold-permit" => {
+            let locks = client(arg(1), arg(2));
+            let permits: u32 = arg(4).parse().expect("PERMITS");
+            let permit = locks
+                .semaphore(arg(3), permits)
+                .blocking_acquire()
+                .expect("acquire");
+            hold_forever(permit.token().get(), permit);
+        }
+        "hold-all" => {
+            let locks = client(arg(1), arg(2));
+            let all = locks.blocking_acquire_all(&args[3..]).expect("acquire");
+            hold_forever(0, all);
+        }
         other => panic!("unknown command {other}"),
+    }
+}
+
+/// Prints `held <token>` and keeps `held` until killed.
+fn hold_forever<T>(token: u64, held: T) -> ! {
+    println!("held {token}");
+    std::io::stdout().flush().expect("stdout");
+    let _held = held;
+    loop {
+        std::thread::park();
     }
 }

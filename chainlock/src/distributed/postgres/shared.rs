@@ -13,8 +13,8 @@
 //! The statements are sent unprepared with their types (`query_typed`: one round trip each),
 //! so a pooled connection needs nothing prepared for them.
 
-use super::{Conn, Error, FencingToken, PgBackend, Stage, Wait, bounded, epoch, name, sql};
 use super::session::Busy;
+use super::{Conn, Error, FencingToken, PgBackend, Stage, Wait, bounded, epoch, name, sql};
 use std::time::Instant;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
