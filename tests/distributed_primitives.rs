@@ -13,13 +13,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// One backend under test.
-struct Target {
+struct Under {
     backend: &'static str,
     target: String,
     _scratch: Option<Scratch>,
 }
 
-impl Target {
+impl Under {
     fn client(&self) -> LockClient {
         match self.backend {
             "file" => LockClient::file(&self.target).unwrap(),
@@ -88,15 +88,15 @@ impl Target {
 }
 
 /// The file backend, and PostgreSQL when a server is configured.
-fn targets() -> Vec<Target> {
+fn targets() -> Vec<Under> {
     let scratch = Scratch::new("primitives");
-    let mut targets = vec![Target {
+    let mut targets = vec![Under {
         backend: "file",
         target: scratch.path().to_str().unwrap().to_owned(),
         _scratch: Some(scratch),
     }];
     if let Some(url) = pg_url() {
-        targets.push(Target {
+        targets.push(Under {
             backend: "postgres",
             target: url,
             _scratch: None,
