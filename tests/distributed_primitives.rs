@@ -446,3 +446,55 @@ fn a_process_holding_a_set_is_killed_and_the_set_frees() {
         assert!(all.is_some(), "{}: kill -9 freed the whole set", t.backend);
     }
 }
+
+/// Terminates every server session holding the advisory lock of `name` (any mode).
+async fn terminate_holders(admin: &tokio_postgres::Client, name: &str) -> i64 {
+    admin
+        .query_one(
+            "WITH k AS (SELECT ('x' || left(encode(sha256($1::bytea), 'hex'), 16))::bit(64)::bigint AS key) \
+             SELECT count(pg_terminate_backend(pid)) FROM pg_locks, k WHERE locktype = 'advisory' AND granted \
+             AND classid::bigint = (key >> 32) & 4294967295 AND objid::bigint = key & 4294967295",
+            &[&name.as_bytes()],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn shared_guards_and_permits_signal_the_loss_of_their_session() {
+    let Some(url) = pg_url() else { return };
+    runtime().block_on(async {
+        let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let locks = LockClient::postgres(&url).await.unwrap();
+        let name = unique("catalog");
+        let reader = locks.acquire_shared(&name).await.unwrap();
+        let permit = locks.semaphore(&name, 1).acquire().await.unwrap();
+        assert!(!reader.is_lost() && !permit.is_lost());
+        assert_eq!(terminate_holders(&admin, &name).await, 1);
+        let slot = format!("{name}\0chainlock-semaphore-slot\00");
+        assert_eq!(terminate_holders(&admin, &slot).await, 1);
+        tokio::time::timeout(LONG, reader.lost())
+            .await
+            .expect("the shared guard sees its session end");
+        tokio::time::timeout(LONG, permit.lost())
+            .await
+            .expect("the permit sees its session end");
+        assert!(reader.is_lost() && permit.is_lost(), "the loss is sticky");
+        assert!(matches!(
+            reader.release().await,
+            Err(chainlock::distributed::Error::Lost)
+        ));
+        assert!(matches!(
+            permit.release().await,
+            Err(chainlock::distributed::Error::Lost)
+        ));
+        assert!(
+            locks.try_acquire(&name).await.unwrap().is_some(),
+            "the server freed it"
+        );
+    });
+}
