@@ -17,6 +17,13 @@
 //! every guard tells whether its lock was lost ([`DistributedGuard::is_lost`],
 //! [`DistributedGuard::lost`]).
 //!
+//! Beyond the mutex, on both backends: the lock of a name is also a **reader-writer lock**
+//! ([`LockClient::acquire_shared`]: many shared holders, or the one exclusive holder that
+//! [`LockClient::acquire`] is); a **counting semaphore** by name ([`LockClient::semaphore`]:
+//! at most N [`Permit`]s at once); and **all-or-nothing acquisition of several names**
+//! ([`LockClient::acquire_all`] → [`MultiGuard`]) in one global order, so that multi-name
+//! acquirers never deadlock one another.
+//!
 //! # Names
 //!
 //! Names are arbitrary strings: `/`, `..`, NUL, non-UTF-8-looking text and megabytes of text are
