@@ -168,6 +168,31 @@ fn reader_processes_share_and_exclude_writers_until_killed() {
 }
 
 #[test]
+fn reader_and_writer_processes_never_overlap() {
+    for t in targets() {
+        let name = unique("shared-log");
+        let logs = Scratch::new("rw-logs");
+        let children: Vec<_> = (0..4_u64)
+            .map(|id| {
+                distributed_common::worker()
+                    .args(["rw-hammer", t.backend, &t.target, &id.to_string(), "120"])
+                    .arg(logs.path())
+                    .arg(&name)
+                    .spawn()
+                    .expect("spawn worker")
+            })
+            .collect();
+        for mut child in children {
+            let status = child.wait().unwrap();
+            assert!(status.success(), "{}: worker failed: {status}", t.backend);
+        }
+        // Writers never interleaved and their tokens increase.
+        let writes = distributed_common::check_log(&logs.join(&format!("{name}.log")));
+        assert!(writes > 0, "{}: some iterations wrote", t.backend);
+    }
+}
+
+#[test]
 fn a_writer_process_excludes_readers_until_killed() {
     for t in targets() {
         let name = unique("catalog");
