@@ -83,6 +83,9 @@ impl LockClient {
 /// slot frees, even if another slot freed first, so a long holder delays the waiters that
 /// chose its slot, and a newcomer that finds a slot free takes it ahead of queued waiters.
 /// Every permit's wait is bounded by the timeout given, as for the mutex.
+///
+/// Cost: an acquisition makes up to `permits` non-waiting attempts before it waits (one round
+/// trip each on PostgreSQL); a permit is one held lock of the backend.
 #[derive(Clone)]
 pub struct Semaphore {
     client: LockClient,
