@@ -523,3 +523,31 @@ fn shared_guards_and_permits_signal_the_loss_of_their_session() {
         );
     });
 }
+
+/// PostgreSQL queues a shared request behind an exclusive one waiting before it: new readers
+/// do not starve a waiting writer (the documented fairness; `flock` promises none).
+#[test]
+fn postgres_new_readers_queue_behind_a_waiting_writer() {
+    let Some(url) = pg_url() else { return };
+    let t = Under {
+        backend: "postgres",
+        target: url,
+        _scratch: None,
+    };
+    let name = unique("catalog");
+    let locks = t.client();
+    let mut reader = t.hold("hold-shared", &[&name]);
+    let writer = {
+        let (locks, name) = (locks.clone(), name.clone());
+        std::thread::spawn(move || locks.blocking_acquire_timeout(&name, LONG))
+    };
+    t.wait_for_waiter(&name);
+    assert!(
+        locks.blocking_try_acquire_shared(&name).unwrap().is_none(),
+        "a new reader waits behind the waiting writer"
+    );
+    reader.kill();
+    let writer = writer.join().unwrap().unwrap();
+    let writer = writer.expect("the writer got the name once the reader died");
+    assert!(writer.token().get() > reader.token);
+}
