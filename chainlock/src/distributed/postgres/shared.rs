@@ -10,14 +10,20 @@
 //! of the exclusive holders before it, and every exclusive holder's token is greater than the
 //! tokens of the holders before it (shared or exclusive).
 //!
-//! The statements are sent unprepared with their types (`query_typed`: one round trip each),
-//! so a pooled connection needs nothing prepared for them.
+//! The statements are prepared once per connection, on its first shared acquisition, and kept
+//! in a side table keyed by the connection's client (a weak reference, so a recycled address
+//! never finds another connection's statements): a pooled connection that never takes a
+//! shared lock prepares nothing more.
 
 use super::session::Busy;
 use super::{Conn, Error, FencingToken, PgBackend, Stage, Wait, bounded, epoch, name, sql};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Weak};
 use std::time::Instant;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Statement};
 
 /// Sets the wait bound, waits for the shared lock, draws a token: one round trip.
 const LOCK_SHARED: &str = "WITH timeout AS MATERIALIZED \
@@ -27,6 +33,54 @@ const LOCK_SHARED: &str = "WITH timeout AS MATERIALIZED \
 const TRY_LOCK_SHARED: &str = "SELECT CASE WHEN pg_catalog.pg_try_advisory_lock_shared($1) \
     THEN pg_catalog.nextval('chainlock.token_counter') END";
 const UNLOCK_SHARED: &str = "SELECT pg_catalog.pg_advisory_unlock_shared($1)";
+
+/// The shared-mode statements, prepared on one connection.
+#[derive(Clone)]
+struct Statements {
+    lock: Statement,
+    try_lock: Statement,
+    unlock: Statement,
+}
+
+/// The statements of every connection that took a shared lock, by the address of its client.
+static PREPARED: LazyLock<Mutex<Prepared>> = LazyLock::new(Mutex::default);
+
+#[derive(Default)]
+struct Prepared {
+    by_client: HashMap<usize, (Weak<Client>, Statements)>,
+    /// Size after the last sweep of closed connections; the next runs at twice this size.
+    swept_at: usize,
+}
+
+/// The shared-mode statements of `client`, prepared on first use.
+async fn statements(client: &Arc<Client>) -> Result<Statements, Error> {
+    let address = Arc::as_ptr(client) as usize;
+    {
+        let prepared = PREPARED.lock();
+        if let Some((owner, statements)) = prepared.by_client.get(&address)
+            && owner.as_ptr() == Arc::as_ptr(client)
+            && owner.strong_count() > 0
+        {
+            return Ok(statements.clone());
+        }
+    }
+    let statements = Statements {
+        lock: client.prepare(LOCK_SHARED).await?,
+        try_lock: client.prepare(TRY_LOCK_SHARED).await?,
+        unlock: client.prepare(UNLOCK_SHARED).await?,
+    };
+    let mut prepared = PREPARED.lock();
+    if prepared.by_client.len() >= 2 * prepared.swept_at.max(32) {
+        prepared
+            .by_client
+            .retain(|_, (owner, _)| owner.strong_count() > 0);
+        prepared.swept_at = prepared.by_client.len();
+    }
+    prepared
+        .by_client
+        .insert(address, (Arc::downgrade(client), statements.clone()));
+    Ok(statements)
+}
 
 impl PgBackend {
     /// Acquires `name` in shared mode; bounded as [`PgBackend::acquire`].
@@ -62,15 +116,21 @@ impl PgBackend {
         let key = name::advisory_key(name);
         // Dropped on every error or cancellation: the server then drops the session's locks.
         let mut conn = self.check_out().await?;
+        // Session set-up (prepared once per connection): bounded as opening a session is.
+        let statements = bounded(
+            Stage::Connect,
+            options.connect_timeout(),
+            statements(&conn.client),
+        )
+        .await?;
         let busy = Busy::set(&conn.busy);
         let sent = Instant::now();
         let drawn: Option<i64> = match wait {
             Wait::Never => conn
                 .client
-                .query_typed(TRY_LOCK_SHARED, &[(&key, Type::INT8)])
+                .query_one(&statements.try_lock, &[&key])
                 .await?
-                .first()
-                .and_then(|row| row.get(0)),
+                .get(0),
             Wait::For(_) | Wait::Forever => {
                 let timeout_ms = match wait {
                     Wait::For(timeout) => {
@@ -78,10 +138,9 @@ impl PgBackend {
                     }
                     Wait::Never | Wait::Forever => "0".to_owned(),
                 };
-                let params: [(&(dyn ToSql + Sync), Type); 2] =
-                    [(&key, Type::INT8), (&timeout_ms, Type::TEXT)];
-                match conn.client.query_typed(LOCK_SHARED, &params).await {
-                    Ok(rows) => rows.first().map(|row| row.get(0)),
+                let params: [&(dyn ToSql + Sync); 2] = [&key, &timeout_ms];
+                match conn.client.query_one(&statements.lock, &params).await {
+                    Ok(row) => Some(row.get(0)),
                     Err(err) if err.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
                         // Granted in the same instant as the timeout? Make the session clean.
                         let unlocked = Instant::now();
@@ -141,11 +200,12 @@ impl PgBackend {
             return Err(Error::Lost);
         }
         let released: bool = bounded(Stage::Release, self.0.options.heartbeat_timeout, async {
-            let rows = conn
+            let statements = statements(&conn.client).await?;
+            Ok(conn
                 .client
-                .query_typed(UNLOCK_SHARED, &[(&key, Type::INT8)])
-                .await?;
-            Ok(rows.first().is_some_and(|row| row.get(0)))
+                .query_one(&statements.unlock, &[&key])
+                .await?
+                .get(0))
         })
         .await?;
         if released {
