@@ -90,57 +90,7 @@ fn main() {
                 std::thread::park();
             }
         }
-        "rw-hammer" => {
-            let locks = client(arg(1), arg(2));
-            let id: u64 = arg(3).parse().expect("ID");
-            let iterations: u64 = arg(4).parse().expect("ITERATIONS");
-            let log = Path::new(arg(5)).join(format!("{}.log", arg(6)));
-            let mut state =
-                0x9E37_79B9_7F4A_7C15_u64 ^ (id + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            for i in 0..iterations {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                if state % 3 == 0 {
-                    let guard = locks.blocking_acquire(arg(6)).expect("acquire");
-                    let token = guard.token();
-                    let mut file = OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(&log)
-                        .expect("open log");
-                    for line in [
-                        format!("B {id} {i} {token}\n"),
-                        format!("C {id} {i} {token} 1\n"),
-                        format!("C {id} {i} {token} 2\n"),
-                        format!("E {id} {i} {token}\n"),
-                    ] {
-                        file.write_all(line.as_bytes()).expect("append");
-                        std::thread::yield_now();
-                    }
-                    guard.blocking_release().expect("release");
-                } else {
-                    let guard = locks.blocking_acquire_shared(arg(6)).expect("acquire");
-                    let text = std::fs::read_to_string(&log).unwrap_or_default();
-                    let lines: Vec<&str> = text.lines().collect();
-                    assert!(
-                        lines.len().is_multiple_of(4),
-                        "a reader saw a torn record: {} lines",
-                        lines.len()
-                    );
-                    if let Some(last) = lines.last() {
-                        let writer: u64 = last.rsplit(' ').next().unwrap().parse().unwrap();
-                        assert!(
-                            guard.token().get() >= writer,
-                            "reader token {} below the last writer's {writer}",
-                            guard.token()
-                        );
-                    }
-                    std::thread::yield_now();
-                    guard.blocking_release().expect("release");
-                }
-            }
-        }
+        "rw-hammer" => rw_hammer(&arg),
         "hold-shared" => {
             let locks = client(arg(1), arg(2));
             let guard = locks.blocking_acquire_shared(arg(3)).expect("acquire");
@@ -171,5 +121,57 @@ fn hold_forever<T>(token: u64, held: T) -> ! {
     let _held = held;
     loop {
         std::thread::park();
+    }
+}
+
+/// `rw-hammer BACKEND TARGET ID ITERATIONS LOG_DIR NAME` (see the module docs).
+fn rw_hammer<'a>(arg: &impl Fn(usize) -> &'a str) {
+    let locks = client(arg(1), arg(2));
+    let id: u64 = arg(3).parse().expect("ID");
+    let iterations: u64 = arg(4).parse().expect("ITERATIONS");
+    let log = Path::new(arg(5)).join(format!("{}.log", arg(6)));
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64 ^ (id + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    for i in 0..iterations {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        if state.is_multiple_of(3) {
+            let guard = locks.blocking_acquire(arg(6)).expect("acquire");
+            let token = guard.token();
+            let mut file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)
+                .expect("open log");
+            for line in [
+                format!("B {id} {i} {token}\n"),
+                format!("C {id} {i} {token} 1\n"),
+                format!("C {id} {i} {token} 2\n"),
+                format!("E {id} {i} {token}\n"),
+            ] {
+                file.write_all(line.as_bytes()).expect("append");
+                std::thread::yield_now();
+            }
+            guard.blocking_release().expect("release");
+        } else {
+            let guard = locks.blocking_acquire_shared(arg(6)).expect("acquire");
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(
+                lines.len().is_multiple_of(4),
+                "a reader saw a torn record: {} lines",
+                lines.len()
+            );
+            if let Some(last) = lines.last() {
+                let writer: u64 = last.rsplit(' ').next().unwrap().parse().unwrap();
+                assert!(
+                    guard.token().get() >= writer,
+                    "reader token {} below the last writer's {writer}",
+                    guard.token()
+                );
+            }
+            std::thread::yield_now();
+            guard.blocking_release().expect("release");
+        }
     }
 }
