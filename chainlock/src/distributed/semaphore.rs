@@ -499,3 +499,21 @@ impl Permit {
         runtime::block_on(self.release())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::slot_name;
+
+    #[test]
+    fn slot_names_are_the_documented_ones_and_distinct() {
+        assert_eq!(
+            slot_name("downloads", 0),
+            "downloads\0chainlock-semaphore-slot\00"
+        );
+        assert_ne!(slot_name("a", 1), slot_name("a", 10));
+        assert_ne!(
+            slot_name("a", 1),
+            slot_name("a\0chainlock-semaphore-slot\01", 0)
+        );
+    }
+}
