@@ -169,8 +169,13 @@ pub struct Holder {
 
 impl Holder {
     pub fn spawn(backend: &str, target: &str, name: &str) -> Self {
+        Self::spawn_with(&["hold", backend, target, name])
+    }
+
+    /// A worker running `args` (a `hold…` command), once it said `held <token>`.
+    pub fn spawn_with(args: &[&str]) -> Self {
         let mut child = worker()
-            .args(["hold", backend, target, name])
+            .args(args)
             .stdout(Stdio::piped())
             .spawn()
             .expect("spawn holder");

@@ -19,6 +19,8 @@
 //! acquisition opens the file anew, so two threads (or two clients) of one process exclude each
 //! other in the kernel too, not only through the gate.
 
+mod shared;
+
 use super::{Error, FencingToken, Wait, name};
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -17,6 +17,13 @@
 //! every guard tells whether its lock was lost ([`DistributedGuard::is_lost`],
 //! [`DistributedGuard::lost`]).
 //!
+//! Beyond the mutex, on both backends: the lock of a name is also a **reader-writer lock**
+//! ([`LockClient::acquire_shared`]: many shared holders, or the one exclusive holder that
+//! [`LockClient::acquire`] is); a **counting semaphore** by name ([`LockClient::semaphore`]:
+//! at most N [`Permit`]s at once); and **all-or-nothing acquisition of several names**
+//! ([`LockClient::acquire_all`] → [`MultiGuard`]) in one global order, so that multi-name
+//! acquirers never deadlock one another.
+//!
 //! # Names
 //!
 //! Names are arbitrary strings: `/`, `..`, NUL, non-UTF-8-looking text and megabytes of text are
@@ -84,10 +91,13 @@
 
 mod fencing;
 mod file;
+mod multi;
 mod name;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod runtime;
+mod rwlock;
+mod semaphore;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -95,9 +105,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use fencing::FencingToken;
+pub use multi::MultiGuard;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresOptions;
+pub use semaphore::{Permit, Semaphore};
 
 /// Why an operation of a [`LockClient`] or a [`DistributedGuard`] failed.
 #[derive(Debug, thiserror::Error)]
@@ -601,6 +613,9 @@ enum Held {
     File(file::FileHeld),
     #[cfg(feature = "postgres")]
     Postgres(postgres::PgHeld),
+    /// A shared hold of the reader-writer lock (`rwlock`).
+    #[cfg(feature = "postgres")]
+    PostgresShared(postgres::PgSharedHeld),
 }
 
 /// Proof of holding a named lock of a [`LockClient`]; releases it when dropped.
@@ -667,6 +682,8 @@ impl DistributedGuard {
             Held::File(held) => held.token,
             #[cfg(feature = "postgres")]
             Held::Postgres(held) => held.token(),
+            #[cfg(feature = "postgres")]
+            Held::PostgresShared(held) => held.token(),
         }
     }
 
@@ -701,6 +718,8 @@ impl DistributedGuard {
             Held::File(_) => false,
             #[cfg(feature = "postgres")]
             Held::Postgres(held) => held.is_lost(),
+            #[cfg(feature = "postgres")]
+            Held::PostgresShared(held) => held.is_lost(),
         }
     }
 
@@ -728,6 +747,8 @@ impl DistributedGuard {
             Held::File(_) => std::future::pending().await,
             #[cfg(feature = "postgres")]
             Held::Postgres(held) => held.lost().await,
+            #[cfg(feature = "postgres")]
+            Held::PostgresShared(held) => held.lost().await,
         }
     }
 
@@ -761,6 +782,8 @@ impl DistributedGuard {
             Held::File(held) => held.release(),
             #[cfg(feature = "postgres")]
             Held::Postgres(held) => held.release().await,
+            #[cfg(feature = "postgres")]
+            Held::PostgresShared(held) => held.release().await,
         }
     }
 

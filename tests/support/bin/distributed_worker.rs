@@ -5,8 +5,18 @@
 //!     acquires a random one of NAME... ITERATIONS times; under the lock appends
 //!     `B <id> <i> <token>`, two chunk lines and `E <id> <i> <token>` to LOG_DIR/<name>.log,
 //!     one write(2) per line, so that overlapping holders interleave visibly
+//! distributed-worker rw-hammer BACKEND TARGET ID ITERATIONS LOG_DIR NAME
+//!     ITERATIONS times, at random: as a writer (exclusive) appends a record to LOG_DIR/<name>.log
+//!     as `hammer` does; as a reader (shared) checks that the log holds only whole records and
+//!     that its token is at least the last writer's, exiting with an error otherwise
 //! distributed-worker hold BACKEND TARGET NAME
 //!     acquires NAME, prints `held <token>`, then sleeps until killed
+//! distributed-worker hold-shared BACKEND TARGET NAME
+//!     acquires NAME in shared mode, prints `held <token>`, then sleeps until killed
+//! distributed-worker hold-permit BACKEND TARGET NAME PERMITS
+//!     acquires a permit of the semaphore NAME, prints `held <token>`, then sleeps until killed
+//! distributed-worker hold-all BACKEND TARGET NAME...
+//!     acquires every NAME at once, prints `held 0`, then sleeps until killed
 //! ```
 //! BACKEND is `file` (TARGET: lock directory) or `postgres` (TARGET: URL).
 
@@ -80,6 +90,88 @@ fn main() {
                 std::thread::park();
             }
         }
+        "rw-hammer" => rw_hammer(&arg),
+        "hold-shared" => {
+            let locks = client(arg(1), arg(2));
+            let guard = locks.blocking_acquire_shared(arg(3)).expect("acquire");
+            hold_forever(guard.token().get(), guard);
+        }
+        "hold-permit" => {
+            let locks = client(arg(1), arg(2));
+            let permits: u32 = arg(4).parse().expect("PERMITS");
+            let permit = locks
+                .semaphore(arg(3), permits)
+                .blocking_acquire()
+                .expect("acquire");
+            hold_forever(permit.token().get(), permit);
+        }
+        "hold-all" => {
+            let locks = client(arg(1), arg(2));
+            let all = locks.blocking_acquire_all(&args[3..]).expect("acquire");
+            hold_forever(0, all);
+        }
         other => panic!("unknown command {other}"),
+    }
+}
+
+/// Prints `held <token>` and keeps `held` until killed.
+fn hold_forever<T>(token: u64, held: T) -> ! {
+    println!("held {token}");
+    std::io::stdout().flush().expect("stdout");
+    let _held = held;
+    loop {
+        std::thread::park();
+    }
+}
+
+/// `rw-hammer BACKEND TARGET ID ITERATIONS LOG_DIR NAME` (see the module docs).
+fn rw_hammer<'a>(arg: &impl Fn(usize) -> &'a str) {
+    let locks = client(arg(1), arg(2));
+    let id: u64 = arg(3).parse().expect("ID");
+    let iterations: u64 = arg(4).parse().expect("ITERATIONS");
+    let log = Path::new(arg(5)).join(format!("{}.log", arg(6)));
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64 ^ (id + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    for i in 0..iterations {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        if state.is_multiple_of(3) {
+            let guard = locks.blocking_acquire(arg(6)).expect("acquire");
+            let token = guard.token();
+            let mut file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)
+                .expect("open log");
+            for line in [
+                format!("B {id} {i} {token}\n"),
+                format!("C {id} {i} {token} 1\n"),
+                format!("C {id} {i} {token} 2\n"),
+                format!("E {id} {i} {token}\n"),
+            ] {
+                file.write_all(line.as_bytes()).expect("append");
+                std::thread::yield_now();
+            }
+            guard.blocking_release().expect("release");
+        } else {
+            let guard = locks.blocking_acquire_shared(arg(6)).expect("acquire");
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(
+                lines.len().is_multiple_of(4),
+                "a reader saw a torn record: {} lines",
+                lines.len()
+            );
+            if let Some(last) = lines.last() {
+                let writer: u64 = last.rsplit(' ').next().unwrap().parse().unwrap();
+                assert!(
+                    guard.token().get() >= writer,
+                    "reader token {} below the last writer's {writer}",
+                    guard.token()
+                );
+            }
+            std::thread::yield_now();
+            guard.blocking_release().expect("release");
+        }
     }
 }

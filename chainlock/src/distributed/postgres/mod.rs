@@ -3,7 +3,8 @@
 //! One concept per file: [`options`] (the options and every bound derived from them), [`sql`]
 //! (every statement, the session settings, creating the objects), [`epoch`] (the epoch/token
 //! protocol), [`session`] (a connection's driver, heartbeats and loss), [`pool`] (sessions
-//! ready for an acquisition, and the idle ones); this file puts them together.
+//! ready for an acquisition, and the idle ones); this file puts them together. [`shared`] is
+//! the reader-writer lock's shared mode (the same protocol with the `_shared` functions).
 //!
 //! Design, and why it is correct:
 //! - A held lock owns its connection ([`Conn`]); a connection holds at most one advisory lock,
@@ -64,9 +65,11 @@ mod epoch;
 mod options;
 mod pool;
 mod session;
+mod shared;
 mod sql;
 
 pub use options::PostgresOptions;
+pub(super) use shared::PgSharedHeld;
 
 use super::{Error, FencingToken, Stage, Wait, name};
 use pool::{Conn, Pool};

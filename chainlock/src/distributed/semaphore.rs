@@ -1,0 +1,519 @@
+//! The counting semaphore by name: at most N holders of a name at once.
+//!
+//! Design: N *slots*, each an exclusive lock of the backend (a file lock, an advisory lock) on
+//! a name derived from the semaphore's (`<name>`, NUL, `chainlock-semaphore-slot`, NUL, the
+//! slot number). A permit is a held slot, so at most N permits exist at once, and everything
+//! the mutex guarantees carries over: a killed holder's slot is freed by the kernel or the
+//! server (crash release), waits are bounded, the lost signal and fencing tokens (per slot)
+//! work as for the mutex.
+//!
+//! Acquiring takes the first free slot, asking each slot once without waiting (`try_acquire`,
+//! in slot order). When all N are held, the acquirer waits *on one slot*, chosen at random,
+//! sleeping in the kernel (`flock`) or on the server (`pg_advisory_lock`): nothing polls.
+//!
+//! Fairness: waiters of one slot are served in the server's queue order (PostgreSQL) or in
+//! `flock`'s order (none promised); a waiter gets a permit when the holders of *its* slot are
+//! done, even if another slot frees up first, so hand-off is not first-come-first-served
+//! across slots, and a long holder delays the waiters that chose its slot. A newcomer that
+//! finds a slot free takes it ahead of queued waiters (barging).
+
+use super::{DistributedGuard, Error, FencingToken, LockClient, Wait, runtime};
+use std::fmt;
+use std::hash::{BuildHasher, RandomState};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The lock name of slot `slot` of semaphore `name`.
+fn slot_name(name: &str, slot: u32) -> String {
+    format!("{name}\0chainlock-semaphore-slot\0{slot}")
+}
+
+impl LockClient {
+    /// The counting semaphore `name` with `permits` permits: at most `permits` [`Permit`]s of
+    /// it are alive at once across every process and machine sharing the backend.
+    ///
+    /// Every user of a name must give the same `permits` (holders never exceed the largest
+    /// value in use). The semaphore is N exclusive locks named after `name` (see
+    /// [`Semaphore`] for the design and its fairness); they do not exclude the mutex or the
+    /// reader-writer lock `name` itself.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `permits` is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let downloads = locks.semaphore("downloads", 2);
+    /// let a = downloads.blocking_acquire()?;
+    /// let b = downloads.blocking_acquire()?;
+    /// assert!(downloads.blocking_try_acquire()?.is_none(), "two permits at most");
+    /// drop(a);
+    /// assert!(downloads.blocking_try_acquire()?.is_some());
+    /// # drop(b); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn semaphore(&self, name: &str, permits: u32) -> Semaphore {
+        assert!(permits > 0, "a semaphore needs at least one permit");
+        Semaphore {
+            client: self.clone(),
+            name: name.into(),
+            permits,
+        }
+    }
+}
+
+/// A counting semaphore by name, from [`LockClient::semaphore`]: hands out at most
+/// [`Semaphore::permits`] [`Permit`]s at once, across processes and machines.
+///
+/// Design: the semaphore is `permits` slots, each an exclusive lock of the backend on a name
+/// derived from the semaphore's (`<name>\0chainlock-semaphore-slot\0<slot>`, so do not use
+/// such names for anything else); a permit is a held slot. Acquiring takes the first free slot
+/// (one `try_acquire` per slot, in slot order); when every slot is held, the acquirer waits on
+/// one slot chosen at random, sleeping in the kernel (file backend) or on the server
+/// (PostgreSQL) — nothing polls. A killed holder's slot is freed by the kernel or the server,
+/// as for the mutex (crash release).
+///
+/// Fairness: waiters of one slot are served in the server's queue order (PostgreSQL) or in
+/// `flock`'s order (which promises none); across slots, a waiter gets its permit when *its*
+/// slot frees, even if another slot freed first, so a long holder delays the waiters that
+/// chose its slot, and a newcomer that finds a slot free takes it ahead of queued waiters.
+/// Every permit's wait is bounded by the timeout given, as for the mutex.
+///
+/// Cost: an acquisition makes up to `permits` non-waiting attempts before it waits (one round
+/// trip each on PostgreSQL); a permit is one held lock of the backend.
+#[derive(Clone)]
+pub struct Semaphore {
+    client: LockClient,
+    name: Box<str>,
+    permits: u32,
+}
+
+impl fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name: String = self.name.chars().take(64).collect();
+        f.debug_struct("Semaphore")
+            .field("name", &name)
+            .field("permits", &self.permits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Semaphore {
+    /// The semaphore's name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// assert_eq!(locks.semaphore("downloads", 3).name(), "downloads");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How many permits may be alive at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// assert_eq!(locks.semaphore("downloads", 3).permits(), 3);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn permits(&self) -> u32 {
+        self.permits
+    }
+
+    async fn acquire_with(&self, wait: Wait) -> Result<Option<Permit>, Error> {
+        let deadline = match wait {
+            Wait::For(timeout) => Instant::now().checked_add(timeout),
+            Wait::Never | Wait::Forever => None,
+        };
+        for slot in 0..self.permits {
+            let slot_name = slot_name(&self.name, slot);
+            if let Some(guard) = self.client.try_acquire(&slot_name).await? {
+                return Ok(Some(self.permit(slot, guard)));
+            }
+        }
+        let wait = match (wait, deadline) {
+            (Wait::Never, _) => return Ok(None),
+            (_, Some(deadline)) => {
+                Wait::from_timeout(deadline.saturating_duration_since(Instant::now()))
+            }
+            (_, None) => Wait::Forever,
+        };
+        if matches!(wait, Wait::Never) {
+            return Ok(None);
+        }
+        let random = RandomState::new().hash_one(std::process::id());
+        let slot = u32::try_from(random % u64::from(self.permits)).expect("below a u32");
+        let guard = self
+            .client
+            .acquire_with(&slot_name(&self.name, slot), wait)
+            .await?;
+        Ok(guard.map(|guard| self.permit(slot, guard)))
+    }
+
+    fn permit(&self, slot: u32, guard: DistributedGuard) -> Permit {
+        Permit {
+            name: self.name.clone(),
+            slot,
+            guard,
+        }
+    }
+
+    /// Acquires a permit, waiting as long as it takes.
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`LockClient::acquire`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let permit = locks.semaphore("downloads", 4).acquire().await?;
+    /// // ... download, at most 4 at once across every process ...
+    /// permit.release().await?;
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire(&self) -> Result<Permit, Error> {
+        let permit = self.acquire_with(Wait::Forever).await?;
+        Ok(permit.expect("an unbounded wait ends with a permit"))
+    }
+
+    /// Acquires a permit if one is free now; `Ok(None)` if all are held.
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`LockClient::acquire`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let single = locks.semaphore("single", 1);
+    /// let held = single.try_acquire().await?.expect("free");
+    /// assert!(single.try_acquire().await?.is_none());
+    /// # drop(held); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_acquire(&self) -> Result<Option<Permit>, Error> {
+        self.acquire_with(Wait::Never).await
+    }
+
+    /// Acquires a permit, waiting at most `timeout`; `Ok(None)` if none came by then.
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`LockClient::acquire`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// use std::time::Duration;
+    /// let single = locks.semaphore("single", 1);
+    /// let held = single.acquire().await?;
+    /// assert!(single.acquire_timeout(Duration::from_millis(10)).await?.is_none());
+    /// # drop(held); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<Permit>, Error> {
+        self.acquire_with(Wait::from_timeout(timeout)).await
+    }
+
+    /// Blocking [`Semaphore::acquire`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let permit = locks.semaphore("downloads", 4).blocking_acquire()?;
+    /// permit.blocking_release()?;
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn blocking_acquire(&self) -> Result<Permit, Error> {
+        runtime::block_on(self.acquire())
+    }
+
+    /// Blocking [`Semaphore::try_acquire`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// assert!(locks.semaphore("downloads", 1).blocking_try_acquire()?.is_some());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn blocking_try_acquire(&self) -> Result<Option<Permit>, Error> {
+        runtime::block_on(self.try_acquire())
+    }
+
+    /// Blocking [`Semaphore::acquire_timeout`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::acquire`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// use std::time::Duration;
+    /// let single = locks.semaphore("single", 1);
+    /// let held = single.blocking_acquire()?;
+    /// assert!(single.blocking_acquire_timeout(Duration::from_millis(10))?.is_none());
+    /// # drop(held); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn blocking_acquire_timeout(&self, timeout: Duration) -> Result<Option<Permit>, Error> {
+        runtime::block_on(self.acquire_timeout(timeout))
+    }
+}
+
+/// One permit of a [`Semaphore`]; gives it back when dropped.
+#[must_use = "if unused the permit will immediately be given back"]
+#[clippy::has_significant_drop]
+pub struct Permit {
+    name: Box<str>,
+    slot: u32,
+    guard: DistributedGuard,
+}
+
+impl fmt::Debug for Permit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name: String = self.name.chars().take(64).collect();
+        f.debug_struct("Permit")
+            .field("semaphore", &name)
+            .field("slot", &self.slot)
+            .field("lost", &self.is_lost())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Permit {
+    /// The semaphore's name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// assert_eq!(locks.semaphore("downloads", 2).blocking_acquire()?.name(), "downloads");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The slot this permit holds, below [`Semaphore::permits`]; no two live permits of a
+    /// semaphore share one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let downloads = locks.semaphore("downloads", 2);
+    /// let (a, b) = (downloads.blocking_acquire()?, downloads.blocking_acquire()?);
+    /// assert_ne!(a.slot(), b.slot());
+    /// # drop((a, b)); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn slot(&self) -> u32 {
+        self.slot
+    }
+
+    /// The fencing token of this permit's slot: greater than the token of every earlier
+    /// holder of the same slot (permits of different slots are not ordered).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let single = locks.semaphore("single", 1);
+    /// let first = single.blocking_acquire()?.token();
+    /// assert!(single.blocking_acquire()?.token() > first);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn token(&self) -> FencingToken {
+        self.guard.token()
+    }
+
+    /// Whether the permit is known to be lost; see [`DistributedGuard::is_lost`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// assert!(!locks.semaphore("downloads", 2).blocking_acquire()?.is_lost());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn is_lost(&self) -> bool {
+        self.guard.is_lost()
+    }
+
+    /// Completes when the permit is lost; see [`DistributedGuard::lost`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn download() {}
+    /// # async fn demo(locks: chainlock::distributed::LockClient) -> Result<(), chainlock::distributed::Error> {
+    /// let permit = locks.semaphore("downloads", 4).acquire().await?;
+    /// tokio::select! {
+    ///     () = download() => permit.release().await?,
+    ///     () = permit.lost() => eprintln!("permit lost: stopped"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn lost(&self) {
+        self.guard.lost().await;
+    }
+
+    /// Gives the permit back and reports whether that worked; see
+    /// [`DistributedGuard::release`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DistributedGuard::release`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`DistributedGuard::release`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let single = locks.semaphore("single", 1);
+    /// single.acquire().await?.release().await?;
+    /// assert!(single.try_acquire().await?.is_some(), "free right after a release");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn release(self) -> Result<(), Error> {
+        self.guard.release().await
+    }
+
+    /// Blocking [`Permit::release`].
+    ///
+    /// # Errors
+    ///
+    /// As [`DistributedGuard::release`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// locks.semaphore("single", 1).blocking_acquire()?.blocking_release()?;
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn blocking_release(self) -> Result<(), Error> {
+        runtime::block_on(self.release())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slot_name;
+
+    #[test]
+    fn slot_names_are_the_documented_ones_and_distinct() {
+        assert_eq!(
+            slot_name("downloads", 0),
+            "downloads\0chainlock-semaphore-slot\00"
+        );
+        assert_ne!(slot_name("a", 1), slot_name("a", 10));
+        assert_ne!(
+            slot_name("a", 1),
+            slot_name("a\0chainlock-semaphore-slot\01", 0)
+        );
+    }
+}
