@@ -508,12 +508,12 @@ mod tests {
     fn slot_names_are_the_documented_ones_and_distinct() {
         assert_eq!(
             slot_name("downloads", 0),
-            "downloads\0chainlock-semaphore-slot\00"
+            concat!("downloads\0chainlock-semaphore-slot\0", "0")
         );
         assert_ne!(slot_name("a", 1), slot_name("a", 10));
         assert_ne!(
             slot_name("a", 1),
-            slot_name("a\0chainlock-semaphore-slot\01", 0)
+            slot_name(concat!("a\0chainlock-semaphore-slot\0", "1"), 0)
         );
     }
 }
