@@ -311,6 +311,44 @@ fn semaphore_waiters_sleep_until_a_permit_comes_back() {
 }
 
 #[test]
+fn a_semaphore_waiter_takes_whichever_slot_frees_first() {
+    for t in targets() {
+        for freed in 0..2 {
+            let name = unique("either");
+            // Slots are tried in order: the first holder has slot 0, the second slot 1.
+            let mut holders = [
+                t.hold("hold-permit", &[&name, "2"]),
+                t.hold("hold-permit", &[&name, "2"]),
+            ];
+            let waiting = {
+                let downloads = t.client().semaphore(&name, 2);
+                std::thread::spawn(move || downloads.blocking_acquire_timeout(LONG))
+            };
+            // The waiter sleeps on both slots, not on one of them.
+            for slot in 0..2 {
+                t.wait_for_waiter(&format!("{name}\0chainlock-semaphore-slot\0{slot}"));
+            }
+            // Free one slot while the other stays held: the waiter must get that one.
+            holders[freed].kill();
+            let permit = waiting.join().unwrap().unwrap();
+            let permit = permit.unwrap_or_else(|| {
+                panic!(
+                    "{}: slot {freed} was free and the waiter slept on",
+                    t.backend
+                )
+            });
+            assert_eq!(
+                permit.slot(),
+                u32::try_from(freed).unwrap(),
+                "{}",
+                t.backend
+            );
+            permit.blocking_release().unwrap();
+        }
+    }
+}
+
+#[test]
 fn semaphore_never_exceeds_its_permits() {
     for t in targets() {
         let name = unique("pool");

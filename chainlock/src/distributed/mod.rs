@@ -448,7 +448,8 @@ impl LockClient {
     /// # Cancel safety
     ///
     /// Cancel safe: dropping the future before it completes leaves the lock unheld (a grant
-    /// that races with the cancellation is released at once).    ///
+    /// that races with the cancellation is released at once).
+    ///
     /// # Examples
     ///
     /// ```

@@ -8,20 +8,27 @@
 //! work as for the mutex.
 //!
 //! Acquiring takes the first free slot, asking each slot once without waiting (`try_acquire`,
-//! in slot order). When all N are held, the acquirer waits *on one slot*, chosen at random,
-//! sleeping in the kernel (`flock`) or on the server (`pg_advisory_lock`): nothing polls.
+//! in slot order). When all N are held, the acquirer waits on every slot at once (up to
+//! `WAIT_ON_AT_MOST` of them, from a random one on), sleeping in the kernel (`flock`) or on
+//! the server (`pg_advisory_lock`), takes the first slot granted and cancels the other waits:
+//! nothing polls, and a waiter never sleeps behind a long holder while a slot it waits on is
+//! free.
 //!
 //! Fairness: waiters of one slot are served in the server's queue order (PostgreSQL) or in
-//! `flock`'s order (none promised); a waiter gets a permit when the holders of *its* slot are
-//! done, even if another slot frees up first, so hand-off is not first-come-first-served
-//! across slots, and a long holder delays the waiters that chose its slot. A newcomer that
+//! `flock`'s order (none promised); across slots there is no global queue. A newcomer that
 //! finds a slot free takes it ahead of queued waiters (barging).
 
 use super::{DistributedGuard, Error, FencingToken, LockClient, Wait, runtime};
 use std::fmt;
+use std::future::Future as _;
 use std::hash::{BuildHasher, RandomState};
+use std::task::Poll;
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// How many slots a waiter waits on at once when every slot is held: one wait (a thread in
+/// `flock`, or a connection on the server) per slot, so the number is bounded.
+const WAIT_ON_AT_MOST: u32 = 8;
 
 /// The lock name of slot `slot` of semaphore `name`.
 fn slot_name(name: &str, slot: u32) -> String {
@@ -74,14 +81,15 @@ impl LockClient {
 /// derived from the semaphore's (`<name>\0chainlock-semaphore-slot\0<slot>`, so do not use
 /// such names for anything else); a permit is a held slot. Acquiring takes the first free slot
 /// (one `try_acquire` per slot, in slot order); when every slot is held, the acquirer waits on
-/// one slot chosen at random, sleeping in the kernel (file backend) or on the server
-/// (PostgreSQL) — nothing polls. A killed holder's slot is freed by the kernel or the server,
+/// every slot at once (at most 8 of them, from a random one on: one kernel wait or one server
+/// connection each while it waits) and takes the first one granted, sleeping in the kernel
+/// (file backend) or on the server (PostgreSQL) — nothing polls. A killed holder's slot is freed by the kernel or the server,
 /// as for the mutex (crash release).
 ///
 /// Fairness: waiters of one slot are served in the server's queue order (PostgreSQL) or in
-/// `flock`'s order (which promises none); across slots, a waiter gets its permit when *its*
-/// slot frees, even if another slot freed first, so a long holder delays the waiters that
-/// chose its slot, and a newcomer that finds a slot free takes it ahead of queued waiters.
+/// `flock`'s order (which promises none); across slots there is no global queue: a waiter
+/// takes whichever of its slots frees first, and a newcomer that finds a slot free takes it
+/// ahead of queued waiters. With more than 8 permits, a waiter waits on 8 of the slots only.
 /// Every permit's wait is bounded by the timeout given, as for the mutex.
 ///
 /// Cost: an acquisition makes up to `permits` non-waiting attempts before it waits (one round
@@ -157,13 +165,34 @@ impl Semaphore {
         if matches!(wait, Wait::Never) {
             return Ok(None);
         }
+        // Wait on several slots at once, so that the first one freed is taken: a waiter never
+        // sleeps behind a long holder while another slot is free (among the slots it waits
+        // on: all of them up to `WAIT_ON_AT_MOST`).
         let random = RandomState::new().hash_one(std::process::id());
-        let slot = u32::try_from(random % u64::from(self.permits)).expect("below a u32");
-        let guard = self
-            .client
-            .acquire_with(&slot_name(&self.name, slot), wait)
-            .await?;
-        Ok(guard.map(|guard| self.permit(slot, guard)))
+        let first = u32::try_from(random % u64::from(self.permits)).expect("below a u32");
+        let waits = self.permits.min(WAIT_ON_AT_MOST);
+        let mut slots: Vec<_> = (0..waits)
+            .map(|offset| {
+                let slot = (first + offset) % self.permits;
+                let name = slot_name(&self.name, slot);
+                Box::pin(async move { (slot, self.client.acquire_with(&name, wait).await) })
+            })
+            .collect();
+        // The first slot to answer decides (all share one deadline: a timeout is everybody's);
+        // the others are dropped, which cancels their waits: a cancelled acquisition is
+        // released as soon as it is granted, as for the mutex.
+        let (slot, outcome) = std::future::poll_fn(|cx| {
+            slots
+                .iter_mut()
+                .find_map(|wait| match wait.as_mut().poll(cx) {
+                    Poll::Ready(answer) => Some(answer),
+                    Poll::Pending => None,
+                })
+                .map_or(Poll::Pending, Poll::Ready)
+        })
+        .await;
+        drop(slots);
+        Ok(outcome?.map(|guard| self.permit(slot, guard)))
     }
 
     fn permit(&self, slot: u32, guard: DistributedGuard) -> Permit {
