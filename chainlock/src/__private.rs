@@ -100,29 +100,41 @@ impl<T: ?Sized> ProbeOther for &ClosedProbe<'_, T> {
     }
 }
 
-/// `Children<C>` with its key and lock named: one short bound per step in the generated
-/// key-path methods (implied by, and implying, `Children<C, Key = K, Lock = L>`).
+/// One step of a key path, `P` → `C`, named through the chain's root lock `A` (any type):
+/// what the generated key-path methods bound and call. The root lock is the methods' one
+/// generic parameter, so a bound `A: Link<P, C>` is checked at the call and not where the
+/// locker is defined (a chain whose types have no `Children` impls still compiles), and
+/// every later level's lock is the projection `<A as Link<P, C>>::Lock`: the same node type
+/// spelled two ways (`Dir`, `self::Dir`, an alias) is one type to the compiler, never two
+/// parameters to unify.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` has no children of type `{C}`",
+    message = "`{P}` has no children of type `{C}`",
     label = "no `Children<{C}>` impl",
-    note = "derive it: `#[derive(ChainNode)]` on `{Self}` with `#[chain(children)]` on the field that holds the `{C}` locks; or descend with closures (`run`/`descend`)"
+    note = "derive it: `#[derive(ChainNode)]` on `{P}` with `#[chain(children)]` on the field that holds the `{C}` locks; or descend with closures (`run`/`descend`)"
 )]
-pub trait Step<C: ?Sized, K: ?Sized, L: ?Sized>: Children<C, Key = K, Lock = L> {}
-
-impl<T, C, K, L> Step<C, K, L> for T
-where
-    T: ?Sized + Children<C, Key = K, Lock = L>,
-    C: ?Sized,
-    K: ?Sized,
-    L: ?Sized,
-{
+pub trait Link<P: ?Sized, C: ?Sized> {
+    /// `<P as Children<C>>::Key`.
+    type Key: ?Sized;
+    /// `<P as Children<C>>::Lock`.
+    type Lock: ?Sized;
+    /// [`Children::child`].
+    fn child(node: &P, key: &Self::Key) -> Option<Arc<Self::Lock>>;
 }
 
-/// The child of type `C` under `key` (a key-path stage).
-#[inline(always)]
-pub fn child<C: ?Sized, T: ?Sized + Children<C>>(node: &T, key: &T::Key) -> Option<Arc<T::Lock>> {
-    node.child(key)
+impl<A: ?Sized, P: ?Sized + Children<C>, C: ?Sized> Link<P, C> for A {
+    type Key = P::Key;
+    type Lock = P::Lock;
+
+    #[inline(always)]
+    fn child(node: &P, key: &P::Key) -> Option<Arc<P::Lock>> {
+        node.child(key)
+    }
 }
+
+/// The key of the step `P` → `C` of a chain whose root lock is `A` (see [`Link`]).
+pub type KeyOf<A, P, C> = <A as Link<P, C>>::Key;
+/// The lock of a `C` found in a `P`, in a chain whose root lock is `A` (see [`Link`]).
+pub type LockOf<A, P, C> = <A as Link<P, C>>::Lock;
 
 /// [`TimedExclusiveLock::try_lock_exclusive_until`] for level `level`, or [`Exit::TimedOut`].
 ///

@@ -1,0 +1,220 @@
+//! Fixed chains over one recursive node type (issue 10, item 1): every mode mix of a
+//! three-level `Dir → Dir → Dir` chain, and the same type spelled several ways (a path, an
+//! alias, a generic instantiation), lock in the hand-over-hand order the modes say, by key
+//! path and by closures.
+
+use chainlock::{ChainNode, Exit, chain::Absence, chain::LeavesExit, chain_locker};
+use chainlock_suite::logged::{Event, LoggedRwLock, rw_id_of, take_log};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A directory: the tree's one node type.
+#[derive(ChainNode, Default)]
+struct Dir {
+    #[chain(children)]
+    entries: HashMap<String, Arc<LoggedRwLock<Dir>>>,
+    files: u32,
+}
+
+type D = Dir;
+
+mod nested {
+    pub(crate) type Directory = super::Dir;
+}
+
+/// `/a/b` and `/a/c`: the root, `a`, and two leaves.
+struct Tree {
+    root: Arc<LoggedRwLock<Dir>>,
+    a: Arc<LoggedRwLock<Dir>>,
+    b: Arc<LoggedRwLock<Dir>>,
+    c: Arc<LoggedRwLock<Dir>>,
+}
+
+fn dir(entries: &[(&str, &Arc<LoggedRwLock<Dir>>)]) -> Arc<LoggedRwLock<Dir>> {
+    let entries = entries
+        .iter()
+        .map(|(name, child)| ((*name).to_owned(), Arc::clone(child)))
+        .collect();
+    Arc::new(LoggedRwLock::new(Dir { entries, files: 0 }))
+}
+
+fn tree() -> Tree {
+    let (b, c) = (dir(&[]), dir(&[]));
+    let a = dir(&[("b", &b), ("c", &c)]);
+    let root = dir(&[("a", &a)]);
+    take_log();
+    Tree { root, a, b, c }
+}
+
+impl Tree {
+    fn all_unlocked(&self) -> bool {
+        [&self.root, &self.a, &self.b, &self.c]
+            .iter()
+            .all(|lock| !lock.is_locked())
+    }
+}
+
+/// The log of a hand-over-hand descent root → a → b, each level taken as `modes` say.
+fn expected(tree: &Tree, modes: [fn(usize) -> Event; 3]) -> Vec<Event> {
+    let ids = [rw_id_of(&tree.root), rw_id_of(&tree.a), rw_id_of(&tree.b)];
+    vec![
+        modes[0](ids[0]),
+        modes[1](ids[1]),
+        Event::Unlocked(ids[0]),
+        modes[2](ids[2]),
+        Event::Unlocked(ids[1]),
+        Event::Unlocked(ids[2]),
+    ]
+}
+
+fn key(name: &str) -> String {
+    name.to_owned()
+}
+
+chain_locker! {
+    /// Latch crabbing down a recursive tree: shared on the way, exclusive at the target.
+    struct Crab(shared Dir, shared Dir, Dir);
+    struct AllExclusive(Dir, Dir, Dir);
+    struct AllShared(shared Dir, shared Dir, shared Dir);
+    struct SharedMiddle(Dir, shared Dir, Dir);
+    struct SharedRoot(shared Dir, Dir, Dir);
+    struct SharedLeaf(Dir, Dir, shared Dir);
+    struct ExclusiveRoot(Dir, shared Dir, shared Dir);
+    struct SharedEnds(shared Dir, Dir, shared Dir);
+    /// The same type spelled four ways.
+    struct Spellings(shared Dir, shared self::Dir, crate::nested::Directory);
+    struct Aliased(shared D, shared Dir, D);
+}
+
+/// Runs one locker down root → a → b by keys and by closures, and checks the order.
+macro_rules! check_modes {
+    ($locker:ident, $leaf:ident => $body:expr, [$($mode:expr),*]) => {{
+        let tree = tree();
+        let value = $locker.run_keys(&tree.root, &key("a"), &key("b"), |$leaf| $body);
+        assert_eq!(value, Ok(1), "{}", stringify!($locker));
+        assert_eq!(take_log(), expected(&tree, [$($mode),*]), "{} by keys", stringify!($locker));
+        assert!(tree.all_unlocked());
+
+        let value = $locker.run(
+            &tree.root,
+            |root| root.entries.get("a").cloned(),
+            |a| a.entries.get("b").cloned(),
+            |$leaf| $body,
+        );
+        assert_eq!(value, Ok(1));
+        assert_eq!(take_log(), expected(&tree, [$($mode),*]), "{} by closures", stringify!($locker));
+        assert!(tree.all_unlocked());
+    }};
+}
+
+#[test]
+fn every_mode_mix_locks_in_hand_over_hand_order() {
+    let (x, s) = (
+        Event::Locked as fn(usize) -> Event,
+        Event::Shared as fn(usize) -> Event,
+    );
+    check_modes!(Crab, leaf => { leaf.files = 1; leaf.files }, [s, s, x]);
+    check_modes!(AllExclusive, leaf => { leaf.files = 1; leaf.files }, [x, x, x]);
+    check_modes!(AllShared, leaf => leaf.files + 1, [s, s, s]);
+    check_modes!(SharedMiddle, leaf => { leaf.files = 1; leaf.files }, [x, s, x]);
+    check_modes!(SharedRoot, leaf => { leaf.files = 1; leaf.files }, [s, x, x]);
+    check_modes!(SharedLeaf, leaf => leaf.files + 1, [x, x, s]);
+    check_modes!(ExclusiveRoot, leaf => leaf.files + 1, [x, s, s]);
+    check_modes!(SharedEnds, leaf => leaf.files + 1, [s, x, s]);
+    check_modes!(Spellings, leaf => { leaf.files = 1; leaf.files }, [s, s, x]);
+    check_modes!(Aliased, leaf => { leaf.files = 1; leaf.files }, [s, s, x]);
+}
+
+#[test]
+fn crabbing_writes_the_target_and_reports_a_missing_entry() {
+    let tree = tree();
+    let written = Crab.run_keys(&tree.root, &key("a"), &key("c"), |c| {
+        c.files += 7;
+        c.files
+    });
+    assert_eq!(written, Ok(7));
+    assert_eq!(tree.c.read().files, 7);
+    assert_eq!(
+        Crab.run_keys(&tree.root, &key("a"), &key("zz"), |_| ()),
+        Err(Exit::Absent {
+            level: 2,
+            cause: Absence::Missing
+        })
+    );
+    assert!(tree.all_unlocked());
+
+    // The owned guard of the target outlives the descent, with only the target held.
+    let mut guard = Crab.descend_keys(&tree.root, &key("a"), &key("b")).unwrap();
+    guard.files += 1;
+    assert!(!tree.root.is_locked() && !tree.a.is_locked() && tree.b.is_locked());
+    drop(guard);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let guard = Crab
+        .descend_keys_until(&tree.root, deadline, &key("a"), &key("b"))
+        .unwrap();
+    assert_eq!(guard.files, 1);
+}
+
+#[test]
+fn several_recursive_leaves_at_once() {
+    let tree = tree();
+    let paths = [(&key("a"), &key("c")), (&key("a"), &key("b"))];
+    let mut leaves = AllExclusive.lock_leaves(&tree.root, paths).unwrap();
+    leaves[0].files = 3;
+    leaves[1].files = 4;
+    assert!(!tree.root.is_locked() && tree.b.is_locked() && tree.c.is_locked());
+    drop(leaves);
+    assert_eq!((tree.b.read().files, tree.c.read().files), (4, 3));
+    let same = [(&key("a"), &key("b")), (&key("a"), &key("b"))];
+    assert!(matches!(
+        AllExclusive.lock_leaves(&tree.root, same),
+        Err(LeavesExit::SameLeaf { .. })
+    ));
+    assert!(tree.all_unlocked());
+}
+
+/// A generic recursive node: each instantiation is its own chain type.
+#[derive(ChainNode)]
+struct Node<T: 'static> {
+    value: T,
+    #[chain(children)]
+    next: Option<Arc<LoggedRwLock<Node<T>>>>,
+}
+
+type IntNode = Node<u32>;
+
+#[test]
+fn generic_instantiations_spelled_two_ways() {
+    let leaf = Arc::new(LoggedRwLock::new(Node {
+        value: 3_u32,
+        next: None,
+    }));
+    let middle = Arc::new(LoggedRwLock::new(Node {
+        value: 2,
+        next: Some(leaf.clone()),
+    }));
+    let root = Arc::new(LoggedRwLock::new(Node {
+        value: 1,
+        next: Some(middle.clone()),
+    }));
+    let locker = chain_locker!(shared Node<u32>, shared IntNode, Node<u32>);
+    take_log();
+    let sum = locker.run_keys(&root, &(), &(), |node| {
+        node.value += 10;
+        node.value
+    });
+    assert_eq!(sum, Ok(13));
+    let ids = [rw_id_of(&root), rw_id_of(&middle), rw_id_of(&leaf)];
+    assert_eq!(
+        take_log(),
+        [
+            Event::Shared(ids[0]),
+            Event::Shared(ids[1]),
+            Event::Unlocked(ids[0]),
+            Event::Locked(ids[2]),
+            Event::Unlocked(ids[1]),
+            Event::Unlocked(ids[2]),
+        ]
+    );
+}
