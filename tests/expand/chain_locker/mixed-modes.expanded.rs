@@ -116,75 +116,79 @@ Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acqu
                 }
                 ///Like [`descend`](Self::descend), each stage looking the next level up by key (`key{i}` on level `i`, through [`Children`](::chainlock::chain::Children), which `#[derive(ChainNode)]` implements): locks `Registry` (shared) → `Lecture` (shared) → `Class` and returns the leaf's owned guard.
                 #[inline]
-                fn descend_keys<__L0, __L1, __L2, __K0, __K1>(
+                fn descend_keys<__L0>(
                     &self,
                     root: &__chainlock::Arc<__L0>,
-                    key0: &__K0,
-                    key1: &__K1,
+                    key0: &__chainlock::KeyOf<__L0, Registry, Lecture>,
+                    key1: &__chainlock::KeyOf<__L0, Lecture, Class>,
                 ) -> __chainlock::Result<
-                    <__L2 as __chainlock::ExclusiveLock>::Guard,
+                    <__chainlock::LockOf<
+                        __L0,
+                        Lecture,
+                        Class,
+                    > as __chainlock::ExclusiveLock>::Guard,
                     __chainlock::Exit,
                 >
                 where
                     __L0: __chainlock::SharedLock<Target = Registry>
                         + ?__chainlock::Sized,
-                    __L1: __chainlock::SharedLock<Target = Lecture>
-                        + ?__chainlock::Sized,
-                    __L2: __chainlock::ExclusiveLock<Target = Class>
-                        + ?__chainlock::Sized,
-                    __K0: ?__chainlock::Sized,
-                    <__L0 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Registry,
                         Lecture,
-                        __K0,
-                        __L1,
+                        Lock: __chainlock::SharedLock<Target = Lecture>,
                     >,
-                    __K1: ?__chainlock::Sized,
-                    <__L1 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Lecture,
                         Class,
-                        __K1,
-                        __L2,
+                        Lock: __chainlock::ExclusiveLock<Target = Class>,
                     >,
                 {
                     self.descend(
                         root,
-                        |node: &Registry| __chainlock::child::<Lecture, _>(node, key0),
-                        |node: &Lecture| __chainlock::child::<Class, _>(node, key1),
+                        |node: &Registry| <__L0 as __chainlock::Link<
+                            Registry,
+                            Lecture,
+                        >>::child(node, key0),
+                        |node: &Lecture| <__L0 as __chainlock::Link<
+                            Lecture,
+                            Class,
+                        >>::child(node, key1),
                     )
                 }
                 ///Like [`run`](Self::run), each stage looking the next level up by key: locks `Registry` (shared) → `Lecture` (shared) → `Class`, runs `leaf` on the leaf and releases it.
                 #[inline]
-                fn run_keys<__L0, __L1, __L2, __K0, __K1, __F, __R>(
+                fn run_keys<__L0, __F, __R>(
                     &self,
                     root: &__chainlock::Arc<__L0>,
-                    key0: &__K0,
-                    key1: &__K1,
+                    key0: &__chainlock::KeyOf<__L0, Registry, Lecture>,
+                    key1: &__chainlock::KeyOf<__L0, Lecture, Class>,
                     leaf: __F,
                 ) -> __chainlock::Result<__R, __chainlock::Exit>
                 where
                     __L0: __chainlock::SharedLock<Target = Registry>
                         + ?__chainlock::Sized,
-                    __L1: __chainlock::SharedLock<Target = Lecture>
-                        + ?__chainlock::Sized,
-                    __L2: __chainlock::ExclusiveLock<Target = Class>
-                        + ?__chainlock::Sized,
-                    __K0: ?__chainlock::Sized,
-                    <__L0 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Registry,
                         Lecture,
-                        __K0,
-                        __L1,
+                        Lock: __chainlock::SharedLock<Target = Lecture>,
                     >,
-                    __K1: ?__chainlock::Sized,
-                    <__L1 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Lecture,
                         Class,
-                        __K1,
-                        __L2,
+                        Lock: __chainlock::ExclusiveLock<Target = Class>,
                     >,
                     __F: __chainlock::FnOnce(&mut Class) -> __R,
                 {
                     self.run(
                         root,
-                        |node: &Registry| __chainlock::child::<Lecture, _>(node, key0),
-                        |node: &Lecture| __chainlock::child::<Class, _>(node, key1),
+                        |node: &Registry| <__L0 as __chainlock::Link<
+                            Registry,
+                            Lecture,
+                        >>::child(node, key0),
+                        |node: &Lecture| <__L0 as __chainlock::Link<
+                            Lecture,
+                            Class,
+                        >>::child(node, key1),
                         leaf,
                     )
                 }
@@ -267,118 +271,124 @@ Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acqu
                 }
                 ///Like [`descend_until`](Self::descend_until), each stage looking the next level up by key (`key{i}` on level `i`, through [`Children`](::chainlock::chain::Children), which `#[derive(ChainNode)]` implements): locks `Registry` (shared) → `Lecture` (shared) → `Class` and returns the leaf's owned guard.
                 #[inline]
-                fn descend_keys_until<__L0, __L1, __L2, __K0, __K1>(
+                fn descend_keys_until<__L0>(
                     &self,
                     root: &__chainlock::Arc<__L0>,
                     deadline: __chainlock::Instant,
-                    key0: &__K0,
-                    key1: &__K1,
+                    key0: &__chainlock::KeyOf<__L0, Registry, Lecture>,
+                    key1: &__chainlock::KeyOf<__L0, Lecture, Class>,
                 ) -> __chainlock::Result<
-                    <__L2 as __chainlock::ExclusiveLock>::Guard,
+                    <__chainlock::LockOf<
+                        __L0,
+                        Lecture,
+                        Class,
+                    > as __chainlock::ExclusiveLock>::Guard,
                     __chainlock::Exit,
                 >
                 where
                     __L0: __chainlock::TimedSharedLock<Target = Registry>
                         + ?__chainlock::Sized,
-                    __L1: __chainlock::TimedSharedLock<Target = Lecture>
-                        + ?__chainlock::Sized,
-                    __L2: __chainlock::TimedExclusiveLock<Target = Class>
-                        + ?__chainlock::Sized,
-                    __K0: ?__chainlock::Sized,
-                    <__L0 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Registry,
                         Lecture,
-                        __K0,
-                        __L1,
+                        Lock: __chainlock::TimedSharedLock<Target = Lecture>,
                     >,
-                    __K1: ?__chainlock::Sized,
-                    <__L1 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Lecture,
                         Class,
-                        __K1,
-                        __L2,
+                        Lock: __chainlock::TimedExclusiveLock<Target = Class>,
                     >,
                 {
                     self.descend_until(
                         root,
                         deadline,
-                        |node: &Registry| __chainlock::child::<Lecture, _>(node, key0),
-                        |node: &Lecture| __chainlock::child::<Class, _>(node, key1),
+                        |node: &Registry| <__L0 as __chainlock::Link<
+                            Registry,
+                            Lecture,
+                        >>::child(node, key0),
+                        |node: &Lecture| <__L0 as __chainlock::Link<
+                            Lecture,
+                            Class,
+                        >>::child(node, key1),
                     )
                 }
                 ///Like [`run_until`](Self::run_until), each stage looking the next level up by key: locks `Registry` (shared) → `Lecture` (shared) → `Class`, runs `leaf` on the leaf and releases it.
                 #[inline]
-                fn run_keys_until<__L0, __L1, __L2, __K0, __K1, __F, __R>(
+                fn run_keys_until<__L0, __F, __R>(
                     &self,
                     root: &__chainlock::Arc<__L0>,
                     deadline: __chainlock::Instant,
-                    key0: &__K0,
-                    key1: &__K1,
+                    key0: &__chainlock::KeyOf<__L0, Registry, Lecture>,
+                    key1: &__chainlock::KeyOf<__L0, Lecture, Class>,
                     leaf: __F,
                 ) -> __chainlock::Result<__R, __chainlock::Exit>
                 where
                     __L0: __chainlock::TimedSharedLock<Target = Registry>
                         + ?__chainlock::Sized,
-                    __L1: __chainlock::TimedSharedLock<Target = Lecture>
-                        + ?__chainlock::Sized,
-                    __L2: __chainlock::TimedExclusiveLock<Target = Class>
-                        + ?__chainlock::Sized,
-                    __K0: ?__chainlock::Sized,
-                    <__L0 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Registry,
                         Lecture,
-                        __K0,
-                        __L1,
+                        Lock: __chainlock::TimedSharedLock<Target = Lecture>,
                     >,
-                    __K1: ?__chainlock::Sized,
-                    <__L1 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Lecture,
                         Class,
-                        __K1,
-                        __L2,
+                        Lock: __chainlock::TimedExclusiveLock<Target = Class>,
                     >,
                     __F: __chainlock::FnOnce(&mut Class) -> __R,
                 {
                     self.run_until(
                         root,
                         deadline,
-                        |node: &Registry| __chainlock::child::<Lecture, _>(node, key0),
-                        |node: &Lecture| __chainlock::child::<Class, _>(node, key1),
+                        |node: &Registry| <__L0 as __chainlock::Link<
+                            Registry,
+                            Lecture,
+                        >>::child(node, key0),
+                        |node: &Lecture| <__L0 as __chainlock::Link<
+                            Lecture,
+                            Class,
+                        >>::child(node, key1),
                         leaf,
                     )
                 }
                 /**Locks the leaves at the end of several key paths of `Registry` (shared) → `Lecture` (shared) → `Class` at once, all or nothing, and returns their guards in the order of `paths`.
 
 Each leaf's lock is found hand over hand and its parents released; then the leaves are locked in one global order (by address), holding nothing else, so that threads locking overlapping sets in any order never deadlock. If any path is absent or closed, nothing stays locked and the [`LeavesExit`](::chainlock::chain::LeavesExit) names the path and why. Two paths to the same leaf give [`LeavesExit::SameLeaf`](::chainlock::chain::LeavesExit::SameLeaf).*/
-                fn lock_leaves<'__path, __L0, __L1, __L2, __K0, __K1, __P>(
+                fn lock_leaves<'__path, __L0, __P>(
                     &self,
                     root: &__chainlock::Arc<__L0>,
                     paths: __P,
                 ) -> __chainlock::Result<
-                    __chainlock::Vec<<__L2 as __chainlock::ExclusiveLock>::Guard>,
+                    __chainlock::Vec<
+                        <__chainlock::LockOf<
+                            __L0,
+                            Lecture,
+                            Class,
+                        > as __chainlock::ExclusiveLock>::Guard,
+                    >,
                     __chainlock::LeavesExit,
                 >
                 where
                     __L0: __chainlock::SharedLock<Target = Registry>
                         + ?__chainlock::Sized,
-                    __L1: __chainlock::SharedLock<Target = Lecture>
-                        + ?__chainlock::Sized,
-                    __L2: __chainlock::ExclusiveLock<Target = Class>
-                        + ?__chainlock::Sized,
-                    __K0: ?__chainlock::Sized,
-                    <__L0 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Registry,
                         Lecture,
-                        __K0,
-                        __L1,
+                        Lock: __chainlock::SharedLock<Target = Lecture>,
                     >,
-                    __K1: ?__chainlock::Sized,
-                    <__L1 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Lecture,
                         Class,
-                        __K1,
-                        __L2,
+                        Lock: __chainlock::ExclusiveLock<Target = Class>,
                     >,
-                    __L2: __chainlock::ExclusiveLock,
                     __P: __chainlock::IntoIterator<
-                        Item = (&'__path __K0, &'__path __K1),
+                        Item = (
+                            &'__path __chainlock::KeyOf<__L0, Registry, Lecture>,
+                            &'__path __chainlock::KeyOf<__L0, Lecture, Class>,
+                        ),
                     >,
-                    __K0: '__path,
-                    __K1: '__path,
+                    __chainlock::KeyOf<__L0, Registry, Lecture>: '__path,
+                    __chainlock::KeyOf<__L0, Lecture, Class>: '__path,
                 {
                     let handles = __chainlock::find_leaves(
                         paths,
@@ -386,14 +396,20 @@ Each leaf's lock is found hand over hand and its parents released; then the leav
                             let __guard0 = __chainlock::SharedLock::lock_shared(root);
                             (&__chainlock::ClosedProbe(&*__guard0, 0usize)).open()?;
                             let __next = __chainlock::found(
-                                __chainlock::child::<Lecture, _>(&*__guard0, key0),
+                                <__L0 as __chainlock::Link<
+                                    Registry,
+                                    Lecture,
+                                >>::child(&*__guard0, key0),
                                 1usize,
                             )?;
                             let __guard1 = __chainlock::SharedLock::lock_shared(&__next);
                             __chainlock::drop(__guard0);
                             (&__chainlock::ClosedProbe(&*__guard1, 1usize)).open()?;
                             __chainlock::found(
-                                __chainlock::child::<Class, _>(&*__guard1, key1),
+                                <__L0 as __chainlock::Link<
+                                    Lecture,
+                                    Class,
+                                >>::child(&*__guard1, key1),
                                 2usize,
                             )
                         },
@@ -411,40 +427,42 @@ Each leaf's lock is found hand over hand and its parents released; then the leav
                 /**Locks the leaves at the end of several key paths of `Registry` (shared) → `Lecture` (shared) → `Class` at once, all or nothing, and returns their guards in the order of `paths`.
 
 Each leaf's lock is found hand over hand and its parents released; then the leaves are locked in one global order (by address), holding nothing else, so that threads locking overlapping sets in any order never deadlock. If any path is absent or closed, or the deadline passes, nothing stays locked and the [`LeavesExit`](::chainlock::chain::LeavesExit) names the path and why. Two paths to the same leaf give [`LeavesExit::SameLeaf`](::chainlock::chain::LeavesExit::SameLeaf).*/
-                fn lock_leaves_until<'__path, __L0, __L1, __L2, __K0, __K1, __P>(
+                fn lock_leaves_until<'__path, __L0, __P>(
                     &self,
                     root: &__chainlock::Arc<__L0>,
                     deadline: __chainlock::Instant,
                     paths: __P,
                 ) -> __chainlock::Result<
-                    __chainlock::Vec<<__L2 as __chainlock::ExclusiveLock>::Guard>,
+                    __chainlock::Vec<
+                        <__chainlock::LockOf<
+                            __L0,
+                            Lecture,
+                            Class,
+                        > as __chainlock::ExclusiveLock>::Guard,
+                    >,
                     __chainlock::LeavesExit,
                 >
                 where
                     __L0: __chainlock::TimedSharedLock<Target = Registry>
                         + ?__chainlock::Sized,
-                    __L1: __chainlock::TimedSharedLock<Target = Lecture>
-                        + ?__chainlock::Sized,
-                    __L2: __chainlock::TimedExclusiveLock<Target = Class>
-                        + ?__chainlock::Sized,
-                    __K0: ?__chainlock::Sized,
-                    <__L0 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Registry,
                         Lecture,
-                        __K0,
-                        __L1,
+                        Lock: __chainlock::TimedSharedLock<Target = Lecture>,
                     >,
-                    __K1: ?__chainlock::Sized,
-                    <__L1 as __chainlock::SharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Lecture,
                         Class,
-                        __K1,
-                        __L2,
+                        Lock: __chainlock::TimedExclusiveLock<Target = Class>,
                     >,
-                    __L2: __chainlock::ExclusiveLock,
                     __P: __chainlock::IntoIterator<
-                        Item = (&'__path __K0, &'__path __K1),
+                        Item = (
+                            &'__path __chainlock::KeyOf<__L0, Registry, Lecture>,
+                            &'__path __chainlock::KeyOf<__L0, Lecture, Class>,
+                        ),
                     >,
-                    __K0: '__path,
-                    __K1: '__path,
+                    __chainlock::KeyOf<__L0, Registry, Lecture>: '__path,
+                    __chainlock::KeyOf<__L0, Lecture, Class>: '__path,
                 {
                     let handles = __chainlock::find_leaves(
                         paths,
@@ -456,7 +474,10 @@ Each leaf's lock is found hand over hand and its parents released; then the leav
                             )?;
                             (&__chainlock::ClosedProbe(&*__guard0, 0usize)).open()?;
                             let __next = __chainlock::found(
-                                __chainlock::child::<Lecture, _>(&*__guard0, key0),
+                                <__L0 as __chainlock::Link<
+                                    Registry,
+                                    Lecture,
+                                >>::child(&*__guard0, key0),
                                 1usize,
                             )?;
                             let __guard1 = __chainlock::shared_until(
@@ -467,7 +488,10 @@ Each leaf's lock is found hand over hand and its parents released; then the leav
                             __chainlock::drop(__guard0);
                             (&__chainlock::ClosedProbe(&*__guard1, 1usize)).open()?;
                             __chainlock::found(
-                                __chainlock::child::<Class, _>(&*__guard1, key1),
+                                <__L0 as __chainlock::Link<
+                                    Lecture,
+                                    Class,
+                                >>::child(&*__guard1, key1),
                                 2usize,
                             )
                         },
@@ -574,82 +598,80 @@ Stage `i` runs on level `i` and returns the lock of level `i + 1`, which is acqu
                 }
                 ///Like [`descend_async`](Self::descend_async), each stage looking the next level up by key (`key{i}` on level `i`, through [`Children`](::chainlock::chain::Children), which `#[derive(ChainNode)]` implements): locks `Registry` (shared) → `Lecture` (shared) → `Class` and returns the leaf's owned guard.
                 #[inline]
-                async fn descend_keys_async<__L0, __L1, __L2, __K0, __K1>(
+                async fn descend_keys_async<__L0>(
                     &self,
                     root: &__chainlock::Arc<__L0>,
-                    key0: &__K0,
-                    key1: &__K1,
+                    key0: &__chainlock::KeyOf<__L0, Registry, Lecture>,
+                    key1: &__chainlock::KeyOf<__L0, Lecture, Class>,
                 ) -> __chainlock::Result<
-                    <__L2 as __chainlock::AsyncExclusiveLock>::Guard,
+                    <__chainlock::LockOf<
+                        __L0,
+                        Lecture,
+                        Class,
+                    > as __chainlock::AsyncExclusiveLock>::Guard,
                     __chainlock::Exit,
                 >
                 where
                     __L0: __chainlock::AsyncSharedLock<Target = Registry>
                         + ?__chainlock::Sized,
-                    __L1: __chainlock::AsyncSharedLock<Target = Lecture>
-                        + ?__chainlock::Sized,
-                    __L2: __chainlock::AsyncExclusiveLock<Target = Class>
-                        + ?__chainlock::Sized,
-                    __K0: ?__chainlock::Sized,
-                    <__L0 as __chainlock::AsyncSharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Registry,
                         Lecture,
-                        __K0,
-                        __L1,
+                        Lock: __chainlock::AsyncSharedLock<Target = Lecture>,
                     >,
-                    __K1: ?__chainlock::Sized,
-                    <__L1 as __chainlock::AsyncSharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Lecture,
                         Class,
-                        __K1,
-                        __L2,
+                        Lock: __chainlock::AsyncExclusiveLock<Target = Class>,
                     >,
                 {
                     self.descend_async(
                             root,
-                            |node: &Registry| __chainlock::child::<
+                            |node: &Registry| <__L0 as __chainlock::Link<
+                                Registry,
                                 Lecture,
-                                _,
-                            >(node, key0),
-                            |node: &Lecture| __chainlock::child::<Class, _>(node, key1),
+                            >>::child(node, key0),
+                            |node: &Lecture| <__L0 as __chainlock::Link<
+                                Lecture,
+                                Class,
+                            >>::child(node, key1),
                         )
                         .await
                 }
                 ///Like [`run_async`](Self::run_async), each stage looking the next level up by key: locks `Registry` (shared) → `Lecture` (shared) → `Class`, runs `leaf` on the leaf and releases it.
                 #[inline]
-                async fn run_keys_async<__L0, __L1, __L2, __K0, __K1, __F, __R>(
+                async fn run_keys_async<__L0, __F, __R>(
                     &self,
                     root: &__chainlock::Arc<__L0>,
-                    key0: &__K0,
-                    key1: &__K1,
+                    key0: &__chainlock::KeyOf<__L0, Registry, Lecture>,
+                    key1: &__chainlock::KeyOf<__L0, Lecture, Class>,
                     leaf: __F,
                 ) -> __chainlock::Result<__R, __chainlock::Exit>
                 where
                     __L0: __chainlock::AsyncSharedLock<Target = Registry>
                         + ?__chainlock::Sized,
-                    __L1: __chainlock::AsyncSharedLock<Target = Lecture>
-                        + ?__chainlock::Sized,
-                    __L2: __chainlock::AsyncExclusiveLock<Target = Class>
-                        + ?__chainlock::Sized,
-                    __K0: ?__chainlock::Sized,
-                    <__L0 as __chainlock::AsyncSharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Registry,
                         Lecture,
-                        __K0,
-                        __L1,
+                        Lock: __chainlock::AsyncSharedLock<Target = Lecture>,
                     >,
-                    __K1: ?__chainlock::Sized,
-                    <__L1 as __chainlock::AsyncSharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Lecture,
                         Class,
-                        __K1,
-                        __L2,
+                        Lock: __chainlock::AsyncExclusiveLock<Target = Class>,
                     >,
                     __F: __chainlock::FnOnce(&mut Class) -> __R,
                 {
                     self.run_async(
                             root,
-                            |node: &Registry| __chainlock::child::<
+                            |node: &Registry| <__L0 as __chainlock::Link<
+                                Registry,
                                 Lecture,
-                                _,
-                            >(node, key0),
-                            |node: &Lecture| __chainlock::child::<Class, _>(node, key1),
+                            >>::child(node, key0),
+                            |node: &Lecture| <__L0 as __chainlock::Link<
+                                Lecture,
+                                Class,
+                            >>::child(node, key1),
                             leaf,
                         )
                         .await
@@ -749,86 +771,84 @@ The deadline is a `tokio::time` sleep: this future must run inside a Tokio runti
                 }
                 ///Like [`descend_async_until`](Self::descend_async_until), each stage looking the next level up by key (`key{i}` on level `i`, through [`Children`](::chainlock::chain::Children), which `#[derive(ChainNode)]` implements): locks `Registry` (shared) → `Lecture` (shared) → `Class` and returns the leaf's owned guard.
                 #[inline]
-                async fn descend_keys_async_until<__L0, __L1, __L2, __K0, __K1>(
+                async fn descend_keys_async_until<__L0>(
                     &self,
                     root: &__chainlock::Arc<__L0>,
                     deadline: __chainlock::Instant,
-                    key0: &__K0,
-                    key1: &__K1,
+                    key0: &__chainlock::KeyOf<__L0, Registry, Lecture>,
+                    key1: &__chainlock::KeyOf<__L0, Lecture, Class>,
                 ) -> __chainlock::Result<
-                    <__L2 as __chainlock::AsyncExclusiveLock>::Guard,
+                    <__chainlock::LockOf<
+                        __L0,
+                        Lecture,
+                        Class,
+                    > as __chainlock::AsyncExclusiveLock>::Guard,
                     __chainlock::Exit,
                 >
                 where
                     __L0: __chainlock::AsyncSharedLock<Target = Registry>
                         + ?__chainlock::Sized,
-                    __L1: __chainlock::AsyncSharedLock<Target = Lecture>
-                        + ?__chainlock::Sized,
-                    __L2: __chainlock::AsyncExclusiveLock<Target = Class>
-                        + ?__chainlock::Sized,
-                    __K0: ?__chainlock::Sized,
-                    <__L0 as __chainlock::AsyncSharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Registry,
                         Lecture,
-                        __K0,
-                        __L1,
+                        Lock: __chainlock::AsyncSharedLock<Target = Lecture>,
                     >,
-                    __K1: ?__chainlock::Sized,
-                    <__L1 as __chainlock::AsyncSharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Lecture,
                         Class,
-                        __K1,
-                        __L2,
+                        Lock: __chainlock::AsyncExclusiveLock<Target = Class>,
                     >,
                 {
                     self.descend_async_until(
                             root,
                             deadline,
-                            |node: &Registry| __chainlock::child::<
+                            |node: &Registry| <__L0 as __chainlock::Link<
+                                Registry,
                                 Lecture,
-                                _,
-                            >(node, key0),
-                            |node: &Lecture| __chainlock::child::<Class, _>(node, key1),
+                            >>::child(node, key0),
+                            |node: &Lecture| <__L0 as __chainlock::Link<
+                                Lecture,
+                                Class,
+                            >>::child(node, key1),
                         )
                         .await
                 }
                 ///Like [`run_async_until`](Self::run_async_until), each stage looking the next level up by key: locks `Registry` (shared) → `Lecture` (shared) → `Class`, runs `leaf` on the leaf and releases it.
                 #[inline]
-                async fn run_keys_async_until<__L0, __L1, __L2, __K0, __K1, __F, __R>(
+                async fn run_keys_async_until<__L0, __F, __R>(
                     &self,
                     root: &__chainlock::Arc<__L0>,
                     deadline: __chainlock::Instant,
-                    key0: &__K0,
-                    key1: &__K1,
+                    key0: &__chainlock::KeyOf<__L0, Registry, Lecture>,
+                    key1: &__chainlock::KeyOf<__L0, Lecture, Class>,
                     leaf: __F,
                 ) -> __chainlock::Result<__R, __chainlock::Exit>
                 where
                     __L0: __chainlock::AsyncSharedLock<Target = Registry>
                         + ?__chainlock::Sized,
-                    __L1: __chainlock::AsyncSharedLock<Target = Lecture>
-                        + ?__chainlock::Sized,
-                    __L2: __chainlock::AsyncExclusiveLock<Target = Class>
-                        + ?__chainlock::Sized,
-                    __K0: ?__chainlock::Sized,
-                    <__L0 as __chainlock::AsyncSharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Registry,
                         Lecture,
-                        __K0,
-                        __L1,
+                        Lock: __chainlock::AsyncSharedLock<Target = Lecture>,
                     >,
-                    __K1: ?__chainlock::Sized,
-                    <__L1 as __chainlock::AsyncSharedLock>::Target: __chainlock::Step<
+                    __L0: __chainlock::Link<
+                        Lecture,
                         Class,
-                        __K1,
-                        __L2,
+                        Lock: __chainlock::AsyncExclusiveLock<Target = Class>,
                     >,
                     __F: __chainlock::FnOnce(&mut Class) -> __R,
                 {
                     self.run_async_until(
                             root,
                             deadline,
-                            |node: &Registry| __chainlock::child::<
+                            |node: &Registry| <__L0 as __chainlock::Link<
+                                Registry,
                                 Lecture,
-                                _,
-                            >(node, key0),
-                            |node: &Lecture| __chainlock::child::<Class, _>(node, key1),
+                            >>::child(node, key0),
+                            |node: &Lecture| <__L0 as __chainlock::Link<
+                                Lecture,
+                                Class,
+                            >>::child(node, key1),
                             leaf,
                         )
                         .await
