@@ -10,7 +10,8 @@ use crate::chain::ChainNode;
 pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ExclusiveLock, Exit,
-    LeavesExit, SharedLock, TimedExclusiveLock, TimedSharedLock,
+    LeavesExit, SharedLock, TimedExclusiveLock, TimedSharedLock, TimedUpgradableLock, Upgradable,
+    UpgradableLock,
 };
 pub use core::clone::Clone;
 pub use core::default::Default;
@@ -162,6 +163,21 @@ pub fn shared_until<L: ?Sized + TimedSharedLock>(
     level: usize,
 ) -> Result<L::Guard, Exit> {
     in_time(L::try_lock_shared_until(lock, deadline), level)
+}
+
+/// [`TimedUpgradableLock::try_lock_upgradable_until`] for level `level`, held as an
+/// [`Upgradable`], or [`Exit::TimedOut`].
+///
+/// # Errors
+///
+/// When `deadline` passes first.
+#[inline(always)]
+pub fn upgradable_until<L: ?Sized + TimedUpgradableLock>(
+    lock: &Arc<L>,
+    deadline: Instant,
+    level: usize,
+) -> Result<Upgradable<L>, Exit> {
+    in_time(L::try_lock_upgradable_until(lock, deadline), level).map(Upgradable::from_guard)
 }
 
 /// [`AsyncExclusiveLock::lock_exclusive_async_until`] for level `level`, or [`Exit::TimedOut`].

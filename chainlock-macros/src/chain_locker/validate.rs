@@ -14,6 +14,9 @@ pub(crate) enum Mode {
     Exclusive,
     /// Read access: the stage gets `&T`; the lock must have a shared mode.
     Shared,
+    /// The upgradable read (lock_api's `upgradable_read_arc`): plain readers still pass;
+    /// the stage gets `&mut Upgradable<L>`, which reads as `&T` and upgrades in place.
+    Upgradable,
 }
 
 impl Mode {
@@ -22,6 +25,7 @@ impl Mode {
         match ident.to_string().as_str() {
             "exclusive" => Some(Mode::Exclusive),
             "shared" => Some(Mode::Shared),
+            "upgradable" => Some(Mode::Upgradable),
             _ => None,
         }
     }
@@ -131,7 +135,7 @@ fn validate_modifiers(modifiers: &[Ident], errors: &mut Errors) -> Mode {
             };
             errors.push(syn::Error::new_spanned(
                 modifier,
-                format!("unknown modifier `{name}`: expected `shared` or `exclusive`{hint}"),
+                format!("unknown modifier `{name}`: expected `shared`, `upgradable` or `exclusive`{hint}"),
             ));
         } else if let Some(first) = mode {
             let message = if first == modifier {
