@@ -6,20 +6,25 @@
 //! README "Zero cost").
 #![allow(clippy::inline_always)]
 
-use crate::chain::ChainNode;
+pub use crate::chain::ChainNode;
 pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ExclusiveLock, Exit,
     LeavesExit, SharedLock, TimedExclusiveLock, TimedSharedLock, TimedUpgradableLock, Upgradable,
     UpgradableLock,
 };
+pub use crate::walk::{
+    Exclusive as WalkExclusive, Mode as WalkMode, Shared as WalkShared, Step as WalkStep, Walker,
+};
+use crate::walk::{Step, WalkExit};
+pub use core::borrow::Borrow;
 pub use core::clone::Clone;
 pub use core::default::Default;
 pub use core::fmt::Debug;
 pub use core::iter::{IntoIterator, Iterator};
 pub use core::marker::{Copy, Sized};
 pub use core::mem::drop;
-pub use core::ops::FnOnce;
+pub use core::ops::{FnMut, FnOnce};
 pub use core::option::Option::{self, None, Some};
 pub use core::primitive::bool;
 pub use core::result::Result::{self, Err, Ok};
@@ -300,4 +305,53 @@ pub fn leaves_open<G>(
         }),
         None => Ok(guards),
     }
+}
+
+// The repeated level of a mixed chain (`Volume, Dir*, File`): a `Walker` walk from the
+// first `Dir`, its depths counted from the chain's root.
+
+/// The walk's exit as the chain's, its depth counted from level `first` (the first
+/// repeated level).
+///
+/// # Panics
+///
+/// Never for the walks the macro generates (`Shared` or `Exclusive`, whose path is their
+/// target, so no [`WalkExit::NotExclusive`]).
+#[inline]
+#[must_use]
+pub fn walk_exit(exit: WalkExit, first: usize) -> Exit {
+    match exit {
+        WalkExit::Absent { depth, cause } => Exit::Absent {
+            level: first + depth,
+            cause,
+        },
+        WalkExit::TimedOut { depth } => Exit::TimedOut {
+            level: first + depth,
+        },
+        WalkExit::Cycle { depth } => Exit::Cycle {
+            level: first + depth,
+        },
+        WalkExit::TooDeep { max_depth } => Exit::TooDeep {
+            level: first + max_depth + 1,
+        },
+        // The generated walks are `Shared` or `Exclusive`: their path is their target.
+        WalkExit::NotExclusive { .. } => {
+            unreachable!("a mixed chain walks `Shared` or `Exclusive`: {exit}")
+        }
+    }
+}
+
+/// The depth of the walk's target if the step that answered `step` at `depth` is the last.
+#[inline(always)]
+pub fn walk_depth<C>(step: &Step<C>, depth: usize) -> usize {
+    match step {
+        Step::Descend(_) | Step::Target(_) => depth + 1,
+        Step::Here | Step::Absent => depth,
+    }
+}
+
+/// A key step of the repeated level: descend into the child found, or end absent.
+#[inline(always)]
+pub fn walk_child<C>(child: Option<C>) -> Step<C> {
+    child.map_or(Step::Absent, Step::Descend)
 }

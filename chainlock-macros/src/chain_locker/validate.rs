@@ -53,6 +53,8 @@ pub(crate) struct ValidLocker<'a> {
 pub(crate) struct ValidLevel<'a> {
     pub(crate) ty: &'a Type,
     pub(crate) mode: Mode,
+    /// `Dir*`: walked a run-time number of times (at most one level per chain).
+    pub(crate) repeated: bool,
 }
 
 /// The identifier of the locker type of the expression form; never visible by name.
@@ -109,15 +111,38 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> Vec<ValidLevel<'
             "a chain locker needs at least one level: `chain_locker!(Root, Child, ...)`",
         ));
     }
+    let mut first_repeat: Option<&Level> = None;
     chain
         .levels
         .iter()
         .map(|level: &Level| {
             let mode = validate_modifiers(&level.modifiers, errors);
             validate_type(&level.ty, errors);
+            if let Some(star) = &level.repeat {
+                if let Some(first) = first_repeat {
+                    errors.push(syn::Error::new_spanned(
+                        star,
+                        format!(
+                            "a chain has at most one repeated level: `{}*` already repeats; \
+                             write this level once, or walk it with `chainlock::walk`",
+                            text(&first.ty)
+                        ),
+                    ));
+                } else {
+                    first_repeat = Some(level);
+                }
+                if mode == Mode::Upgradable {
+                    errors.push(syn::Error::new_spanned(
+                        star,
+                        "a repeated level is `shared` or exclusive, not `upgradable`: \
+                         walk it with `chainlock::walk::Upgrade` instead",
+                    ));
+                }
+            }
             ValidLevel {
                 ty: &level.ty,
                 mode,
+                repeated: level.repeat.is_some(),
             }
         })
         .collect()

@@ -1,0 +1,223 @@
+//! Mixed chains (issue 10, item 3): a fixed prefix, one level repeated a run-time number of
+//! times, then fixed levels (`Volume → Dir* → File`), by key path and by closures; the
+//! order of every acquisition and release, early exits at every level, and the levels
+//! numbered from the root, repetitions included.
+
+use chainlock::walk::Step;
+use chainlock::{ChainNode, Exit, chain::Absence, chain_locker};
+use chainlock_suite::logged::{Event, LoggedMutex, LoggedRwLock, id_of, rw_id_of, take_log};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+#[derive(ChainNode)]
+struct Volume {
+    #[chain(children)]
+    root: Arc<LoggedRwLock<Dir>>,
+}
+
+#[derive(ChainNode, Default)]
+struct Dir {
+    #[chain(children)]
+    dirs: BTreeMap<String, Arc<LoggedRwLock<Dir>>>,
+    #[chain(children)]
+    files: BTreeMap<String, Arc<LoggedMutex<File>>>,
+    #[chain(closed)]
+    removed: bool,
+}
+
+#[derive(ChainNode)]
+struct File {
+    bytes: u64,
+}
+
+chain_locker! {
+    /// Open a file: the volume and every directory read-locked on the way, the file locked.
+    struct Open(shared Volume, shared Dir*, File);
+    /// The same from the root directory, the repeated level first.
+    struct FromRoot(shared Dir*, File);
+    /// Down to a directory, exclusively all the way.
+    struct ToDir(Volume, Dir*);
+}
+
+/// `depth` nested directories under the volume's root (`/d/d/...`), a file `f` in each.
+struct Tree {
+    volume: Arc<LoggedRwLock<Volume>>,
+    /// The root directory first.
+    dirs: Vec<Arc<LoggedRwLock<Dir>>>,
+    files: Vec<Arc<LoggedMutex<File>>>,
+}
+
+fn tree(depth: usize) -> Tree {
+    let mut dirs: Vec<Arc<LoggedRwLock<Dir>>> = Vec::new();
+    let mut files = Vec::new();
+    for level in (0..=depth).rev() {
+        let file = Arc::new(LoggedMutex::new(File {
+            bytes: level as u64,
+        }));
+        let mut dir = Dir::default();
+        dir.files.insert("f".into(), file.clone());
+        if let Some(child) = dirs.last() {
+            dir.dirs.insert("d".into(), child.clone());
+        }
+        dirs.push(Arc::new(LoggedRwLock::new(dir)));
+        files.push(file);
+    }
+    dirs.reverse();
+    files.reverse();
+    let volume = Arc::new(LoggedRwLock::new(Volume {
+        root: dirs[0].clone(),
+    }));
+    take_log();
+    Tree {
+        volume,
+        dirs,
+        files,
+    }
+}
+
+fn path(repetitions: usize) -> Vec<String> {
+    vec!["d".to_owned(); repetitions]
+}
+
+impl Tree {
+    fn unlocked(&self) -> bool {
+        !self.volume.is_locked()
+            && self.dirs.iter().all(|dir| !dir.is_locked())
+            && self.files.iter().all(|file| !file.is_locked())
+    }
+
+    /// Volume, dirs `0..=deepest` shared, then file `deepest` exclusive, hand over hand.
+    fn expected(&self, deepest: usize) -> Vec<Event> {
+        let mut log = vec![Event::Shared(rw_id_of(&self.volume))];
+        let mut held = rw_id_of(&self.volume);
+        for dir in &self.dirs[..=deepest] {
+            log.extend([Event::Shared(rw_id_of(dir)), Event::Unlocked(held)]);
+            held = rw_id_of(dir);
+        }
+        let file = id_of(&self.files[deepest]);
+        log.extend([
+            Event::Locked(file),
+            Event::Unlocked(held),
+            Event::Unlocked(file),
+        ]);
+        log
+    }
+}
+
+#[test]
+fn every_run_time_depth_locks_hand_over_hand() {
+    let tree = tree(6);
+    for repetitions in 0..=6 {
+        let bytes = Open.run_keys(
+            &tree.volume,
+            &(),
+            &path(repetitions),
+            &"f".to_owned(),
+            |file| file.bytes,
+        );
+        assert_eq!(bytes, Ok(repetitions as u64));
+        assert_eq!(
+            take_log(),
+            tree.expected(repetitions),
+            "{repetitions} repetitions"
+        );
+        assert!(tree.unlocked());
+
+        // The same walk with closures: the step chooses at each directory.
+        let bytes = Open.run(
+            &tree.volume,
+            |volume| Some(volume.root.clone()),
+            |dir, depth| match dir.dirs.get("d") {
+                Some(child) if depth < repetitions => Step::Descend(child.clone()),
+                _ => Step::Here,
+            },
+            |dir| dir.files.get("f").cloned(),
+            |file| file.bytes,
+        );
+        assert_eq!(bytes, Ok(repetitions as u64));
+        assert_eq!(take_log(), tree.expected(repetitions));
+    }
+}
+
+#[test]
+fn early_exits_name_the_level_counted_from_the_root() {
+    let tree = tree(3);
+    // Missing directory at the third repetition: level 1 + 2 (volume, dirs 0..).
+    let mut keys = path(2);
+    keys.push("nope".into());
+    assert_eq!(
+        Open.run_keys(&tree.volume, &(), &keys, &"f".to_owned(), |_| ()),
+        Err(Exit::Absent {
+            level: 4,
+            cause: Absence::Missing
+        })
+    );
+    assert!(tree.unlocked());
+    // Missing file after two repetitions: the file's level is 1 + 2 + 1.
+    assert_eq!(
+        Open.run_keys(&tree.volume, &(), &path(2), &"g".to_owned(), |_| ()),
+        Err(Exit::Absent {
+            level: 4,
+            cause: Absence::Missing
+        })
+    );
+    // A removed directory behaves as absent at its level.
+    tree.dirs[2].write().removed = true;
+    take_log();
+    assert_eq!(
+        Open.run_keys(&tree.volume, &(), &path(3), &"f".to_owned(), |_| ()),
+        Err(Exit::Absent {
+            level: 3,
+            cause: Absence::Closed
+        })
+    );
+    assert!(tree.unlocked());
+    // A step that hands back the directory it is on ends with a cycle, not a deadlock.
+    assert_eq!(
+        Open.run(
+            &tree.volume,
+            |volume| Some(volume.root.clone()),
+            |_, _| Step::Descend(tree.dirs[0].clone()),
+            |dir| dir.files.get("f").cloned(),
+            |_| (),
+        ),
+        Err(Exit::Cycle { level: 2 })
+    );
+    assert!(tree.unlocked());
+}
+
+#[test]
+fn the_repeated_level_may_be_the_root_or_the_leaf() {
+    let tree = tree(4);
+    let bytes = FromRoot.run_keys(
+        &tree.dirs[0],
+        ["d", "d"].map(String::from),
+        &"f".to_owned(),
+        |file| file.bytes,
+    );
+    assert_eq!(bytes, Ok(2));
+
+    let mut dir = ToDir.descend_keys(&tree.volume, &(), &path(3)).unwrap();
+    dir.removed = true;
+    assert!(tree.dirs[3].is_locked() && !tree.volume.is_locked() && !tree.dirs[2].is_locked());
+    drop(dir);
+    assert!(tree.dirs[3].read().removed);
+    take_log();
+    let volume = rw_id_of(&tree.volume);
+    let (d0, d1) = (rw_id_of(&tree.dirs[0]), rw_id_of(&tree.dirs[1]));
+    assert_eq!(
+        ToDir.run_keys(&tree.volume, &(), &path(1), |dir| dir.dirs.len()),
+        Ok(1)
+    );
+    assert_eq!(
+        take_log(),
+        [
+            Event::Locked(volume),
+            Event::Locked(d0),
+            Event::Unlocked(volume),
+            Event::Locked(d1),
+            Event::Unlocked(d0),
+            Event::Unlocked(d1),
+        ]
+    );
+}
