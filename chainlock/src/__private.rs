@@ -9,9 +9,9 @@
 pub use crate::chain::ChainNode;
 pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
 pub use crate::chain::{
-    Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ExclusiveLock, Exit,
-    LeavesExit, SharedLock, TimedExclusiveLock, TimedSharedLock, TimedUpgradableLock, Upgradable,
-    UpgradableLock,
+    Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ChildrenBy,
+    ExclusiveLock, Exit, LeavesExit, LookupBy, SharedLock, TimedExclusiveLock, TimedSharedLock,
+    TimedUpgradableLock, Upgradable, UpgradableLock,
 };
 pub use crate::walk::{
     Exclusive as WalkExclusive, Mode as WalkMode, Shared as WalkShared, Step as WalkStep, Walker,
