@@ -221,3 +221,20 @@ fn the_repeated_level_may_be_the_root_or_the_leaf() {
         ]
     );
 }
+
+chain_locker! {
+    /// The leaf after the repeated level held as the upgradable reader.
+    struct Inspect(shared Volume, shared Dir*, upgradable Dir);
+}
+
+#[test]
+fn an_upgradable_leaf_after_the_repeated_level() {
+    let tree = tree(3);
+    let flagged = Inspect.run_keys(&tree.volume, &(), &path(1), &"d".to_owned(), |dir| {
+        dir.upgrade().removed = true;
+        dir.is_upgraded()
+    });
+    assert_eq!(flagged, Ok(true));
+    assert!(tree.dirs[2].read().removed);
+    assert!(tree.unlocked());
+}

@@ -20,7 +20,7 @@ use crate::walk::{Step, WalkExit};
 pub use core::borrow::Borrow;
 pub use core::clone::Clone;
 pub use core::default::Default;
-pub use core::fmt::Debug;
+pub use core::fmt::{Debug, Formatter, Result as FmtResult};
 pub use core::iter::{IntoIterator, Iterator};
 pub use core::marker::{Copy, Sized};
 pub use core::mem::drop;
@@ -354,4 +354,24 @@ pub fn walk_depth<C>(step: &Step<C>, depth: usize) -> usize {
 #[inline(always)]
 pub fn walk_child<C>(child: Option<C>) -> Step<C> {
     child.map_or(Step::Absent, Step::Descend)
+}
+
+/// What the stand-in `lock_leaves` of a chain whose leaf is not exclusive requires of its
+/// `paths`: implemented by nothing, so that a call is one error in plain words.
+#[diagnostic::on_unimplemented(
+    message = "`lock_leaves` needs an exclusive leaf: this chain's leaf `{Leaf}` is `shared` or `upgradable`",
+    label = "`lock_leaves` locks several leaves for writing at once",
+    note = "make the leaf level exclusive (drop its `shared`/`upgradable` modifier), or lock the leaves one at a time with `run_keys`"
+)]
+pub trait ExclusiveLeaf<Leaf: ?Sized> {}
+
+/// The body of the stand-in `lock_leaves`: never called, its bound cannot hold.
+///
+/// # Panics
+///
+/// Always; it cannot be reached, [`ExclusiveLeaf`] having no implementation.
+#[cold]
+pub fn no_exclusive_leaf<L: ?Sized, P>(root: &Arc<L>, paths: P) -> ! {
+    let _ = (root, paths);
+    unreachable!("`ExclusiveLeaf` has no implementation")
 }

@@ -30,6 +30,7 @@ fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStream {
     let ValidLocker {
         attrs, vis, ident, ..
     } = locker;
+    let traits = locker_traits(ident);
     let levels: Vec<LevelCode<'_>> = locker
         .levels
         .iter()
@@ -81,11 +82,11 @@ fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStream {
     );
     quote! {
         #(#attrs)*
-        #[derive(#krate::__private::Clone, #krate::__private::Copy, #krate::__private::Debug, #krate::__private::Default)]
         #vis struct #ident;
 
         const _: () = {
             use #krate::__private as __chainlock;
+            #traits
             #[allow(unused_imports)]
             use __chainlock::{ProbeNode as _, ProbeOther as _};
 
@@ -116,6 +117,7 @@ fn mixed_locker(
     let ValidLocker {
         attrs, vis, ident, ..
     } = locker;
+    let traits = locker_traits(ident);
     let mixed = Mixed { levels, repeated };
     let methods = [
         mixed.descend(vis, docs),
@@ -130,11 +132,11 @@ fn mixed_locker(
     );
     quote! {
         #(#attrs)*
-        #[derive(#krate::__private::Clone, #krate::__private::Copy, #krate::__private::Debug, #krate::__private::Default)]
         #vis struct #ident;
 
         const _: () = {
             use #krate::__private as __chainlock;
+            #traits
             #[allow(unused_imports)]
             use __chainlock::{ProbeNode as _, ProbeOther as _};
 
@@ -156,9 +158,10 @@ struct Mixed<'l, 'a> {
 impl Mixed<'_, '_> {
     /// The walk's mode: the repeated level's mode, on the way and at its end.
     fn walk_mode(&self) -> TokenStream {
-        match self.levels[self.repeated].mode {
-            Mode::Shared => quote!(__chainlock::WalkShared),
-            _ => quote!(__chainlock::WalkExclusive),
+        if self.levels[self.repeated].mode == Mode::Shared {
+            quote!(__chainlock::WalkShared)
+        } else {
+            quote!(__chainlock::WalkExclusive)
         }
     }
 
@@ -205,9 +208,10 @@ impl Mixed<'_, '_> {
         };
         let release_parent = (r > 0).then(|| quote!(__chainlock::drop(__parent.take());));
         let (mode, guard) = (self.walk_mode(), &repeated.guard);
-        let node = match repeated.mode {
-            Mode::Shared => quote!(&**__path),
-            _ => quote!(&mut **__path),
+        let node = if repeated.mode == Mode::Shared {
+            quote!(&**__path)
+        } else {
+            quote!(&mut **__path)
         };
         let guard_mut =
             (r + 1 < levels.len() && stages.borrows_mutably(repeated)).then(|| quote!(mut));
@@ -310,11 +314,11 @@ impl Mixed<'_, '_> {
             stage_args,
         } = self.closure_signature();
         let leaf = self.levels.last().expect("validated");
-        let reference = self.leaf_reference(self.levels);
+        let reference = leaf_reference(self.levels);
         generics.extend([quote!(__F), quote!(__R)]);
         params.push(quote!(leaf: __F));
         bounds.push(quote!(__F: __chainlock::FnOnce(#reference) -> __R));
-        let (borrow, guard) = (self.leaf_borrow(leaf), &leaf.guard);
+        let (borrow, guard) = (leaf_borrow(leaf), &leaf.guard);
         let doc = format!(
             "Locks {summary} hand over hand like [`descend`](Self::descend), runs `leaf` on the \
              leaf and releases it."
@@ -330,19 +334,6 @@ impl Mixed<'_, '_> {
                 let mut #guard = self.descend(root, #(#stage_args),*)?;
                 __chainlock::Ok(leaf(#borrow))
             }
-        }
-    }
-
-    /// What `leaf` gets: the leaf's reference (the repeated level's when it is the leaf).
-    fn leaf_reference(&self, levels: &[LevelCode<'_>]) -> TokenStream {
-        levels.last().expect("validated").reference()
-    }
-
-    fn leaf_borrow(&self, leaf: &LevelCode<'_>) -> TokenStream {
-        let guard = &leaf.guard;
-        match leaf.mode {
-            Mode::Shared => quote!(&*#guard),
-            _ => quote!(&mut *#guard),
         }
     }
 
@@ -429,11 +420,11 @@ impl Mixed<'_, '_> {
         ) = self.keys_signature();
         let keyed = keyed_levels(self.levels);
         let leaf = keyed.last().expect("validated");
-        let reference = self.leaf_reference(&keyed);
+        let reference = leaf_reference(&keyed);
         generics.extend([quote!(__F), quote!(__R)]);
         params.push(quote!(leaf: __F));
         bounds.push(quote!(__F: __chainlock::FnOnce(#reference) -> __R));
-        let (borrow, guard) = (self.leaf_borrow(leaf), &leaf.guard);
+        let (borrow, guard) = (leaf_borrow(leaf), &leaf.guard);
         let doc = format!(
             "Like [`descend_keys`](Self::descend_keys): locks {summary}, runs `leaf` on the leaf \
              and releases it."
@@ -449,6 +440,48 @@ impl Mixed<'_, '_> {
                 let mut #guard = self.descend_keys(root, #(#stage_args),*)?;
                 __chainlock::Ok(leaf(#borrow))
             }
+        }
+    }
+}
+
+/// What `leaf` gets: the leaf's reference (the repeated level's when it is the leaf).
+fn leaf_reference(levels: &[LevelCode<'_>]) -> TokenStream {
+    levels.last().expect("validated").reference()
+}
+
+/// Borrows a mixed chain's leaf guard for `leaf` (its walk guard derefs to the node).
+fn leaf_borrow(leaf: &LevelCode<'_>) -> TokenStream {
+    let guard = &leaf.guard;
+    match leaf.mode {
+        Mode::Shared => quote!(&*#guard),
+        Mode::Exclusive => quote!(&mut *#guard),
+        Mode::Upgradable => quote!(&mut #guard),
+    }
+}
+
+/// `Clone`, `Copy`, `Debug` and `Default` for the locker, written inside the block that
+/// imports the runtime crate once: a wrong `crate = "..."` path is then one unresolved
+/// import, not one error more per derive.
+fn locker_traits(ident: &Ident) -> TokenStream {
+    let name = ident.to_string();
+    quote! {
+        #[automatically_derived]
+        impl __chainlock::Clone for #ident {
+            #[inline]
+            fn clone(&self) -> Self { *self }
+        }
+        #[automatically_derived]
+        impl __chainlock::Copy for #ident {}
+        #[automatically_derived]
+        impl __chainlock::Debug for #ident {
+            fn fmt(&self, f: &mut __chainlock::Formatter<'_>) -> __chainlock::FmtResult {
+                f.write_str(#name)
+            }
+        }
+        #[automatically_derived]
+        impl __chainlock::Default for #ident {
+            #[inline]
+            fn default() -> Self { #ident }
         }
     }
 }
@@ -947,8 +980,29 @@ fn keys_methods(
 /// Generated for chains of two or more levels whose leaf is exclusive.
 fn lock_leaves_methods(vis: &TokenStream, levels: &[LevelCode<'_>], docs: &Docs) -> TokenStream {
     let leaf = levels.last().expect("validated: at least one level");
-    if levels.len() < 2 || leaf.mode != Mode::Exclusive {
+    if levels.len() < 2 {
         return TokenStream::new();
+    }
+    if leaf.mode != Mode::Exclusive {
+        // Stand-ins whose one bound fails at the call with a plain-words message, instead of
+        // "no method named `lock_leaves`".
+        let leaf_ty = leaf.ty;
+        return ["lock_leaves", "lock_leaves_until"]
+            .into_iter()
+            .map(|name| {
+                let name = Ident::new(name, Span::call_site());
+                quote! {
+                    #[doc(hidden)]
+                    #vis fn #name<__L, __P>(&self, root: &__chainlock::Arc<__L>, paths: __P) -> !
+                    where
+                        __L: ?__chainlock::Sized,
+                        __P: __chainlock::ExclusiveLeaf<#leaf_ty>,
+                    {
+                        __chainlock::no_exclusive_leaf(root, paths)
+                    }
+                }
+            })
+            .collect();
     }
     [Flavor::Blocking, Flavor::Deadline]
         .into_iter()
