@@ -32,6 +32,17 @@ pub use std::sync::Arc;
 pub use std::time::Instant;
 pub use std::vec::Vec;
 
+/// What every generated descent returns.
+pub type Res<T> = Result<T, Exit>;
+/// The owned guard of an exclusive level.
+pub type XGuard<L> = <L as ExclusiveLock>::Guard;
+/// The owned guard of a shared level.
+pub type SGuard<L> = <L as SharedLock>::Guard;
+/// The owned guard of an exclusive level of an async descent.
+pub type AXGuard<L> = <L as AsyncExclusiveLock>::Guard;
+/// The owned guard of a shared level of an async descent.
+pub type ASGuard<L> = <L as AsyncSharedLock>::Guard;
+
 /// Keeps the items it is given when chainlock's `tokio` feature is on and drops them
 /// otherwise: the generated `*_async*` methods are wrapped in it, so the macro crate needs
 /// no feature of its own and a build without `tokio` pays nothing for them.
@@ -135,6 +146,69 @@ impl<A: ?Sized, P: ?Sized + Children<C>, C: ?Sized> Link<P, C> for A {
     fn child(node: &P, key: &P::Key) -> Option<Arc<P::Lock>> {
         node.child(key)
     }
+}
+
+/// `Link<P, C>` whose child lock has the given lock trait, one bound per step of a generated
+/// key-path method (`A: LinkX<P, C>` for an exclusive child, ...); implied by and implying
+/// `A: Link<P, C, Lock: Trait<Target = C>>`.
+macro_rules! links {
+    ($($name:ident: $lock:ident;)*) => {$(
+        #[doc = concat!("`Link<P, C, Lock: ", stringify!($lock), "<Target = C>>`.")]
+        pub trait $name<P: ?Sized, C: ?Sized>: Link<P, C, Lock: $lock<Target = C>> {}
+
+        impl<A, P, C> $name<P, C> for A
+        where
+            A: ?Sized + Link<P, C, Lock: $lock<Target = C>>,
+            P: ?Sized,
+            C: ?Sized,
+        {
+        }
+    )*};
+}
+
+links! {
+    LinkX: ExclusiveLock;
+    LinkS: SharedLock;
+    LinkTX: TimedExclusiveLock;
+    LinkTS: TimedSharedLock;
+    LinkAX: AsyncExclusiveLock;
+    LinkAS: AsyncSharedLock;
+    LinkU: UpgradableLock;
+    LinkTU: TimedUpgradableLock;
+}
+
+/// A key-path stage on a shared level: looks `key` up in the node (see [`Link`]).
+#[inline(always)]
+pub fn key_ref<A, P, C>(key: &A::Key) -> impl FnOnce(&P) -> Option<Arc<A::Lock>>
+where
+    A: ?Sized + Link<P, C>,
+    P: ?Sized,
+    C: ?Sized,
+{
+    move |node| A::child(node, key)
+}
+
+/// A key-path stage on an exclusive level (its stage gets `&mut P`).
+#[inline(always)]
+pub fn key_mut<A, P, C>(key: &A::Key) -> impl FnOnce(&mut P) -> Option<Arc<A::Lock>>
+where
+    A: ?Sized + Link<P, C>,
+    P: ?Sized,
+    C: ?Sized,
+{
+    move |node| A::child(node, key)
+}
+
+/// A key-path stage on an upgradable level `L` (its stage gets `&mut Upgradable<L>`).
+#[inline(always)]
+pub fn key_up<A, P, C, L>(key: &A::Key) -> impl FnOnce(&mut Upgradable<L>) -> Option<Arc<A::Lock>>
+where
+    A: ?Sized + Link<P, C>,
+    P: ?Sized,
+    C: ?Sized,
+    L: ?Sized + UpgradableLock<Target = P>,
+{
+    move |node| A::child(node, key)
 }
 
 /// The key of the step `P` → `C` of a chain whose root lock is `A` (see [`Link`]).

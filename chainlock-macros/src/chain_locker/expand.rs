@@ -44,7 +44,7 @@ fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStream {
             .iter()
             .map(|flavor| {
                 let descend = descend_method(vis, &levels, *flavor, &docs);
-                let run = run_method(vis, &levels, *flavor, &docs);
+                let run = run_method(vis, &levels, *flavor);
                 let keys = (levels.len() > 1).then(|| keys_methods(vis, &levels, *flavor, &docs));
                 quote! { #descend #run #keys }
             })
@@ -65,8 +65,8 @@ fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStream {
     } else {
         let methods = methods(&[Flavor::Async, Flavor::AsyncDeadline]);
         quote! {
-            __chainlock::if_tokio! {
-                #[allow(clippy::too_many_arguments, clippy::type_complexity, clippy::needless_pass_by_value)]
+            __cl::if_tokio! {
+                #[allow(clippy::complexity, clippy::pedantic)]
                 impl #ident {
                     #methods
                 }
@@ -85,13 +85,13 @@ fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStream {
         #vis struct #ident;
 
         const _: () = {
-            use #krate::__private as __chainlock;
+            use #krate::__private as __cl;
             #traits
             #[allow(unused_imports)]
-            use __chainlock::{ProbeNode as _, ProbeOther as _};
+            use __cl::{ProbeNode as _, ProbeOther as _};
 
             #[doc = #impl_doc]
-            #[allow(clippy::too_many_arguments, clippy::type_complexity, clippy::needless_pass_by_value)]
+            #[allow(clippy::complexity, clippy::pedantic)]
             impl #ident {
                 /// The number of levels of this chain, root included.
                 #vis const DEPTH: usize = #depth;
@@ -135,13 +135,13 @@ fn mixed_locker(
         #vis struct #ident;
 
         const _: () = {
-            use #krate::__private as __chainlock;
+            use #krate::__private as __cl;
             #traits
             #[allow(unused_imports)]
-            use __chainlock::{ProbeNode as _, ProbeOther as _};
+            use __cl::{ProbeNode as _, ProbeOther as _};
 
             #[doc = #impl_doc]
-            #[allow(clippy::too_many_arguments, clippy::type_complexity, clippy::needless_pass_by_value)]
+            #[allow(clippy::complexity, clippy::pedantic)]
             impl #ident {
                 #(#methods)*
             }
@@ -159,16 +159,16 @@ impl Mixed<'_, '_> {
     /// The walk's mode: the repeated level's mode, on the way and at its end.
     fn walk_mode(&self) -> TokenStream {
         if self.levels[self.repeated].mode == Mode::Shared {
-            quote!(__chainlock::WalkShared)
+            quote!(__cl::WalkShared)
         } else {
-            quote!(__chainlock::WalkExclusive)
+            quote!(__cl::WalkExclusive)
         }
     }
 
     /// The type of the guard the walk ends with, on the last repetition.
     fn walk_guard(&self, levels: &[LevelCode<'_>]) -> TokenStream {
         let (mode, lock) = (self.walk_mode(), &levels[self.repeated].lock);
-        quote!(<#mode as __chainlock::WalkMode<#lock>>::Target)
+        quote!(<#mode as __cl::WalkMode<#lock>>::Target)
     }
 
     fn leaf_guard(&self, levels: &[LevelCode<'_>]) -> TokenStream {
@@ -199,14 +199,14 @@ impl Mixed<'_, '_> {
                 prefix.push(quote!(let mut #parent_guard = #parent_guard;));
             }
             prefix.push(quote! {
-                let __first = __chainlock::found(#find, #r)?;
-                let mut __parent = __chainlock::Some(#parent_guard);
+                let __first = __cl::found(#find, #r)?;
+                let mut __parent = __cl::Some(#parent_guard);
             });
             prefix
         } else {
-            vec![quote!(let __first = <__chainlock::Arc<_> as __chainlock::Clone>::clone(root);)]
+            vec![quote!(let __first = <__cl::Arc<_> as __cl::Clone>::clone(root);)]
         };
-        let release_parent = (r > 0).then(|| quote!(__chainlock::drop(__parent.take());));
+        let release_parent = (r > 0).then(|| quote!(__cl::drop(__parent.take());));
         let (mode, guard) = (self.walk_mode(), &repeated.guard);
         let node = if repeated.mode == Mode::Shared {
             quote!(&**__path)
@@ -219,14 +219,14 @@ impl Mixed<'_, '_> {
         // walk's first step), so the hand-over-hand order holds across the walk too.
         body.push(quote! {
             let mut __depth = 0;
-            let #guard_mut #guard = __chainlock::Walker::new()
+            let #guard_mut #guard = __cl::Walker::new()
                 .descend(&__first, #mode, |__path, __at| {
                     #release_parent
                     let __answer = (#step)(#node, __at);
-                    __depth = __chainlock::walk_depth(&__answer, __at);
+                    __depth = __cl::walk_depth(&__answer, __at);
                     __answer
                 })
-                .map_err(|exit| __chainlock::walk_exit(exit, #r))?;
+                .map_err(|exit| __cl::walk_exit(exit, #r))?;
         });
         for pair in levels[r..].windows(2) {
             let (parent, child) = (&pair[0], &pair[1]);
@@ -237,10 +237,10 @@ impl Mixed<'_, '_> {
                 .then(|| quote!(mut));
             let (parent_guard, child_guard) = (&parent.guard, &child.guard);
             body.push(quote! {
-                let __next = __chainlock::found(#find, #r + __depth + #offset)?;
+                let __next = __cl::found(#find, #r + __depth + #offset)?;
                 let #child_mut #child_guard = #acquire;
-                __chainlock::drop(#parent_guard);
-                (&__chainlock::ClosedProbe(&*#child_guard, #r + __depth + #offset)).open()?;
+                __cl::drop(#parent_guard);
+                (&__cl::ClosedProbe(&*#child_guard, #r + __depth + #offset)).open()?;
             });
         }
         quote!(#(#body)*)
@@ -256,17 +256,16 @@ impl Mixed<'_, '_> {
         // becomes `stage{r}` (into the level after it), and `step` is added in its place.
         let repeated = &levels[r];
         let (lock, reference, ty) = (&repeated.lock, repeated.reference(), repeated.ty);
-        let stage_at = levels.len() + r;
-        sig.generics.insert(stage_at, quote!(__W));
-        let param_at = 1 + r;
-        sig.params.insert(param_at, quote!(mut step: __W));
+        sig.params.insert(
+            1 + r,
+            quote! {
+                mut step: impl __cl::FnMut(#reference, usize) -> __cl::WalkStep<__cl::Arc<#lock>>
+            },
+        );
         sig.stage_args.insert(r, format_ident!("step"));
-        sig.bounds.push(quote! {
-            __W: __chainlock::FnMut(#reference, usize) -> __chainlock::WalkStep<__chainlock::Arc<#lock>>
-        });
         let guard_trait = Flavor::Blocking.guard_trait(repeated.mode);
         sig.bounds
-            .push(quote!(<#lock as #guard_trait>::Target: __chainlock::ChainNode));
+            .push(quote!(<#lock as #guard_trait>::Target: __cl::ChainNode));
         let _ = ty;
         sig
     }
@@ -295,12 +294,12 @@ impl Mixed<'_, '_> {
             #[doc = #doc]
             #[inline]
             #vis fn descend<#(#generics),*>(&self, #(#params),*)
-                -> __chainlock::Result<#leaf_guard_type, __chainlock::Exit>
+                -> __cl::Res<#leaf_guard_type>
             where
                 #(#bounds,)*
             {
                 #body
-                __chainlock::Ok(#leaf_guard)
+                __cl::Ok(#leaf_guard)
             }
         }
     }
@@ -310,14 +309,13 @@ impl Mixed<'_, '_> {
         let Signature {
             mut generics,
             mut params,
-            mut bounds,
+            bounds,
             stage_args,
         } = self.closure_signature();
         let leaf = self.levels.last().expect("validated");
         let reference = leaf_reference(self.levels);
-        generics.extend([quote!(__F), quote!(__R)]);
-        params.push(quote!(leaf: __F));
-        bounds.push(quote!(__F: __chainlock::FnOnce(#reference) -> __R));
+        generics.push(quote!(__R));
+        params.push(quote!(leaf: impl __cl::FnOnce(#reference) -> __R));
         let (borrow, guard) = (leaf_borrow(leaf), &leaf.guard);
         let doc = format!(
             "Locks {summary} hand over hand like [`descend`](Self::descend), runs `leaf` on the \
@@ -326,13 +324,13 @@ impl Mixed<'_, '_> {
         quote! {
             #[doc = #doc]
             #[inline]
-            #vis fn run<#(#generics),*>(&self, #(#params),*) -> __chainlock::Result<__R, __chainlock::Exit>
+            #vis fn run<#(#generics),*>(&self, #(#params),*) -> __cl::Res<__R>
             where
                 #(#bounds,)*
             {
                 #[allow(unused_mut)]
                 let mut #guard = self.descend(root, #(#stage_args),*)?;
-                __chainlock::Ok(leaf(#borrow))
+                __cl::Ok(leaf(#borrow))
             }
         }
     }
@@ -350,21 +348,21 @@ impl Mixed<'_, '_> {
         sig.generics.push(quote!(__I));
         sig.params.insert(1 + r, quote!(keys: __I));
         sig.stage_args.insert(r, format_ident!("keys"));
-        let key = quote!(__chainlock::KeyOf<#root_lock, #ty, #ty>);
+        let key = quote!(__cl::KeyOf<#root_lock, #ty, #ty>);
         let guard_trait = Flavor::Blocking.guard_trait(repeated.mode);
         sig.bounds.extend([
-            quote!(#root_lock: __chainlock::Link<#ty, #ty, Lock = #lock>),
-            quote!(<#lock as #guard_trait>::Target: __chainlock::ChainNode),
-            quote!(__I: __chainlock::IntoIterator),
-            quote!(<__I as __chainlock::IntoIterator>::Item: __chainlock::Borrow<#key>),
+            quote!(#root_lock: __cl::Link<#ty, #ty, Lock = #lock>),
+            quote!(<#lock as #guard_trait>::Target: __cl::ChainNode),
+            quote!(__I: __cl::IntoIterator),
+            quote!(<__I as __cl::IntoIterator>::Item: __cl::Borrow<#key>),
         ]);
         let link = link(root_lock, repeated, repeated);
         let step = quote! {
-            |__node: &#ty, _| match __chainlock::Iterator::next(&mut __keys) {
-                __chainlock::None => __chainlock::WalkStep::Here,
-                __chainlock::Some(__key) => __chainlock::walk_child(#link::child(
+            |__node: &#ty, _| match __cl::Iterator::next(&mut __keys) {
+                __cl::None => __cl::WalkStep::Here,
+                __cl::Some(__key) => __cl::walk_child(#link::child(
                     __node,
-                    <<__I as __chainlock::IntoIterator>::Item as __chainlock::Borrow<#key>>::borrow(&__key),
+                    <<__I as __cl::IntoIterator>::Item as __cl::Borrow<#key>>::borrow(&__key),
                 )),
             }
         };
@@ -396,13 +394,13 @@ impl Mixed<'_, '_> {
             #[doc = #doc]
             #[inline]
             #vis fn descend_keys<#(#generics),*>(&self, #(#params),*)
-                -> __chainlock::Result<#leaf_guard_type, __chainlock::Exit>
+                -> __cl::Res<#leaf_guard_type>
             where
                 #(#bounds,)*
             {
-                let mut __keys = __chainlock::IntoIterator::into_iter(keys);
+                let mut __keys = __cl::IntoIterator::into_iter(keys);
                 #body
-                __chainlock::Ok(#leaf_guard)
+                __cl::Ok(#leaf_guard)
             }
         }
     }
@@ -413,7 +411,7 @@ impl Mixed<'_, '_> {
             Signature {
                 mut generics,
                 mut params,
-                mut bounds,
+                bounds,
                 stage_args,
             },
             _,
@@ -421,9 +419,8 @@ impl Mixed<'_, '_> {
         let keyed = keyed_levels(self.levels);
         let leaf = keyed.last().expect("validated");
         let reference = leaf_reference(&keyed);
-        generics.extend([quote!(__F), quote!(__R)]);
-        params.push(quote!(leaf: __F));
-        bounds.push(quote!(__F: __chainlock::FnOnce(#reference) -> __R));
+        generics.push(quote!(__R));
+        params.push(quote!(leaf: impl __cl::FnOnce(#reference) -> __R));
         let (borrow, guard) = (leaf_borrow(leaf), &leaf.guard);
         let doc = format!(
             "Like [`descend_keys`](Self::descend_keys): locks {summary}, runs `leaf` on the leaf \
@@ -432,13 +429,13 @@ impl Mixed<'_, '_> {
         quote! {
             #[doc = #doc]
             #[inline]
-            #vis fn run_keys<#(#generics),*>(&self, #(#params),*) -> __chainlock::Result<__R, __chainlock::Exit>
+            #vis fn run_keys<#(#generics),*>(&self, #(#params),*) -> __cl::Res<__R>
             where
                 #(#bounds,)*
             {
                 #[allow(unused_mut)]
                 let mut #guard = self.descend_keys(root, #(#stage_args),*)?;
-                __chainlock::Ok(leaf(#borrow))
+                __cl::Ok(leaf(#borrow))
             }
         }
     }
@@ -466,21 +463,19 @@ fn locker_traits(ident: &Ident) -> TokenStream {
     let name = ident.to_string();
     quote! {
         #[automatically_derived]
-        impl __chainlock::Clone for #ident {
-            #[inline]
+        impl __cl::Clone for #ident {
             fn clone(&self) -> Self { *self }
         }
         #[automatically_derived]
-        impl __chainlock::Copy for #ident {}
+        impl __cl::Copy for #ident {}
         #[automatically_derived]
-        impl __chainlock::Debug for #ident {
-            fn fmt(&self, f: &mut __chainlock::Formatter<'_>) -> __chainlock::FmtResult {
+        impl __cl::Debug for #ident {
+            fn fmt(&self, f: &mut __cl::Formatter<'_>) -> __cl::FmtResult {
                 f.write_str(#name)
             }
         }
         #[automatically_derived]
-        impl __chainlock::Default for #ident {
-            #[inline]
+        impl __cl::Default for #ident {
             fn default() -> Self { #ident }
         }
     }
@@ -538,7 +533,7 @@ impl<'a> LevelCode<'a> {
             Mode::Shared => quote!(&#ty),
             Mode::Upgradable => {
                 let lock = &self.lock;
-                quote!(&mut __chainlock::Upgradable<#lock>)
+                quote!(&mut __cl::Upgradable<#lock>)
             }
         }
     }
@@ -547,11 +542,11 @@ impl<'a> LevelCode<'a> {
     fn guard_type(&self, flavor: Flavor) -> TokenStream {
         let lock = &self.lock;
         match self.mode {
-            Mode::Upgradable => quote!(__chainlock::Upgradable<#lock>),
-            mode => {
-                let guard_trait = flavor.guard_trait(mode);
-                quote!(<#lock as #guard_trait>::Guard)
-            }
+            Mode::Upgradable => quote!(__cl::Upgradable<#lock>),
+            Mode::Exclusive if flavor.is_async() => quote!(__cl::AXGuard<#lock>),
+            Mode::Shared if flavor.is_async() => quote!(__cl::ASGuard<#lock>),
+            Mode::Exclusive => quote!(__cl::XGuard<#lock>),
+            Mode::Shared => quote!(__cl::SGuard<#lock>),
         }
     }
 
@@ -596,21 +591,35 @@ impl Flavor {
     /// The lock trait a level of `mode` must implement for this flavor.
     fn lock_trait(self, mode: Mode) -> TokenStream {
         match (self, mode) {
-            (Flavor::Blocking, Mode::Exclusive) => quote!(__chainlock::ExclusiveLock),
-            (Flavor::Blocking, Mode::Shared) => quote!(__chainlock::SharedLock),
-            (Flavor::Deadline, Mode::Exclusive) => quote!(__chainlock::TimedExclusiveLock),
-            (Flavor::Deadline, Mode::Shared) => quote!(__chainlock::TimedSharedLock),
+            (Flavor::Blocking, Mode::Exclusive) => quote!(__cl::ExclusiveLock),
+            (Flavor::Blocking, Mode::Shared) => quote!(__cl::SharedLock),
+            (Flavor::Deadline, Mode::Exclusive) => quote!(__cl::TimedExclusiveLock),
+            (Flavor::Deadline, Mode::Shared) => quote!(__cl::TimedSharedLock),
             (Flavor::Async | Flavor::AsyncDeadline, Mode::Exclusive) => {
-                quote!(__chainlock::AsyncExclusiveLock)
+                quote!(__cl::AsyncExclusiveLock)
             }
             (Flavor::Async | Flavor::AsyncDeadline, Mode::Shared) => {
-                quote!(__chainlock::AsyncSharedLock)
+                quote!(__cl::AsyncSharedLock)
             }
             // Chains with an upgradable level get no async flavors (see `locker`).
             (Flavor::Blocking | Flavor::Async | Flavor::AsyncDeadline, Mode::Upgradable) => {
-                quote!(__chainlock::UpgradableLock)
+                quote!(__cl::UpgradableLock)
             }
-            (Flavor::Deadline, Mode::Upgradable) => quote!(__chainlock::TimedUpgradableLock),
+            (Flavor::Deadline, Mode::Upgradable) => quote!(__cl::TimedUpgradableLock),
+        }
+    }
+
+    /// The `__private::Link*` bound of a key-path step into a level of `mode`.
+    fn link_trait(self, mode: Mode) -> TokenStream {
+        match (self, mode) {
+            (Flavor::Blocking, Mode::Exclusive) => quote!(__cl::LinkX),
+            (Flavor::Blocking, Mode::Shared) => quote!(__cl::LinkS),
+            (Flavor::Deadline, Mode::Exclusive) => quote!(__cl::LinkTX),
+            (Flavor::Deadline, Mode::Shared) => quote!(__cl::LinkTS),
+            (Flavor::Async | Flavor::AsyncDeadline, Mode::Exclusive) => quote!(__cl::LinkAX),
+            (Flavor::Async | Flavor::AsyncDeadline, Mode::Shared) => quote!(__cl::LinkAS),
+            (Flavor::Deadline, Mode::Upgradable) => quote!(__cl::LinkTU),
+            (_, Mode::Upgradable) => quote!(__cl::LinkU),
         }
     }
 
@@ -640,8 +649,7 @@ impl Flavor {
                 ("upgradable_until", Some(index))
             }
         };
-        let function: syn::Path =
-            syn::parse_str(&format!("__chainlock::{function}")).expect("a path");
+        let function: syn::Path = syn::parse_str(&format!("__cl::{function}")).expect("a path");
         let dot_await = self.is_async().then(|| quote!(.await));
         match deadline {
             None => quote!(#function(#handle) #dot_await),
@@ -682,30 +690,27 @@ struct Signature {
 }
 
 fn signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
-    let mut generics: Vec<TokenStream> = levels.iter().map(|level| level.lock.clone()).collect();
+    let generics: Vec<TokenStream> = levels.iter().map(|level| level.lock.clone()).collect();
     let root_lock = &levels[0].lock;
-    let mut params = vec![quote!(root: &__chainlock::Arc<#root_lock>)];
+    let mut params = vec![quote!(root: &__cl::Arc<#root_lock>)];
     if flavor.has_deadline() {
-        params.push(quote!(deadline: __chainlock::Instant));
+        params.push(quote!(deadline: __cl::Instant));
     }
-    let mut bounds: Vec<TokenStream> = levels
+    let bounds: Vec<TokenStream> = levels
         .iter()
         .map(|level| {
             let (lock, ty) = (&level.lock, level.ty);
             let lock_trait = flavor.lock_trait(level.mode);
-            quote!(#lock: #lock_trait<Target = #ty> + ?__chainlock::Sized)
+            quote!(#lock: #lock_trait<Target = #ty> + ?__cl::Sized)
         })
         .collect();
     let mut stage_args = Vec::new();
     for pair in levels.windows(2) {
         let (parent, child) = (&pair[0], &pair[1]);
         let stage = format_ident!("stage{}", parent.index);
-        let stage_type = format_ident!("__S{}", parent.index);
         let (reference, child_lock) = (parent.reference(), &child.lock);
-        generics.push(stage_type.to_token_stream());
-        params.push(quote!(#stage: #stage_type));
-        bounds.push(quote! {
-            #stage_type: __chainlock::FnOnce(#reference) -> __chainlock::Option<__chainlock::Arc<#child_lock>>
+        params.push(quote! {
+            #stage: impl __cl::FnOnce(#reference) -> __cl::Option<__cl::Arc<#child_lock>>
         });
         stage_args.push(stage);
     }
@@ -767,7 +772,7 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
     };
     let root = &levels[0];
     let root_handle = if flavor.is_async() {
-        quote!(<__chainlock::Arc<_> as __chainlock::Clone>::clone(root))
+        quote!(<__cl::Arc<_> as __cl::Clone>::clone(root))
     } else {
         quote!(root)
     };
@@ -779,7 +784,7 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
     // A closed root behaves as absent, like any closed level.
     let open = |level: &LevelCode<'_>| {
         let (guard, index) = (&level.guard, level.index);
-        quote!((&__chainlock::ClosedProbe(&*#guard, #index)).open()?;)
+        quote!((&__cl::ClosedProbe(&*#guard, #index)).open()?;)
     };
     let root_open = open(root);
     let mut body = vec![quote! {
@@ -799,9 +804,9 @@ fn hand_over_hand(levels: &[LevelCode<'_>], flavor: Flavor, stages: Stages) -> V
             (&parent.guard, &child.guard, child.index, mutability(child));
         let child_open = open(child);
         body.push(quote! {
-            let __next = __chainlock::found(#find_next, #child_index)?;
+            let __next = __cl::found(#find_next, #child_index)?;
             let #child_mut #child_guard = #acquire;
-            __chainlock::drop(#parent_guard);
+            __cl::drop(#parent_guard);
             #child_open
         });
     }
@@ -828,14 +833,11 @@ fn descend_method(
     let asyncness = flavor.is_async().then(|| quote!(async));
     let body = hand_over_hand(levels, flavor, Stages::Closures);
     let doc = format!(
-        "Locks {summary} hand over hand and returns the leaf's owned guard, with only the leaf \
-         still locked.\n\nStage `i` runs on level `i` and returns the lock of level `i + 1`, which is \
-         acquired before level `i` is released. `None` ends the descent with [`Exit::Absent`], and \
-         so does a closed level ([`ChainNode`]), the root included{}. Every lock taken is released before \
-         an `Err` is returned, and on panic.{runtime}\n\n[`Exit::Absent`]: {krate}::Exit::Absent\n\
-         [`Exit::TimedOut`]: {krate}::Exit::TimedOut\n[`ChainNode`]: {krate}::ChainNode",
+        "Locks {summary} hand over hand and returns the leaf's owned guard: stage `i` returns the \
+         lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends \
+         the descent with [`Exit::Absent`]({krate}::Exit::Absent){}, every lock taken released.{runtime}",
         if flavor.has_deadline() {
-            "; a lock not taken by `deadline` with [`Exit::TimedOut`]"
+            ", a lock not taken by `deadline` with `Exit::TimedOut`"
         } else {
             ""
         },
@@ -845,12 +847,12 @@ fn descend_method(
         #[doc = #doc]
         #[inline]
         #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*)
-            -> __chainlock::Result<#leaf_guard_type, __chainlock::Exit>
+            -> __cl::Res<#leaf_guard_type>
         where
             #(#bounds,)*
         {
             #(#body)*
-            __chainlock::Ok(#leaf_guard)
+            __cl::Ok(#leaf_guard)
         }
     }
 }
@@ -859,7 +861,7 @@ fn descend_method(
 /// through the root's lock type (see `__private::Link`).
 fn link(root_lock: &TokenStream, parent: &LevelCode<'_>, child: &LevelCode<'_>) -> TokenStream {
     let (parent_ty, child_ty) = (parent.ty, child.ty);
-    quote!(<#root_lock as __chainlock::Link<#parent_ty, #child_ty>>)
+    quote!(<#root_lock as __cl::Link<#parent_ty, #child_ty>>)
 }
 
 /// The levels as the key-path methods see them: the root's lock is their one generic
@@ -871,7 +873,7 @@ fn keyed_levels<'a>(levels: &[LevelCode<'a>]) -> Vec<LevelCode<'a>> {
     let mut keyed = levels.to_vec();
     for (child, parent) in keyed.iter_mut().skip(1).zip(levels) {
         let (parent_ty, child_ty) = (parent.ty, child.ty);
-        child.lock = quote!(__chainlock::LockOf<#root_lock, #parent_ty, #child_ty>);
+        child.lock = quote!(__cl::LockOf<#root_lock, #parent_ty, #child_ty>);
     }
     keyed
 }
@@ -883,21 +885,19 @@ fn keyed_levels<'a>(levels: &[LevelCode<'a>]) -> Vec<LevelCode<'a>> {
 fn keys_signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
     let root = &levels[0];
     let (root_lock, root_ty, root_trait) = (&root.lock, root.ty, flavor.lock_trait(root.mode));
-    let mut params = vec![quote!(root: &__chainlock::Arc<#root_lock>)];
+    let mut params = vec![quote!(root: &__cl::Arc<#root_lock>)];
     if flavor.has_deadline() {
-        params.push(quote!(deadline: __chainlock::Instant));
+        params.push(quote!(deadline: __cl::Instant));
     }
-    let mut bounds = vec![quote!(#root_lock: #root_trait<Target = #root_ty> + ?__chainlock::Sized)];
+    let mut bounds = vec![quote!(#root_lock: #root_trait<Target = #root_ty> + ?__cl::Sized)];
     let mut stage_args = Vec::new();
     for pair in levels.windows(2) {
         let (parent, child) = (&pair[0], &pair[1]);
         let key = format_ident!("key{}", parent.index);
-        let (parent_ty, child_ty, child_trait) =
-            (parent.ty, child.ty, flavor.lock_trait(child.mode));
-        params.push(quote!(#key: &__chainlock::KeyOf<#root_lock, #parent_ty, #child_ty>));
-        bounds.push(quote! {
-            #root_lock: __chainlock::Link<#parent_ty, #child_ty, Lock: #child_trait<Target = #child_ty>>
-        });
+        let (parent_ty, child_ty) = (parent.ty, child.ty);
+        params.push(quote!(#key: &__cl::KeyOf<#root_lock, #parent_ty, #child_ty>));
+        let link = flavor.link_trait(child.mode);
+        bounds.push(quote!(#root_lock: #link<#parent_ty, #child_ty>));
         stage_args.push(key);
     }
     Signature {
@@ -915,7 +915,7 @@ fn keys_methods(
     flavor: Flavor,
     docs: &Docs,
 ) -> TokenStream {
-    let Docs { summary, krate } = docs;
+    let Docs { krate, .. } = docs;
     let Signature {
         generics,
         params,
@@ -935,28 +935,29 @@ fn keys_methods(
     let dot_await = flavor.is_async().then(|| quote!(.await));
     let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
     let stages = keyed.windows(2).map(|pair| {
-        let (link, key) = (
-            link(root_lock, &pair[0], &pair[1]),
-            format_ident!("key{}", pair[0].index),
-        );
-        let reference = pair[0].reference();
-        quote!(|node: #reference| #link::child(node, #key))
+        let (parent, child) = (&pair[0], &pair[1]);
+        let (parent_ty, child_ty, key) =
+            (parent.ty, child.ty, format_ident!("key{}", parent.index));
+        match parent.mode {
+            Mode::Shared => quote!(__cl::key_ref::<#root_lock, #parent_ty, #child_ty>(#key)),
+            Mode::Exclusive => quote!(__cl::key_mut::<#root_lock, #parent_ty, #child_ty>(#key)),
+            Mode::Upgradable => {
+                let lock = &parent.lock;
+                quote!(__cl::key_up::<#root_lock, #parent_ty, #child_ty, #lock>(#key))
+            }
+        }
     });
     let stages: Vec<TokenStream> = stages.collect();
     let descend_doc = format!(
-        "Like [`{descend}`](Self::{descend}), each stage looking the next level up by key \
-         (`key{{i}}` on level `i`, through [`Children`]({krate}::chain::Children), which \
-         `#[derive(ChainNode)]` implements): locks {summary} and returns the leaf's owned guard."
+        "Like [`{descend}`](Self::{descend}), each stage a key lookup through \
+         [`Children`]({krate}::chain::Children) (`key{{i}}` on level `i`)."
     );
-    let run_doc = format!(
-        "Like [`{run}`](Self::{run}), each stage looking the next level up by key: locks \
-         {summary}, runs `leaf` on the leaf and releases it."
-    );
+    let run_doc =
+        format!("Like [`{run}`](Self::{run}), each stage a key lookup (`key{{i}}` on level `i`).");
     quote! {
         #[doc = #descend_doc]
-        #[inline]
         #vis #asyncness fn #descend_keys<#(#generics),*>(&self, #(#params),*)
-            -> __chainlock::Result<#leaf_guard_type, __chainlock::Exit>
+            -> __cl::Res<#leaf_guard_type>
         where
             #(#bounds,)*
         {
@@ -964,12 +965,10 @@ fn keys_methods(
         }
 
         #[doc = #run_doc]
-        #[inline]
-        #vis #asyncness fn #run_keys<#(#generics,)* __F, __R>(&self, #(#params,)* leaf: __F)
-            -> __chainlock::Result<__R, __chainlock::Exit>
+        #vis #asyncness fn #run_keys<#(#generics,)* __R>(&self, #(#params,)* leaf: impl __cl::FnOnce(#leaf_reference) -> __R)
+            -> __cl::Res<__R>
         where
             #(#bounds,)*
-            __F: __chainlock::FnOnce(#leaf_reference) -> __R,
         {
             self.#run(root, #deadline_arg #(#stages,)* leaf) #dot_await
         }
@@ -993,12 +992,12 @@ fn lock_leaves_methods(vis: &TokenStream, levels: &[LevelCode<'_>], docs: &Docs)
                 let name = Ident::new(name, Span::call_site());
                 quote! {
                     #[doc(hidden)]
-                    #vis fn #name<__L, __P>(&self, root: &__chainlock::Arc<__L>, paths: __P) -> !
+                    #vis fn #name<__L, __P>(&self, root: &__cl::Arc<__L>, paths: __P) -> !
                     where
-                        __L: ?__chainlock::Sized,
-                        __P: __chainlock::ExclusiveLeaf<#leaf_ty>,
+                        __L: ?__cl::Sized,
+                        __P: __cl::ExclusiveLeaf<#leaf_ty>,
                     {
-                        __chainlock::no_exclusive_leaf(root, paths)
+                        __cl::no_exclusive_leaf(root, paths)
                     }
                 }
             })
@@ -1028,12 +1027,11 @@ fn lock_leaves_method(
     let leaf = &leaf[0];
     let parent = parents.last().expect("two or more levels");
     let (leaf_lock, leaf_level) = (&leaf.lock, leaf.index);
-    let leaf_trait = Flavor::Blocking.lock_trait(Mode::Exclusive);
     let name = method_ident("lock_leaves", flavor);
     let lock_all = if flavor.has_deadline() {
-        quote!(__chainlock::lock_leaves_until(&handles, #leaf_level, deadline))
+        quote!(__cl::lock_leaves_until(&handles, #leaf_level, deadline))
     } else {
-        quote!(__chainlock::lock_leaves(&handles, #leaf_level))
+        quote!(__cl::lock_leaves(&handles, #leaf_level))
     };
     // Find each leaf's lock hand over hand down to its parent, then release everything.
     let root_lock = &levels[0].lock;
@@ -1041,12 +1039,12 @@ fn lock_leaves_method(
     let mut find = hand_over_hand(parents, flavor, stages);
     let find_leaf = stages.call(parent, leaf);
     let leaf_index = leaf.index;
-    find.push(quote!(__chainlock::found(#find_leaf, #leaf_index)));
+    find.push(quote!(__cl::found(#find_leaf, #leaf_index)));
     let key_types: Vec<TokenStream> = levels
         .windows(2)
         .map(|pair| {
             let (parent_ty, child_ty) = (pair[0].ty, pair[1].ty);
-            quote!(__chainlock::KeyOf<#root_lock, #parent_ty, #child_ty>)
+            quote!(__cl::KeyOf<#root_lock, #parent_ty, #child_ty>)
         })
         .collect();
     let lifetime_bounds: Vec<TokenStream> = key_types
@@ -1062,15 +1060,11 @@ fn lock_leaves_method(
     let mut params = params;
     params.truncate(params.len() - keys.len());
     let doc = format!(
-        "Locks the leaves at the end of several key paths of {summary} at once, all or nothing, and \
-         returns their guards in the order of `paths`.\n\nEach leaf's lock is found hand over hand \
-         and its parents released; then the leaves are locked in one global order (by address), \
-         holding nothing else, so that threads locking overlapping sets in any order never \
-         deadlock. If any path is absent or closed{}, nothing stays locked and the \
-         [`LeavesExit`]({krate}::chain::LeavesExit) names the path and why. Two paths to the same \
-         leaf give [`LeavesExit::SameLeaf`]({krate}::chain::LeavesExit::SameLeaf).",
+        "Locks the leaves at the end of several key paths of {summary}, all or nothing, in one \
+         global order (so overlapping sets never deadlock), and returns their guards in the order \
+         of `paths`; a path absent or closed{} is named by the [`LeavesExit`]({krate}::chain::LeavesExit).",
         if flavor.has_deadline() {
-            ", or the deadline passes"
+            ", or the deadline passing,"
         } else {
             ""
         },
@@ -1078,41 +1072,34 @@ fn lock_leaves_method(
     quote! {
         #[doc = #doc]
         #vis fn #name<'__path, #(#generics,)* __P>(&self, #(#params,)* paths: __P)
-            -> __chainlock::Result<__chainlock::Vec<<#leaf_lock as #leaf_trait>::Guard>, __chainlock::LeavesExit>
+            -> __cl::Result<__cl::Vec<__cl::XGuard<#leaf_lock>>, __cl::LeavesExit>
         where
             #(#bounds,)*
-            __P: __chainlock::IntoIterator<Item = #path_item>,
+            __P: __cl::IntoIterator<Item = #path_item>,
             #(#lifetime_bounds,)*
         {
             // Each leaf's lock, found hand over hand; every lock taken is released there.
-            let handles = __chainlock::find_leaves(paths, |#path_pattern| { #(#find)* })?;
+            let handles = __cl::find_leaves(paths, |#path_pattern| { #(#find)* })?;
             let guards = #lock_all?;
-            __chainlock::leaves_open(guards, #leaf_level, |guard| (&__chainlock::ClosedProbe(&**guard, #leaf_level)).level_is_closed())
+            __cl::leaves_open(guards, #leaf_level, |guard| (&__cl::ClosedProbe(&**guard, #leaf_level)).level_is_closed())
         }
     }
 }
 
 /// `run*`: descend, then run a last closure on the leaf and release it.
-fn run_method(
-    vis: &TokenStream,
-    levels: &[LevelCode<'_>],
-    flavor: Flavor,
-    docs: &Docs,
-) -> TokenStream {
-    let Docs { summary, krate } = docs;
+fn run_method(vis: &TokenStream, levels: &[LevelCode<'_>], flavor: Flavor) -> TokenStream {
     let name = method_ident("run", flavor);
     let descend = method_ident("descend", flavor);
     let Signature {
         mut generics,
         mut params,
-        mut bounds,
+        bounds,
         stage_args,
     } = signature(levels, flavor);
     let leaf = levels.last().expect("validated: at least one level");
     let leaf_reference = leaf.reference();
-    generics.extend([quote!(__F), quote!(__R)]);
-    params.push(quote!(leaf: __F));
-    bounds.push(quote!(__F: __chainlock::FnOnce(#leaf_reference) -> __R));
+    generics.push(quote!(__R));
+    params.push(quote!(leaf: impl __cl::FnOnce(#leaf_reference) -> __R));
     let asyncness = flavor.is_async().then(|| quote!(async));
     let dot_await = flavor.is_async().then(|| quote!(.await));
     let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
@@ -1120,19 +1107,17 @@ fn run_method(
     let leaf_guard = &leaf.guard;
     let borrow = leaf.borrow_guard();
     let doc = format!(
-        "Locks {summary} hand over hand like [`{descend}`](Self::{descend}), runs `leaf` on the \
-         leaf and releases it: `Ok` with `leaf`'s value, or the [`Exit`]({krate}::Exit) that \
-         ended the descent early."
+        "Like [`{descend}`](Self::{descend}), then runs `leaf` on the leaf and releases it."
     );
     quote! {
         #[doc = #doc]
         #[inline]
-        #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*) -> __chainlock::Result<__R, __chainlock::Exit>
+        #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*) -> __cl::Res<__R>
         where
             #(#bounds,)*
         {
             let #mutability #leaf_guard = self.#descend(root, #deadline_arg #(#stage_args),*) #dot_await ?;
-            __chainlock::Ok(leaf(#borrow))
+            __cl::Ok(leaf(#borrow))
         }
     }
 }
@@ -1141,10 +1126,8 @@ fn run_method(
 fn runtime_note(flavor: Flavor) -> &'static str {
     match flavor {
         Flavor::AsyncDeadline => {
-            "\n\n# Panics\n\nThe deadline is a `tokio::time` sleep: this future must run inside a Tokio \
-             runtime with timers enabled (`enable_time`, on by `#[tokio::main]` and \
-             `#[tokio::test]`), or it panics when first polled. The untimed `*_async` flavors \
-             run on any executor."
+            " Panics when first polled outside a Tokio runtime with timers enabled (the deadline \
+             is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them)."
         }
         _ => "",
     }
