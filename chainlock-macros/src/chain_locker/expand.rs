@@ -26,7 +26,7 @@ pub(crate) fn expand(valid: &Valid<'_>) -> TokenStream {
 
 /// The locker struct and its methods: the blocking flavors always, the async ones inside
 /// `if_tokio!`, which keeps them only when chainlock's `tokio` feature is on.
-fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStream {
+pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStream {
     let ValidLocker {
         attrs, vis, ident, ..
     } = locker;
