@@ -238,3 +238,49 @@ fn an_upgradable_leaf_after_the_repeated_level() {
     assert!(tree.dirs[2].read().removed);
     assert!(tree.unlocked());
 }
+
+#[test]
+fn deadlines_name_the_level_that_was_not_taken_in_time() {
+    use std::time::{Duration, Instant};
+    let tree = tree(3);
+    let later = Instant::now() + Duration::from_secs(5);
+    assert_eq!(
+        Open.run_keys_until(
+            &tree.volume,
+            later,
+            &(),
+            &path(2),
+            &"f".to_owned(),
+            |file| file.bytes
+        ),
+        Ok(2)
+    );
+    let bytes = Open.run_until(
+        &tree.volume,
+        later,
+        |volume| Some(volume.root.clone()),
+        |d, depth| match d.dirs.get("d") {
+            Some(child) if depth < 1 => Step::Descend(child.clone()),
+            _ => Step::Here,
+        },
+        |d| d.files.get("f").cloned(),
+        |file| file.bytes,
+    );
+    assert_eq!(bytes, Ok(1));
+
+    // A writer holds the second repetition (level 3), then the file under the first.
+    let soon = || Instant::now() + Duration::from_millis(5);
+    let writer = tree.dirs[2].write();
+    assert_eq!(
+        Open.run_keys_until(&tree.volume, soon(), &(), &path(3), &"f".to_owned(), |_| ()),
+        Err(Exit::TimedOut { level: 3 })
+    );
+    drop(writer);
+    let file = tree.files[1].lock();
+    assert_eq!(
+        Open.run_keys_until(&tree.volume, soon(), &(), &path(1), &"f".to_owned(), |_| ()),
+        Err(Exit::TimedOut { level: 3 })
+    );
+    drop(file);
+    assert!(tree.unlocked());
+}
