@@ -218,3 +218,83 @@ fn generic_instantiations_spelled_two_ways() {
         ]
     );
 }
+
+chain_locker! {
+    /// Upgradable reads in the middle of a recursive chain.
+    struct UpgradeMiddle(shared Dir, upgradable Dir, Dir);
+}
+
+#[test]
+fn an_upgradable_level_in_a_recursive_chain() {
+    let (u, x) = (
+        Event::Upgradable as fn(usize) -> Event,
+        Event::Locked as fn(usize) -> Event,
+    );
+    let s = Event::Shared as fn(usize) -> Event;
+    let tree = tree();
+    let files = UpgradeMiddle.run_keys(&tree.root, &key("a"), &key("b"), |b| {
+        b.files += 1;
+        b.files
+    });
+    assert_eq!(files, Ok(1));
+    assert_eq!(take_log(), expected(&tree, [s, u, x]));
+    // The stage on the upgradable level adds an entry in place when the key is missing.
+    let created = UpgradeMiddle.run(
+        &tree.root,
+        |root| root.entries.get("a").cloned(),
+        |a| {
+            let found = a.entries.get("new").cloned();
+            found.or_else(|| {
+                let new = Arc::new(LoggedRwLock::new(Dir::default()));
+                a.upgrade().entries.insert("new".into(), new.clone());
+                Some(new)
+            })
+        },
+        |new| new.entries.len(),
+    );
+    assert_eq!(created, Ok(0));
+    assert!(tree.a.read().entries.contains_key("new"));
+    assert!(tree.all_unlocked());
+}
+
+/// The same recursive chain over tokio's locks, through the async key-path methods.
+mod on_tokio {
+    use chainlock::{ChainNode, chain_locker};
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    use tokio::sync::RwLock;
+
+    #[derive(ChainNode, Default)]
+    struct Dir {
+        #[chain(children)]
+        entries: HashMap<String, Arc<RwLock<Dir>>>,
+        files: u32,
+    }
+
+    chain_locker! {
+        struct Crab(shared Dir, shared Dir, Dir);
+    }
+
+    #[tokio::test]
+    async fn crabbing_down_a_recursive_tree_asynchronously() {
+        let b = Arc::new(RwLock::new(Dir::default()));
+        let mut a = Dir::default();
+        a.entries.insert("b".into(), b.clone());
+        let mut root = Dir::default();
+        root.entries.insert("a".into(), Arc::new(RwLock::new(a)));
+        let root = Arc::new(RwLock::new(root));
+        let (ka, kb) = ("a".to_owned(), "b".to_owned());
+        let files = Crab
+            .run_keys_async(&root, &ka, &kb, |dir| {
+                dir.files += 2;
+                dir.files
+            })
+            .await;
+        assert_eq!(files, Ok(2));
+        let mut guard = Crab.descend_keys_async(&root, &ka, &kb).await.unwrap();
+        guard.files += 1;
+        assert!(root.try_write().is_ok(), "only the target is held");
+        drop(guard);
+        assert_eq!(b.read().await.files, 3);
+    }
+}
