@@ -284,3 +284,77 @@ fn deadlines_name_the_level_that_was_not_taken_in_time() {
     drop(file);
     assert!(tree.unlocked());
 }
+
+/// A mixed chain over tokio's locks: the async flavors walk with `Walker::descend_async`.
+mod on_tokio {
+    use chainlock::{ChainNode, Exit, chain::Absence, chain_locker};
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    use tokio::sync::{Mutex, RwLock};
+
+    #[derive(ChainNode)]
+    struct Volume {
+        #[chain(children)]
+        root: Arc<RwLock<Dir>>,
+    }
+
+    #[derive(ChainNode, Default)]
+    struct Dir {
+        #[chain(children)]
+        dirs: BTreeMap<String, Arc<RwLock<Dir>>>,
+        #[chain(children)]
+        files: BTreeMap<String, Arc<Mutex<u64>>>,
+    }
+
+    chain_locker! {
+        struct Open(shared Volume, shared Dir*, u64);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_repeated_level_is_walked_asynchronously_in_a_spawned_task() {
+        let mut lib = Dir::default();
+        lib.files.insert("f".into(), Arc::new(Mutex::new(7)));
+        let lib = Arc::new(RwLock::new(lib));
+        let mut root = Dir::default();
+        root.dirs.insert("lib".into(), lib.clone());
+        let volume = Arc::new(RwLock::new(Volume {
+            root: Arc::new(RwLock::new(root)),
+        }));
+        let path = ["lib".to_owned()];
+        // The future is `Send`: it runs in a spawned task.
+        let spawned = tokio::spawn({
+            let volume = volume.clone();
+            async move {
+                Open.run_keys_async(&volume, &(), path, &"f".to_owned(), |bytes| *bytes)
+                    .await
+            }
+        });
+        assert_eq!(spawned.await.unwrap(), Ok(7));
+        assert_eq!(
+            Open.run_keys_async(&volume, &(), ["nope".to_owned()], &"f".to_owned(), |_| ())
+                .await,
+            Err(Exit::Absent {
+                level: 2,
+                cause: Absence::Missing
+            })
+        );
+        // A writer on `lib` (level 2): the timed flavor gives up there.
+        let writer = lib.write().await;
+        let soon = Instant::now() + Duration::from_millis(5);
+        assert_eq!(
+            Open.run_keys_async_until(
+                &volume,
+                soon,
+                &(),
+                ["lib".to_owned()],
+                &"f".to_owned(),
+                |_| ()
+            )
+            .await,
+            Err(Exit::TimedOut { level: 2 })
+        );
+        drop(writer);
+        assert!(volume.try_write().is_ok());
+    }
+}

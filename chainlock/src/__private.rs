@@ -14,7 +14,8 @@ pub use crate::chain::{
     TimedUpgradableLock, Upgradable, UpgradableLock,
 };
 pub use crate::walk::{
-    Exclusive as WalkExclusive, Mode as WalkMode, Shared as WalkShared, Step as WalkStep, Walker,
+    AsyncMode as WalkAsyncMode, Exclusive as WalkExclusive, Mode as WalkMode, Shared as WalkShared,
+    Step as WalkStep, Walker,
 };
 use crate::walk::{Step, WalkExit};
 pub use core::borrow::Borrow;
@@ -22,7 +23,7 @@ pub use core::clone::Clone;
 pub use core::default::Default;
 pub use core::fmt::{Debug, Formatter, Result as FmtResult};
 pub use core::iter::{IntoIterator, Iterator};
-pub use core::marker::{Copy, Sized};
+pub use core::marker::{Copy, Send, Sized, Sync};
 pub use core::mem::drop;
 pub use core::ops::{FnMut, FnOnce};
 pub use core::option::Option::{self, None, Some};

@@ -355,5 +355,364 @@ const _: () = {
             __cl::Ok(leaf(&mut *__guard2))
         }
     }
+    #[allow(clippy::complexity, clippy::pedantic)]
+    impl Open {
+        ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand and returns the leaf's owned guard. The repeated level is walked by a [`Walker`](::chainlock::walk::Walker): `step` answers at each repetition (its depth, 0 for the first) a [`Step`](::chainlock::walk::Step): `Descend` into another, stop `Here`, or `Absent`; the stage after it runs on the last repetition. Levels are numbered from the root, repetitions included, in every [`Exit`](::chainlock::Exit).
+        #[inline]
+        async fn descend_async<__L0, __L1, __L2>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
+            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
+        ) -> __cl::Res<__cl::AXGuard<__L2>>
+        where
+            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            __L1: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            __L2: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
+            <__L1 as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            __L1: __cl::Send + __cl::Sync,
+        {
+            let __guard0 = __cl::AsyncSharedLock::lock_shared_async(
+                    <__cl::Arc<_> as __cl::Clone>::clone(root),
+                )
+                .await;
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            let __first = __cl::found(stage0(&*__guard0), 1usize)?;
+            let mut __parent = __cl::Some(__guard0);
+            let mut __depth = 0;
+            let __guard1 = __cl::Walker::new()
+                .descend_async(
+                    &__first,
+                    __cl::WalkShared,
+                    |__path, __at| {
+                        __cl::drop(__parent.take());
+                        let __answer = (step)(&**__path, __at);
+                        __depth = __cl::walk_depth(&__answer, __at);
+                        __answer
+                    },
+                )
+                .await
+                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+            let __next = __cl::found(stage1(&*__guard1), 1usize + __depth + 1usize)?;
+            let __guard2 = __cl::AsyncExclusiveLock::lock_exclusive_async(__next).await;
+            __cl::drop(__guard1);
+            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+            __cl::Ok(__guard2)
+        }
+        ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend_async`](Self::descend_async), runs `leaf` on the leaf and releases it.
+        #[inline]
+        async fn run_async<__L0, __L1, __L2, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
+            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
+            leaf: impl __cl::FnOnce(&mut File) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            __L1: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            __L2: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
+            <__L1 as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            __L1: __cl::Send + __cl::Sync,
+        {
+            #[allow(unused_mut)]
+            let mut __guard2 = self.descend_async(root, stage0, step, stage1).await?;
+            __cl::Ok(leaf(&mut *__guard2))
+        }
+        ///Like [`descend_async`](Self::descend_async), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
+        #[inline]
+        async fn descend_keys_async<__L0, __I>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            keys: __I,
+            key1: &__cl::KeyOf<__L0, Dir, File>,
+        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<__L0, Dir, File>>>
+        where
+            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            __L0: __cl::LinkAS<Volume, Dir>,
+            __L0: __cl::LinkAX<Dir, File>,
+            __cl::LockOf<__L0, Volume, Dir>: __cl::Send + __cl::Sync,
+            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            <__cl::LockOf<
+                __L0,
+                Volume,
+                Dir,
+            > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            __I: __cl::IntoIterator,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+        {
+            let mut __keys = __cl::IntoIterator::into_iter(keys);
+            let __guard0 = __cl::AsyncSharedLock::lock_shared_async(
+                    <__cl::Arc<_> as __cl::Clone>::clone(root),
+                )
+                .await;
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            let __first = __cl::found(
+                <__L0 as __cl::Link<Volume, Dir>>::child(&*__guard0, key0),
+                1usize,
+            )?;
+            let mut __parent = __cl::Some(__guard0);
+            let mut __depth = 0;
+            let __guard1 = __cl::Walker::new()
+                .descend_async(
+                    &__first,
+                    __cl::WalkShared,
+                    |__path, __at| {
+                        __cl::drop(__parent.take());
+                        let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
+                            &mut __keys,
+                        ) {
+                            __cl::None => __cl::WalkStep::Here,
+                            __cl::Some(__key) => {
+                                __cl::walk_child(
+                                    <__L0 as __cl::Link<
+                                        Dir,
+                                        Dir,
+                                    >>::child(
+                                        __node,
+                                        <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
+                                            __cl::KeyOf<__L0, Dir, Dir>,
+                                        >>::borrow(&__key),
+                                    ),
+                                )
+                            }
+                        })(&**__path, __at);
+                        __depth = __cl::walk_depth(&__answer, __at);
+                        __answer
+                    },
+                )
+                .await
+                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+            let __next = __cl::found(
+                <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
+                1usize + __depth + 1usize,
+            )?;
+            let __guard2 = __cl::AsyncExclusiveLock::lock_exclusive_async(__next).await;
+            __cl::drop(__guard1);
+            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+            __cl::Ok(__guard2)
+        }
+        ///Like [`descend_keys_async`](Self::descend_keys_async): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
+        #[inline]
+        async fn run_keys_async<__L0, __I, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            keys: __I,
+            key1: &__cl::KeyOf<__L0, Dir, File>,
+            leaf: impl __cl::FnOnce(&mut File) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            __L0: __cl::LinkAS<Volume, Dir>,
+            __L0: __cl::LinkAX<Dir, File>,
+            __cl::LockOf<__L0, Volume, Dir>: __cl::Send + __cl::Sync,
+            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            <__cl::LockOf<
+                __L0,
+                Volume,
+                Dir,
+            > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            __I: __cl::IntoIterator,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+        {
+            #[allow(unused_mut)]
+            let mut __guard2 = self.descend_keys_async(root, key0, keys, key1).await?;
+            __cl::Ok(leaf(&mut *__guard2))
+        }
+        ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand and returns the leaf's owned guard, or `Exit::TimedOut` for a lock not taken by `deadline`. The repeated level is walked by a [`Walker`](::chainlock::walk::Walker): `step` answers at each repetition (its depth, 0 for the first) a [`Step`](::chainlock::walk::Step): `Descend` into another, stop `Here`, or `Absent`; the stage after it runs on the last repetition. Levels are numbered from the root, repetitions included, in every [`Exit`](::chainlock::Exit).
+        #[inline]
+        async fn descend_async_until<__L0, __L1, __L2>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            deadline: __cl::Instant,
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
+            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
+        ) -> __cl::Res<__cl::AXGuard<__L2>>
+        where
+            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            __L1: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            __L2: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
+            <__L1 as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            __L1: __cl::Send + __cl::Sync,
+        {
+            let __guard0 = __cl::shared_async_until(
+                    <__cl::Arc<_> as __cl::Clone>::clone(root),
+                    deadline,
+                    0usize,
+                )
+                .await?;
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            let __first = __cl::found(stage0(&*__guard0), 1usize)?;
+            let mut __parent = __cl::Some(__guard0);
+            let mut __depth = 0;
+            let __guard1 = __cl::Walker::new()
+                .descend_async_until(
+                    &__first,
+                    __cl::WalkShared,
+                    deadline,
+                    |__path, __at| {
+                        __cl::drop(__parent.take());
+                        let __answer = (step)(&**__path, __at);
+                        __depth = __cl::walk_depth(&__answer, __at);
+                        __answer
+                    },
+                )
+                .await
+                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+            let __next = __cl::found(stage1(&*__guard1), 1usize + __depth + 1usize)?;
+            let __guard2 = __cl::exclusive_async_until(
+                    __next,
+                    deadline,
+                    1usize + __depth + 1usize,
+                )
+                .await?;
+            __cl::drop(__guard1);
+            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+            __cl::Ok(__guard2)
+        }
+        ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend_async_until`](Self::descend_async_until), runs `leaf` on the leaf and releases it.
+        #[inline]
+        async fn run_async_until<__L0, __L1, __L2, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            deadline: __cl::Instant,
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
+            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
+            leaf: impl __cl::FnOnce(&mut File) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            __L1: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            __L2: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
+            <__L1 as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            __L1: __cl::Send + __cl::Sync,
+        {
+            #[allow(unused_mut)]
+            let mut __guard2 = self
+                .descend_async_until(root, deadline, stage0, step, stage1)
+                .await?;
+            __cl::Ok(leaf(&mut *__guard2))
+        }
+        ///Like [`descend_async_until`](Self::descend_async_until), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
+        #[inline]
+        async fn descend_keys_async_until<__L0, __I>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            deadline: __cl::Instant,
+            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            keys: __I,
+            key1: &__cl::KeyOf<__L0, Dir, File>,
+        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<__L0, Dir, File>>>
+        where
+            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            __L0: __cl::LinkAS<Volume, Dir>,
+            __L0: __cl::LinkAX<Dir, File>,
+            __cl::LockOf<__L0, Volume, Dir>: __cl::Send + __cl::Sync,
+            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            <__cl::LockOf<
+                __L0,
+                Volume,
+                Dir,
+            > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            __I: __cl::IntoIterator,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+        {
+            let mut __keys = __cl::IntoIterator::into_iter(keys);
+            let __guard0 = __cl::shared_async_until(
+                    <__cl::Arc<_> as __cl::Clone>::clone(root),
+                    deadline,
+                    0usize,
+                )
+                .await?;
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            let __first = __cl::found(
+                <__L0 as __cl::Link<Volume, Dir>>::child(&*__guard0, key0),
+                1usize,
+            )?;
+            let mut __parent = __cl::Some(__guard0);
+            let mut __depth = 0;
+            let __guard1 = __cl::Walker::new()
+                .descend_async_until(
+                    &__first,
+                    __cl::WalkShared,
+                    deadline,
+                    |__path, __at| {
+                        __cl::drop(__parent.take());
+                        let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
+                            &mut __keys,
+                        ) {
+                            __cl::None => __cl::WalkStep::Here,
+                            __cl::Some(__key) => {
+                                __cl::walk_child(
+                                    <__L0 as __cl::Link<
+                                        Dir,
+                                        Dir,
+                                    >>::child(
+                                        __node,
+                                        <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
+                                            __cl::KeyOf<__L0, Dir, Dir>,
+                                        >>::borrow(&__key),
+                                    ),
+                                )
+                            }
+                        })(&**__path, __at);
+                        __depth = __cl::walk_depth(&__answer, __at);
+                        __answer
+                    },
+                )
+                .await
+                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+            let __next = __cl::found(
+                <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
+                1usize + __depth + 1usize,
+            )?;
+            let __guard2 = __cl::exclusive_async_until(
+                    __next,
+                    deadline,
+                    1usize + __depth + 1usize,
+                )
+                .await?;
+            __cl::drop(__guard1);
+            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+            __cl::Ok(__guard2)
+        }
+        ///Like [`descend_keys_async_until`](Self::descend_keys_async_until): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
+        #[inline]
+        async fn run_keys_async_until<__L0, __I, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            deadline: __cl::Instant,
+            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            keys: __I,
+            key1: &__cl::KeyOf<__L0, Dir, File>,
+            leaf: impl __cl::FnOnce(&mut File) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            __L0: __cl::LinkAS<Volume, Dir>,
+            __L0: __cl::LinkAX<Dir, File>,
+            __cl::LockOf<__L0, Volume, Dir>: __cl::Send + __cl::Sync,
+            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            <__cl::LockOf<
+                __L0,
+                Volume,
+                Dir,
+            > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            __I: __cl::IntoIterator,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+        {
+            #[allow(unused_mut)]
+            let mut __guard2 = self
+                .descend_keys_async_until(root, deadline, key0, keys, key1)
+                .await?;
+            __cl::Ok(leaf(&mut *__guard2))
+        }
+    }
 };
 fn main() {}
