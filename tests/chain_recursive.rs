@@ -298,3 +298,91 @@ mod on_tokio {
         assert_eq!(b.read().await.files, 3);
     }
 }
+
+/// Many threads crabbing down random paths of one recursive tree while others take whole
+/// paths exclusively: no update is lost and nothing stays locked.
+mod stress {
+    use chainlock::parking_lot::RwLock;
+    use chainlock::{ChainNode, chain_locker};
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    use std::thread;
+
+    #[derive(ChainNode, Default)]
+    struct Dir {
+        #[chain(children)]
+        entries: HashMap<String, Arc<RwLock<Dir>>>,
+        count: u64,
+    }
+
+    chain_locker! {
+        struct Crab(shared Dir, shared Dir, Dir);
+        struct Exclusive(Dir, Dir, Dir);
+    }
+
+    const FANOUT: usize = 4;
+    const THREADS: usize = 6;
+    const ROUNDS: usize = 2_000;
+
+    fn tree() -> Arc<RwLock<Dir>> {
+        let mut root = Dir::default();
+        for i in 0..FANOUT {
+            let mut middle = Dir::default();
+            for j in 0..FANOUT {
+                middle
+                    .entries
+                    .insert(j.to_string(), Arc::new(RwLock::new(Dir::default())));
+            }
+            root.entries
+                .insert(i.to_string(), Arc::new(RwLock::new(middle)));
+        }
+        Arc::new(RwLock::new(root))
+    }
+
+    #[test]
+    fn no_update_is_lost_under_concurrent_crabbing() {
+        let root = tree();
+        let threads: Vec<_> = (0..THREADS)
+            .map(|thread| {
+                let root = root.clone();
+                thread::spawn(move || {
+                    // A cheap deterministic sequence of paths per thread.
+                    let mut state = thread as u64 * 7 + 1;
+                    for round in 0..ROUNDS {
+                        state = state
+                            .wrapping_mul(6_364_136_223_846_793_005)
+                            .wrapping_add(1);
+                        let (i, j) = (
+                            (state >> 33) as usize % FANOUT,
+                            (state >> 45) as usize % FANOUT,
+                        );
+                        let (a, b) = (i.to_string(), j.to_string());
+                        let done = if round % 4 == 0 {
+                            Exclusive.run_keys(&root, &a, &b, |leaf| leaf.count += 1)
+                        } else {
+                            Crab.run_keys(&root, &a, &b, |leaf| leaf.count += 1)
+                        };
+                        assert_eq!(done, Ok(()));
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().expect("no thread panicked");
+        }
+        let root = root.read();
+        let total: u64 = root
+            .entries
+            .values()
+            .flat_map(|middle| {
+                let middle = middle.read();
+                middle
+                    .entries
+                    .values()
+                    .map(|leaf| leaf.read().count)
+                    .collect::<Vec<_>>()
+            })
+            .sum();
+        assert_eq!(total, (THREADS * ROUNDS) as u64);
+    }
+}
