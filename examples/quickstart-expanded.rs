@@ -55,7 +55,8 @@ impl Children<Class> for Lecture {
 impl ChainNode for Class {}
 
 // chain_locker!(pub struct ClassLocker(shared Registry, shared Lecture, Class));
-/// Registry (shared) → lecture (shared) → class (exclusive).
+/// Registry (shared) → lecture (shared) → class (exclusive). (The real expansion writes
+/// these four impls by hand, inside the block that imports chainlock once.)
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClassLocker;
 
@@ -68,18 +69,16 @@ impl ClassLocker {
     /// # Errors
     ///
     /// The [`Exit`] that ended the descent early; nothing stays locked.
-    pub fn descend<L0, L1, L2, S0, S1>(
+    pub fn descend<L0, L1, L2>(
         &self,
         root: &Arc<L0>,
-        stage0: S0,
-        stage1: S1,
+        stage0: impl FnOnce(&Registry) -> Option<Arc<L1>>,
+        stage1: impl FnOnce(&Lecture) -> Option<Arc<L2>>,
     ) -> Result<L2::Guard, Exit>
     where
         L0: SharedLock<Target = Registry> + ?Sized,
         L1: SharedLock<Target = Lecture> + ?Sized,
         L2: ExclusiveLock<Target = Class> + ?Sized,
-        S0: FnOnce(&Registry) -> Option<Arc<L1>>,
-        S1: FnOnce(&Lecture) -> Option<Arc<L2>>,
     {
         let guard0 = L0::lock_shared(root);
         if guard0.is_closed() {
@@ -126,22 +125,23 @@ impl ClassLocker {
     /// # Errors
     ///
     /// The [`Exit`] that ended the descent early; nothing stays locked.
-    pub fn run_keys<L0, L1, L2, K0, K1, F, R>(
+    ///
+    /// Only the root's lock is a generic parameter: every later level's lock is what the
+    /// parent's `Children` impl says (a projection), so a chain over one recursive node type
+    /// (`Dir → Dir → Dir`) is unified by the compiler. The real expansion writes these bounds
+    /// through the root's lock (`L0: LinkS<Registry, Lecture>`), so that a chain whose types
+    /// have no `Children` impls still compiles (only calling `run_keys` needs them).
+    pub fn run_keys<L0, R>(
         &self,
         root: &Arc<L0>,
-        key0: &K0,
-        key1: &K1,
-        leaf: F,
+        key0: &<Registry as Children<Lecture>>::Key,
+        key1: &<Lecture as Children<Class>>::Key,
+        leaf: impl FnOnce(&mut Class) -> R,
     ) -> Result<R, Exit>
     where
         L0: SharedLock<Target = Registry> + ?Sized,
-        L1: SharedLock<Target = Lecture> + ?Sized,
-        L2: ExclusiveLock<Target = Class> + ?Sized,
-        K0: ?Sized,
-        K1: ?Sized,
-        L0::Target: Children<Lecture, Key = K0, Lock = L1>,
-        L1::Target: Children<Class, Key = K1, Lock = L2>,
-        F: FnOnce(&mut Class) -> R,
+        Registry: Children<Lecture, Lock: SharedLock<Target = Lecture>>,
+        Lecture: Children<Class, Lock: ExclusiveLock<Target = Class>>,
     {
         let mut guard = self.descend(
             root,

@@ -6,25 +6,43 @@
 //! README "Zero cost").
 #![allow(clippy::inline_always)]
 
-use crate::chain::ChainNode;
+pub use crate::chain::ChainNode;
 pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
 pub use crate::chain::{
-    Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ExclusiveLock, Exit,
-    LeavesExit, SharedLock, TimedExclusiveLock, TimedSharedLock,
+    Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ChildrenBy,
+    ExclusiveLock, Exit, LeavesExit, LookupBy, SharedLock, TimedExclusiveLock, TimedSharedLock,
+    TimedUpgradableLock, Upgradable, UpgradableLock,
 };
+pub use crate::walk::{
+    AsyncMode as WalkAsyncMode, Exclusive as WalkExclusive, Mode as WalkMode, Shared as WalkShared,
+    Step as WalkStep, Walker,
+};
+use crate::walk::{Step, WalkExit};
+pub use core::borrow::Borrow;
 pub use core::clone::Clone;
 pub use core::default::Default;
-pub use core::fmt::Debug;
+pub use core::fmt::{Debug, Formatter, Result as FmtResult};
 pub use core::iter::{IntoIterator, Iterator};
-pub use core::marker::{Copy, Sized};
+pub use core::marker::{Copy, Send, Sized, Sync};
 pub use core::mem::drop;
-pub use core::ops::FnOnce;
+pub use core::ops::{FnMut, FnOnce};
 pub use core::option::Option::{self, None, Some};
 pub use core::primitive::bool;
 pub use core::result::Result::{self, Err, Ok};
 pub use std::sync::Arc;
 pub use std::time::Instant;
 pub use std::vec::Vec;
+
+/// What every generated descent returns.
+pub type Res<T> = Result<T, Exit>;
+/// The owned guard of an exclusive level.
+pub type XGuard<L> = <L as ExclusiveLock>::Guard;
+/// The owned guard of a shared level.
+pub type SGuard<L> = <L as SharedLock>::Guard;
+/// The owned guard of an exclusive level of an async descent.
+pub type AXGuard<L> = <L as AsyncExclusiveLock>::Guard;
+/// The owned guard of a shared level of an async descent.
+pub type ASGuard<L> = <L as AsyncSharedLock>::Guard;
 
 /// Keeps the items it is given when chainlock's `tokio` feature is on and drops them
 /// otherwise: the generated `*_async*` methods are wrapped in it, so the macro crate needs
@@ -100,29 +118,104 @@ impl<T: ?Sized> ProbeOther for &ClosedProbe<'_, T> {
     }
 }
 
-/// `Children<C>` with its key and lock named: one short bound per step in the generated
-/// key-path methods (implied by, and implying, `Children<C, Key = K, Lock = L>`).
+/// One step of a key path, `P` → `C`, named through the chain's root lock `A` (any type):
+/// what the generated key-path methods bound and call. The root lock is the methods' one
+/// generic parameter, so a bound `A: Link<P, C>` is checked at the call and not where the
+/// locker is defined (a chain whose types have no `Children` impls still compiles), and
+/// every later level's lock is the projection `<A as Link<P, C>>::Lock`: the same node type
+/// spelled two ways (`Dir`, `self::Dir`, an alias) is one type to the compiler, never two
+/// parameters to unify.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` has no children of type `{C}`",
+    message = "`{P}` has no children of type `{C}`",
     label = "no `Children<{C}>` impl",
-    note = "derive it: `#[derive(ChainNode)]` on `{Self}` with `#[chain(children)]` on the field that holds the `{C}` locks; or descend with closures (`run`/`descend`)"
+    note = "derive it: `#[derive(ChainNode)]` on `{P}` with `#[chain(children)]` on the field that holds the `{C}` locks; or descend with closures (`run`/`descend`)"
 )]
-pub trait Step<C: ?Sized, K: ?Sized, L: ?Sized>: Children<C, Key = K, Lock = L> {}
-
-impl<T, C, K, L> Step<C, K, L> for T
-where
-    T: ?Sized + Children<C, Key = K, Lock = L>,
-    C: ?Sized,
-    K: ?Sized,
-    L: ?Sized,
-{
+pub trait Link<P: ?Sized, C: ?Sized> {
+    /// `<P as Children<C>>::Key`.
+    type Key: ?Sized;
+    /// `<P as Children<C>>::Lock`.
+    type Lock: ?Sized;
+    /// [`Children::child`].
+    fn child(node: &P, key: &Self::Key) -> Option<Arc<Self::Lock>>;
 }
 
-/// The child of type `C` under `key` (a key-path stage).
+impl<A: ?Sized, P: ?Sized + Children<C>, C: ?Sized> Link<P, C> for A {
+    type Key = P::Key;
+    type Lock = P::Lock;
+
+    #[inline(always)]
+    fn child(node: &P, key: &P::Key) -> Option<Arc<P::Lock>> {
+        node.child(key)
+    }
+}
+
+/// `Link<P, C>` whose child lock has the given lock trait, one bound per step of a generated
+/// key-path method (`A: LinkX<P, C>` for an exclusive child, ...); implied by and implying
+/// `A: Link<P, C, Lock: Trait<Target = C>>`.
+macro_rules! links {
+    ($($name:ident: $lock:ident;)*) => {$(
+        #[doc = concat!("`Link<P, C, Lock: ", stringify!($lock), "<Target = C>>`.")]
+        pub trait $name<P: ?Sized, C: ?Sized>: Link<P, C, Lock: $lock<Target = C>> {}
+
+        impl<A, P, C> $name<P, C> for A
+        where
+            A: ?Sized + Link<P, C, Lock: $lock<Target = C>>,
+            P: ?Sized,
+            C: ?Sized,
+        {
+        }
+    )*};
+}
+
+links! {
+    LinkX: ExclusiveLock;
+    LinkS: SharedLock;
+    LinkTX: TimedExclusiveLock;
+    LinkTS: TimedSharedLock;
+    LinkAX: AsyncExclusiveLock;
+    LinkAS: AsyncSharedLock;
+    LinkU: UpgradableLock;
+    LinkTU: TimedUpgradableLock;
+}
+
+/// A key-path stage on a shared level: looks `key` up in the node (see [`Link`]).
 #[inline(always)]
-pub fn child<C: ?Sized, T: ?Sized + Children<C>>(node: &T, key: &T::Key) -> Option<Arc<T::Lock>> {
-    node.child(key)
+pub fn key_ref<A, P, C>(key: &A::Key) -> impl FnOnce(&P) -> Option<Arc<A::Lock>>
+where
+    A: ?Sized + Link<P, C>,
+    P: ?Sized,
+    C: ?Sized,
+{
+    move |node| A::child(node, key)
 }
+
+/// A key-path stage on an exclusive level (its stage gets `&mut P`).
+#[inline(always)]
+pub fn key_mut<A, P, C>(key: &A::Key) -> impl FnOnce(&mut P) -> Option<Arc<A::Lock>>
+where
+    A: ?Sized + Link<P, C>,
+    P: ?Sized,
+    C: ?Sized,
+{
+    move |node| A::child(node, key)
+}
+
+/// A key-path stage on an upgradable level `L` (its stage gets `&mut Upgradable<L>`).
+#[inline(always)]
+pub fn key_up<A, P, C, L>(key: &A::Key) -> impl FnOnce(&mut Upgradable<L>) -> Option<Arc<A::Lock>>
+where
+    A: ?Sized + Link<P, C>,
+    P: ?Sized,
+    C: ?Sized,
+    L: ?Sized + UpgradableLock<Target = P>,
+{
+    move |node| A::child(node, key)
+}
+
+/// The key of the step `P` → `C` of a chain whose root lock is `A` (see [`Link`]).
+pub type KeyOf<A, P, C> = <A as Link<P, C>>::Key;
+/// The lock of a `C` found in a `P`, in a chain whose root lock is `A` (see [`Link`]).
+pub type LockOf<A, P, C> = <A as Link<P, C>>::Lock;
 
 /// [`TimedExclusiveLock::try_lock_exclusive_until`] for level `level`, or [`Exit::TimedOut`].
 ///
@@ -150,6 +243,21 @@ pub fn shared_until<L: ?Sized + TimedSharedLock>(
     level: usize,
 ) -> Result<L::Guard, Exit> {
     in_time(L::try_lock_shared_until(lock, deadline), level)
+}
+
+/// [`TimedUpgradableLock::try_lock_upgradable_until`] for level `level`, held as an
+/// [`Upgradable`], or [`Exit::TimedOut`].
+///
+/// # Errors
+///
+/// When `deadline` passes first.
+#[inline(always)]
+pub fn upgradable_until<L: ?Sized + TimedUpgradableLock>(
+    lock: &Arc<L>,
+    deadline: Instant,
+    level: usize,
+) -> Result<Upgradable<L>, Exit> {
+    in_time(L::try_lock_upgradable_until(lock, deadline), level).map(Upgradable::from_guard)
 }
 
 /// [`AsyncExclusiveLock::lock_exclusive_async_until`] for level `level`, or [`Exit::TimedOut`].
@@ -272,4 +380,73 @@ pub fn leaves_open<G>(
         }),
         None => Ok(guards),
     }
+}
+
+// The repeated level of a mixed chain (`Volume, Dir*, File`): a `Walker` walk from the
+// first `Dir`, its depths counted from the chain's root.
+
+/// The walk's exit as the chain's, its depth counted from level `first` (the first
+/// repeated level).
+///
+/// # Panics
+///
+/// Never for the walks the macro generates (`Shared` or `Exclusive`, whose path is their
+/// target, so no [`WalkExit::NotExclusive`]).
+#[inline]
+#[must_use]
+pub fn walk_exit(exit: WalkExit, first: usize) -> Exit {
+    match exit {
+        WalkExit::Absent { depth, cause } => Exit::Absent {
+            level: first + depth,
+            cause,
+        },
+        WalkExit::TimedOut { depth } => Exit::TimedOut {
+            level: first + depth,
+        },
+        WalkExit::Cycle { depth } => Exit::Cycle {
+            level: first + depth,
+        },
+        WalkExit::TooDeep { max_depth } => Exit::TooDeep {
+            level: first + max_depth + 1,
+        },
+        // The generated walks are `Shared` or `Exclusive`: their path is their target.
+        WalkExit::NotExclusive { .. } => {
+            unreachable!("a mixed chain walks `Shared` or `Exclusive`: {exit}")
+        }
+    }
+}
+
+/// The depth of the walk's target if the step that answered `step` at `depth` is the last.
+#[inline(always)]
+pub fn walk_depth<C>(step: &Step<C>, depth: usize) -> usize {
+    match step {
+        Step::Descend(_) | Step::Target(_) => depth + 1,
+        Step::Here | Step::Absent => depth,
+    }
+}
+
+/// A key step of the repeated level: descend into the child found, or end absent.
+#[inline(always)]
+pub fn walk_child<C>(child: Option<C>) -> Step<C> {
+    child.map_or(Step::Absent, Step::Descend)
+}
+
+/// What the stand-in `lock_leaves` of a chain whose leaf is not exclusive requires of its
+/// `paths`: implemented by nothing, so that a call is one error in plain words.
+#[diagnostic::on_unimplemented(
+    message = "`lock_leaves` needs an exclusive leaf: this chain's leaf `{Leaf}` is `shared` or `upgradable`",
+    label = "`lock_leaves` locks several leaves for writing at once",
+    note = "make the leaf level exclusive (drop its `shared`/`upgradable` modifier), or lock the leaves one at a time with `run_keys`"
+)]
+pub trait ExclusiveLeaf<Leaf: ?Sized> {}
+
+/// The body of the stand-in `lock_leaves`: never called, its bound cannot hold.
+///
+/// # Panics
+///
+/// Always; it cannot be reached, [`ExclusiveLeaf`] having no implementation.
+#[cold]
+pub fn no_exclusive_leaf<L: ?Sized, P>(root: &Arc<L>, paths: P) -> ! {
+    let _ = (root, paths);
+    unreachable!("`ExclusiveLeaf` has no implementation")
 }

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! chain_locker!(A, shared B, C)                      // an expression: a locker value
+//! chain_locker!(Volume, shared Dir*, File)           // a mixed chain: `Dir` repeats
 //! chain_locker! {                                    // items: one or more named lockers
 //!     /// docs
 //!     pub struct ClassLocker(shared Registry, shared Lecture, Class);
@@ -46,6 +47,8 @@ pub(crate) struct Chain {
 pub(crate) struct Level {
     pub(crate) modifiers: Vec<Ident>,
     pub(crate) ty: Type,
+    /// `Dir*`: the level repeats a run-time number of times (a mixed chain).
+    pub(crate) repeat: Option<Token![*]>,
 }
 
 impl Parse for Input {
@@ -170,14 +173,23 @@ impl Parse for Level {
                 None => syn::Error::new(err.span(), "expected a level type after the modifiers"),
             }
         })?;
-        Ok(Level { modifiers, ty })
+        let repeat = input.parse()?;
+        Ok(Level {
+            modifiers,
+            ty,
+            repeat,
+        })
     }
 }
 
 /// After an identifier: is the next token one that keeps it part of a type
-/// (`,`/end: the type is that identifier; `::`, `<`: a longer path)?
+/// (`,`/end/`*`: the type is that identifier; `::`, `<`: a longer path)?
 fn continues_path(input: ParseStream<'_>) -> bool {
     let ahead = input.fork();
     let _: Ident = ahead.parse().expect("peeked an identifier");
-    ahead.is_empty() || ahead.peek(Token![,]) || ahead.peek(Token![::]) || ahead.peek(Token![<])
+    ahead.is_empty()
+        || ahead.peek(Token![,])
+        || ahead.peek(Token![*])
+        || ahead.peek(Token![::])
+        || ahead.peek(Token![<])
 }

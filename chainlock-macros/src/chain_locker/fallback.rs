@@ -1,29 +1,50 @@
-//! What an invalid invocation expands to: its errors, plus stubs of what it would have
-//! defined, so that the user sees the macro's errors and not a cascade of "cannot find
-//! type" errors at every use of the locker.
+//! What an invalid invocation expands to: its errors, plus what it would have defined, as
+//! far as the errors allow, so that the user sees the macro's errors and not a cascade at
+//! every use of the locker ("cannot find type", "no method named `run`"). A locker whose
+//! levels can be read despite the errors (a mistyped modifier, `&T` or `Arc<Mutex<T>>` for
+//! `T`) gets its full expansion; one whose levels cannot (`_`, `impl Trait`, `Self`, no
+//! level at all) gets a bare unit struct.
 
 use super::ast::{Input, Kind};
+use super::expand;
+use super::validate::Valid;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-pub(crate) fn fallback(input: &Input, errors: &syn::Error) -> TokenStream {
+pub(crate) fn fallback(input: &Input, errors: &syn::Error, best: &Valid<'_>) -> TokenStream {
     let errors = errors.to_compile_error();
     match &input.kind {
         // Several `compile_error!`s are only valid in expression position inside a block.
-        Kind::Anonymous(_) => quote! {{ #errors }},
+        Kind::Anonymous(_) => {
+            let locker = &best.lockers[0];
+            if locker.usable {
+                let value = expand::expand(best);
+                quote! {{ #errors #value }}
+            } else {
+                quote! {{ #errors }}
+            }
+        }
         Kind::Named(lockers) => {
-            // One stub per name: a name defined twice is itself one of the errors.
+            let defined = best.lockers.iter().zip(lockers).map(|(valid, locker)| {
+                if valid.usable {
+                    expand::locker(&best.krate, valid)
+                } else {
+                    let (attrs, vis, ident) = (&locker.attrs, &locker.vis, &locker.ident);
+                    quote!(#(#attrs)* #vis struct #ident;)
+                }
+            });
+            // One definition per name (the first): a name defined twice is itself one of the
+            // errors.
             let mut seen = Vec::new();
-            let stubs = lockers.iter().filter(|locker| {
-                let first = !seen.contains(&&locker.ident);
-                seen.push(&locker.ident);
-                first
-            });
-            let stubs = stubs.map(|locker| {
-                let (attrs, vis, ident) = (&locker.attrs, &locker.vis, &locker.ident);
-                quote!(#(#attrs)* #vis struct #ident;)
-            });
-            quote!(#errors #(#stubs)*)
+            let defined = defined
+                .zip(lockers)
+                .filter(|(_, locker)| {
+                    let first = !seen.contains(&&locker.ident);
+                    seen.push(&locker.ident);
+                    first
+                })
+                .map(|(tokens, _)| tokens);
+            quote!(#errors #(#defined)*)
         }
     }
 }

@@ -12,6 +12,6 @@ pub(crate) fn chain_locker(input: TokenStream) -> syn::Result<TokenStream> {
     let input: ast::Input = syn::parse2(input)?;
     Ok(match validate::validate(&input) {
         Ok(valid) => expand::expand(&valid),
-        Err(errors) => fallback::fallback(&input, &errors),
+        Err((errors, best)) => fallback::fallback(&input, &errors, &best),
     })
 }

@@ -14,6 +14,9 @@ pub(crate) enum Mode {
     Exclusive,
     /// Read access: the stage gets `&T`; the lock must have a shared mode.
     Shared,
+    /// The upgradable read (lock_api's `upgradable_read_arc`): plain readers still pass;
+    /// the stage gets `&mut Upgradable<L>`, which reads as `&T` and upgrades in place.
+    Upgradable,
 }
 
 impl Mode {
@@ -22,6 +25,7 @@ impl Mode {
         match ident.to_string().as_str() {
             "exclusive" => Some(Mode::Exclusive),
             "shared" => Some(Mode::Shared),
+            "upgradable" => Some(Mode::Upgradable),
             _ => None,
         }
     }
@@ -43,34 +47,46 @@ pub(crate) struct ValidLocker<'a> {
     pub(crate) ident: Ident,
     /// Root first; at least one.
     pub(crate) levels: Vec<ValidLevel<'a>>,
+    /// Whether the levels are good enough to generate the methods from, even when the
+    /// invocation has errors (a mistyped modifier, `&T`, `Arc<Mutex<T>>` for `T`): then the
+    /// fallback still defines them, so that uses of the locker add no errors of their own.
+    pub(crate) usable: bool,
 }
 
 /// A level with its mode decided.
 pub(crate) struct ValidLevel<'a> {
     pub(crate) ty: &'a Type,
     pub(crate) mode: Mode,
+    /// `Dir*`: walked a run-time number of times (at most one level per chain).
+    pub(crate) repeated: bool,
 }
 
 /// The identifier of the locker type of the expression form; never visible by name.
 const ANONYMOUS_LOCKER: &str = "__ChainLocker";
 
-/// Checks the whole invocation; `Err` carries every error found, combined.
-pub(crate) fn validate(input: &Input) -> syn::Result<Valid<'_>> {
+/// Checks the whole invocation; `Err` carries every error found, combined, and the best
+/// reading of the invocation despite them (for the fallback).
+pub(crate) fn validate(input: &Input) -> Result<Valid<'_>, (syn::Error, Valid<'_>)> {
     let mut errors = Errors::default();
     let krate = crate::errors::crate_path(input.krate.as_ref());
     let lockers = match &input.kind {
-        Kind::Anonymous(chain) => vec![ValidLocker {
-            attrs: &[],
-            vis: TokenStream::new(),
-            ident: Ident::new(ANONYMOUS_LOCKER, Span::call_site()),
-            levels: validate_chain(chain, &mut errors),
-        }],
+        Kind::Anonymous(chain) => {
+            let (levels, usable) = validate_chain(chain, &mut errors);
+            vec![ValidLocker {
+                attrs: &[],
+                vis: TokenStream::new(),
+                ident: Ident::new(ANONYMOUS_LOCKER, Span::call_site()),
+                levels,
+                usable,
+            }]
+        }
         Kind::Named(lockers) => {
             let mut seen: Vec<&Ident> = Vec::new();
             lockers
                 .iter()
                 .map(|locker| {
-                    if seen.contains(&&locker.ident) {
+                    let duplicate = seen.contains(&&locker.ident);
+                    if duplicate {
                         errors.push(syn::Error::new_spanned(
                             &locker.ident,
                             format!(
@@ -80,43 +96,80 @@ pub(crate) fn validate(input: &Input) -> syn::Result<Valid<'_>> {
                         ));
                     }
                     seen.push(&locker.ident);
+                    let (levels, usable) = validate_chain(&locker.chain, &mut errors);
                     ValidLocker {
                         attrs: &locker.attrs,
                         vis: locker.vis.to_token_stream(),
                         ident: locker.ident.clone(),
-                        levels: validate_chain(&locker.chain, &mut errors),
+                        levels,
+                        // A second definition of a name is dropped from the fallback.
+                        usable: usable && !duplicate,
                     }
                 })
                 .collect()
         }
     };
-    errors.finish()?;
-    Ok(Valid {
+    let valid = Valid {
         krate,
         anonymous: matches!(input.kind, Kind::Anonymous(_)),
         lockers,
-    })
+    };
+    match errors.finish() {
+        Ok(()) => Ok(valid),
+        Err(errors) => Err((errors, valid)),
+    }
 }
 
-fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> Vec<ValidLevel<'a>> {
+/// The levels, and whether they are usable despite the errors found (see
+/// [`ValidLocker::usable`]).
+fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<'a>>, bool) {
+    let mut usable = !chain.levels.is_empty();
     if chain.levels.is_empty() {
         errors.push(syn::Error::new(
             chain.delimiter_span,
             "a chain locker needs at least one level: `chain_locker!(Root, Child, ...)`",
         ));
     }
-    chain
+    let mut first_repeat: Option<&Level> = None;
+    let levels = chain
         .levels
         .iter()
         .map(|level: &Level| {
-            let mode = validate_modifiers(&level.modifiers, errors);
-            validate_type(&level.ty, errors);
+            let mut mode = validate_modifiers(&level.modifiers, errors);
+            let ty = validate_type(&level.ty, errors);
+            usable &= ty.is_some();
+            let mut repeated = level.repeat.is_some();
+            if let Some(star) = &level.repeat {
+                if let Some(first) = first_repeat {
+                    errors.push(syn::Error::new_spanned(
+                        star,
+                        format!(
+                            "a chain has at most one repeated level: `{}*` already repeats; \
+                             write this level once, or walk it with `chainlock::walk`",
+                            text(&first.ty)
+                        ),
+                    ));
+                    repeated = false;
+                } else {
+                    first_repeat = Some(level);
+                }
+                if mode == Mode::Upgradable {
+                    errors.push(syn::Error::new_spanned(
+                        star,
+                        "a repeated level is `shared` or exclusive, not `upgradable`: \
+                         walk it with `chainlock::walk::Upgrade` instead",
+                    ));
+                    mode = Mode::Exclusive;
+                }
+            }
             ValidLevel {
-                ty: &level.ty,
+                ty: ty.unwrap_or(&level.ty),
                 mode,
+                repeated,
             }
         })
-        .collect()
+        .collect();
+    (levels, usable)
 }
 
 fn validate_modifiers(modifiers: &[Ident], errors: &mut Errors) -> Mode {
@@ -131,7 +184,7 @@ fn validate_modifiers(modifiers: &[Ident], errors: &mut Errors) -> Mode {
             };
             errors.push(syn::Error::new_spanned(
                 modifier,
-                format!("unknown modifier `{name}`: expected `shared` or `exclusive`{hint}"),
+                format!("unknown modifier `{name}`: expected `shared`, `upgradable` or `exclusive`{hint}"),
             ));
         } else if let Some(first) = mode {
             let message = if first == modifier {
@@ -148,7 +201,15 @@ fn validate_modifiers(modifiers: &[Ident], errors: &mut Errors) -> Mode {
         .unwrap_or(Mode::Exclusive)
 }
 
-fn validate_type(ty: &Type, errors: &mut Errors) {
+/// Reports what is wrong with a level type; returns the type to generate code for: the type
+/// itself, the data type the user meant (`Registry` for `&Registry` or `Arc<Mutex<Registry>>`),
+/// or `None` when no type can stand in for it.
+fn validate_type<'a>(ty: &'a Type, errors: &mut Errors) -> Option<&'a Type> {
+    let meant = match ty {
+        Type::Infer(_) | Type::ImplTrait(_) | Type::Never(_) => None,
+        Type::Reference(reference) => Some(innermost(&reference.elem)),
+        _ => Some(innermost(ty)),
+    };
     let problem = match ty {
         Type::Infer(_) => Some("a level must be a concrete type, found `_`".to_owned()),
         Type::ImplTrait(_) => {
@@ -177,11 +238,15 @@ fn validate_type(ty: &Type, errors: &mut Errors) {
     };
     if let Some(problem) = problem {
         errors.push(syn::Error::new_spanned(ty, problem));
+        meant.filter(|meant| find_self(meant.to_token_stream()).is_none())
     } else if let Some(self_token) = find_self(ty.to_token_stream()) {
         errors.push(syn::Error::new(
             self_token.span(),
             "`Self` cannot name a level: inside `chain_locker!` it would mean the locker itself; write the level's type by name",
         ));
+        None
+    } else {
+        Some(ty)
     }
 }
 

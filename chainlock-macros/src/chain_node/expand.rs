@@ -72,10 +72,31 @@ fn children_impl(node: &ValidNode<'_>, child: &ChildField<'_>) -> TokenStream {
             #container_trait::lookup(&self.#field, key)
         }
     };
+    // Borrowed lookups (`K: Borrow<Q>`, as `HashMap::get`): an impl for every `Q` the
+    // container can be searched by; vacuous for a container without `LookupBy`.
+    let mut by_generics = node.input.generics.clone();
+    by_generics
+        .params
+        .push(syn::parse_quote!(__Q: ?#krate::__private::Sized));
+    by_generics
+        .make_where_clause()
+        .predicates
+        .push(syn::parse_quote!(#container: #krate::__private::LookupBy<__Q>));
+    let (by_impl_generics, _, by_where_clause) = by_generics.split_for_impl();
     quote! {
         #[automatically_derived]
         impl #impl_generics #krate::__private::Children<#child_ty> for #ident #type_generics #where_clause {
             #items
+        }
+
+        #[automatically_derived]
+        impl #by_impl_generics #krate::__private::ChildrenBy<#child_ty, __Q> for #ident #type_generics #by_where_clause {
+            type Lock = <#container as #krate::__private::LookupBy<__Q>>::Lock;
+
+            #[inline]
+            fn child_by(&self, key: &__Q) -> #krate::__private::Option<#krate::__private::Arc<Self::Lock>> {
+                #krate::__private::LookupBy::<__Q>::lookup_by(&self.#field, key)
+            }
         }
     }
 }

@@ -46,6 +46,22 @@ pub enum Exit {
         /// The level whose lock could not be taken in time.
         level: usize,
     },
+    /// In a chain with a repeated level (`Dir*`), the repeated step handed back a lock the
+    /// descent already holds, for level `level`: locking it again would deadlock, so the
+    /// descent stopped instead (see [`WalkExit::Cycle`](crate::walk::WalkExit::Cycle)).
+    #[error("the chain ended early: the lock for level {level} is already held by this descent")]
+    Cycle {
+        /// The level the held lock was handed back for.
+        level: usize,
+    },
+    /// In a chain with a repeated level (`Dir*`), the repetitions would go deeper than the
+    /// walk's depth limit ([`Walker::DEFAULT_MAX_DEPTH`](crate::walk::Walker::DEFAULT_MAX_DEPTH)):
+    /// level `level` is the first one past it.
+    #[error("the chain ended early: level {level} is deeper than the depth limit")]
+    TooDeep {
+        /// The first level past the limit.
+        level: usize,
+    },
 }
 
 impl Exit {
@@ -61,7 +77,10 @@ impl Exit {
     #[must_use]
     pub const fn level(&self) -> usize {
         match *self {
-            Exit::Absent { level, .. } | Exit::TimedOut { level } => level,
+            Exit::Absent { level, .. }
+            | Exit::TimedOut { level }
+            | Exit::Cycle { level }
+            | Exit::TooDeep { level } => level,
         }
     }
 }

@@ -10,7 +10,7 @@ mod lock;
 mod node;
 mod upgrade;
 
-pub use children::{ChildContainer, Children};
+pub use children::{ChildContainer, Children, ChildrenBy, LookupBy};
 pub use exit::{Absence, Exit, LeavesExit};
 pub use lock::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, SharedLock, TimedExclusiveLock,

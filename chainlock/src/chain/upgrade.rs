@@ -12,7 +12,7 @@ use std::time::Instant;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no upgradable read mode",
     label = "an upgradable level needs a lock with upgradable reads",
-    note = "use a `lock_api`/parking_lot `RwLock` (its raw lock implements `lock_api::RawRwLockUpgrade`)"
+    note = "an `upgradable` level needs a `lock_api`/parking_lot `RwLock` (its raw lock implements `lock_api::RawRwLockUpgrade`); or make the level `shared` or exclusive"
 )]
 pub trait UpgradableLock {
     /// The data the lock protects.

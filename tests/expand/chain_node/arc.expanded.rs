@@ -29,4 +29,22 @@ const _: () = {
             > as ::chainlock::__private::ChildContainer>::lookup(&self.class, key)
         }
     }
+    #[automatically_derived]
+    impl<
+        __Q: ?::chainlock::__private::Sized,
+    > ::chainlock::__private::ChildrenBy<Class, __Q> for Lecture
+    where
+        Arc<tokio::sync::Mutex<Class>>: ::chainlock::__private::LookupBy<__Q>,
+    {
+        type Lock = <Arc<
+            tokio::sync::Mutex<Class>,
+        > as ::chainlock::__private::LookupBy<__Q>>::Lock;
+        #[inline]
+        fn child_by(
+            &self,
+            key: &__Q,
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::LookupBy::<__Q>::lookup_by(&self.class, key)
+        }
+    }
 };

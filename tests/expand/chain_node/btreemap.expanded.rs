@@ -32,4 +32,23 @@ const _: () = {
             > as ::chainlock::__private::ChildContainer>::lookup(&self.classes, key)
         }
     }
+    #[automatically_derived]
+    impl<
+        __Q: ?::chainlock::__private::Sized,
+    > ::chainlock::__private::ChildrenBy<Class, __Q> for Lecture
+    where
+        BTreeMap<String, Arc<RwLock<Class>>>: ::chainlock::__private::LookupBy<__Q>,
+    {
+        type Lock = <BTreeMap<
+            String,
+            Arc<RwLock<Class>>,
+        > as ::chainlock::__private::LookupBy<__Q>>::Lock;
+        #[inline]
+        fn child_by(
+            &self,
+            key: &__Q,
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::LookupBy::<__Q>::lookup_by(&self.classes, key)
+        }
+    }
 };

@@ -42,6 +42,24 @@ const _: () = {
         }
     }
     #[automatically_derived]
+    impl<
+        __Q: ?::chainlock::__private::Sized,
+    > ::chainlock::__private::ChildrenBy<Class, __Q> for Lecture
+    where
+        Vec<Arc<Mutex<Class>>>: ::chainlock::__private::LookupBy<__Q>,
+    {
+        type Lock = <Vec<
+            Arc<Mutex<Class>>,
+        > as ::chainlock::__private::LookupBy<__Q>>::Lock;
+        #[inline]
+        fn child_by(
+            &self,
+            key: &__Q,
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::LookupBy::<__Q>::lookup_by(&self.classes, key)
+        }
+    }
+    #[automatically_derived]
     impl ::chainlock::__private::Children<Room> for Lecture {
         type Key = <Option<
             Arc<Mutex<Room>>,
@@ -58,6 +76,24 @@ const _: () = {
             <Option<
                 Arc<Mutex<Room>>,
             > as ::chainlock::__private::ChildContainer>::lookup(&self.room, key)
+        }
+    }
+    #[automatically_derived]
+    impl<
+        __Q: ?::chainlock::__private::Sized,
+    > ::chainlock::__private::ChildrenBy<Room, __Q> for Lecture
+    where
+        Option<Arc<Mutex<Room>>>: ::chainlock::__private::LookupBy<__Q>,
+    {
+        type Lock = <Option<
+            Arc<Mutex<Room>>,
+        > as ::chainlock::__private::LookupBy<__Q>>::Lock;
+        #[inline]
+        fn child_by(
+            &self,
+            key: &__Q,
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::LookupBy::<__Q>::lookup_by(&self.room, key)
         }
     }
 };
