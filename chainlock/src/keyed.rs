@@ -116,7 +116,7 @@
 //! order (equal keys once). Keys held already by the calling thread (reentrancy) are outside
 //! that order: hold nothing else when calling it, or use a deadline.
 
-mod blocking;
+pub(crate) mod blocking;
 #[cfg(feature = "tokio")]
 mod future;
 mod manager;
@@ -124,13 +124,13 @@ mod permits;
 mod permits_blocking;
 #[cfg(feature = "tokio")]
 mod permits_future;
-mod registry;
+pub(crate) mod registry;
 mod rw;
 mod rw_blocking;
 #[cfg(feature = "tokio")]
 mod rw_future;
 mod shard_lock;
-mod weighted;
+pub(crate) mod weighted;
 
 pub use blocking::KeyedLocks;
 #[cfg(feature = "tokio")]

@@ -50,7 +50,7 @@ pub type KeyedLocks<K, S = DefaultHashBuilder> = LockManager<K, S, Blocking>;
 
 /// When a blocking acquisition gives up (shared by every blocking keyed face).
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Deadline {
+pub(crate) enum Deadline {
     /// Don't wait at all.
     Now,
     /// Wait until this instant (enqueued even if it has passed, so the grant race is real).
@@ -60,7 +60,7 @@ pub(super) enum Deadline {
 }
 
 impl Deadline {
-    pub(super) fn after(timeout: Duration) -> Self {
+    pub(crate) fn after(timeout: Duration) -> Self {
         if timeout.is_zero() {
             Self::Now
         } else {
@@ -299,7 +299,7 @@ pub(super) fn all_or_nothing<K: Ord, G>(
 /// Takes `weight` of `key` in a weighted registry (reader-writer locks, permits), waiting
 /// by parking the thread until `deadline`.
 #[inline]
-pub(super) fn acquire_weighted<K: Eq + Hash, S: BuildHasher>(
+pub(crate) fn acquire_weighted<K: Eq + Hash, S: BuildHasher>(
     registry: &Weighted<K, S>,
     key: K,
     weight: u64,
