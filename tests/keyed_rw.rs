@@ -113,7 +113,7 @@ fn fifo_with_batched_readers_and_no_writer_starvation() {
                     }
                 }
             });
-            until_waiting(&locks, &0, id);
+            until_waiting(locks, &0, id);
         }
         // A newcomer cannot overtake the queue, even as a reader of a read-held key later.
         assert!(locks.try_read(0).is_none());
