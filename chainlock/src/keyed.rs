@@ -163,4 +163,5 @@ fn default_shards() -> usize {
 #[cfg(all(test, loom))]
 mod tests {
     mod loom_keyed;
+    mod loom_weighted;
 }
