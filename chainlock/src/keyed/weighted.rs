@@ -79,6 +79,15 @@ struct Entry<K> {
 }
 
 impl<K> Entry<K> {
+    /// [`grant`](Self::grant) into a new list, out of the uncontended path.
+    #[cold]
+    #[inline(never)]
+    fn grant_all(&mut self, capacity: u64) -> Vec<Arc<Waiter>> {
+        let mut woken = Vec::new();
+        self.grant(capacity, &mut woken);
+        woken
+    }
+
     /// Grants waiters from the front while they fit; they are woken from `woken` after the
     /// shard lock is released.
     #[inline]
@@ -99,17 +108,31 @@ impl<K> Entry<K> {
 }
 
 /// What [`Weighted::release`] leaves to do outside the shard lock.
-struct Finish<K> {
-    woken: Vec<Arc<Waiter>>,
-    removed: Option<Entry<K>>,
+enum Released<K> {
+    /// Others still hold the key, nobody was granted.
+    StillHeld,
+    /// These waiters were granted: wake them.
+    Granted(Vec<Arc<Waiter>>),
+    /// The last hold left: drop the entry (its key is user code).
+    Removed(Entry<K>),
 }
 
-impl<K> Finish<K> {
-    fn run(self) {
-        for waiter in self.woken {
-            waiter.wake();
+impl<K> Released<K> {
+    #[inline]
+    fn finish(self) {
+        match self {
+            Released::StillHeld => {}
+            Released::Granted(woken) => wake_all(woken),
+            Released::Removed(entry) => drop(entry),
         }
-        drop(self.removed);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wake_all(woken: Vec<Arc<Waiter>>) {
+    for waiter in woken {
+        waiter.wake();
     }
 }
 
@@ -159,23 +182,27 @@ impl<K, S> Weighted<K, S> {
     #[inline]
     pub(crate) fn release(&self, ticket: Ticket, weight: u64) {
         let capacity = self.capacity;
-        let finish = self.shards[ticket.shard].with(|shard| {
+        let released = self.shards[ticket.shard].with(|shard| {
             let mut found = shard.entry_of(ticket);
             let entry = found.get_mut();
             entry.used -= weight;
-            let mut woken = Vec::new();
-            entry.grant(capacity, &mut woken);
-            let removed = if entry.used == 0 {
-                let (removed, _) = found.remove();
-                shard.shrink_if_sparse();
-                Some(removed)
-            } else {
-                None
-            };
-            Finish { woken, removed }
+            if entry
+                .waiters
+                .as_ref()
+                .is_some_and(|queue| !queue.is_empty())
+            {
+                // Waiters never leave a key with no holder: the front fits once it is free.
+                return Released::Granted(entry.grant_all(capacity));
+            }
+            if entry.used > 0 {
+                return Released::StillHeld;
+            }
+            let (removed, _) = found.remove();
+            shard.shrink_if_sparse();
+            Released::Removed(removed)
         });
         // Outside the shard lock: waking is a system call, a key's destructor user code.
-        finish.run();
+        released.finish();
     }
 
     /// Called by a queued waiter that gives up. Returns `true` if it was granted meanwhile:
