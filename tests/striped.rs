@@ -1,5 +1,5 @@
 //! Lock striping: stripe counts, key spreading, padding, bulk locking (dedup, order,
-//! all-or-nothing, no deadlock under contention), read/write stripes.
+//! all-or-nothing, no deadlock under contention), read/write stripes, semaphore stripes.
 
 use std::sync::{Arc, Barrier, mpsc};
 use std::thread;
@@ -172,5 +172,94 @@ fn concurrent_bulk_lockers_never_deadlock_and_count_exactly() {
     }
     for (index, stripe) in striped.iter().enumerate() {
         assert_eq!(*stripe.lock(), expected[index], "stripe {index}");
+    }
+}
+
+mod semaphores {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::thread;
+    use std::time::{Duration, Instant};
+
+    use chainlock::striped::{Semaphore, Striped};
+
+    fn eventually(what: &str, condition: impl Fn() -> bool) {
+        let start = Instant::now();
+        while !condition() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "never happened: {what}"
+            );
+            thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn a_stripe_gives_out_at_most_its_permits() {
+        let stripes: Striped<Semaphore> = Striped::semaphores(1, 2);
+        let (a, b) = (stripes.acquire("x"), stripes.acquire("y")); // one stripe
+        assert!(stripes.try_acquire("z").is_none());
+        assert!(
+            stripes
+                .try_acquire_for("z", Duration::from_millis(5))
+                .is_none()
+        );
+        drop(a);
+        assert_eq!(stripes.get("x").available(), 1);
+        drop(b);
+        assert_eq!(stripes.get("x").available(), 2);
+        let held = stripes.acquire_many(["a", "b", "c"]);
+        assert_eq!(held.len(), 1, "one permit per distinct stripe");
+    }
+
+    #[test]
+    fn stripe_waiters_are_served_in_arrival_order() {
+        let stripes: Striped<Semaphore> = Striped::semaphores(1, 1);
+        let order = Mutex::new(Vec::new());
+        let held = stripes.acquire(&0);
+        thread::scope(|s| {
+            for id in 1..=3 {
+                let (stripes, order) = (&stripes, &order);
+                s.spawn(move || {
+                    let _p = stripes.acquire(&0);
+                    order.lock().unwrap().push(id);
+                });
+                eventually("queued", || stripes.get(&0).waiting() >= id);
+            }
+            drop(held);
+        });
+        assert_eq!(order.into_inner().unwrap(), [1, 2, 3]);
+    }
+
+    #[test]
+    fn stress_never_more_than_the_permits_of_a_stripe() {
+        const PERMITS: usize = 3;
+        let stripes: Striped<Semaphore> = Striped::semaphores(2, PERMITS);
+        let inside: Vec<AtomicUsize> = (0..2).map(|_| AtomicUsize::new(0)).collect();
+        thread::scope(|s| {
+            for t in 0..8_u64 {
+                let (stripes, inside) = (&stripes, &inside);
+                s.spawn(move || {
+                    for i in 0..1_000_u64 {
+                        let key = t * 7 + i;
+                        let stripe = stripes.index_of(&key);
+                        let permit = if i % 4 == 0 {
+                            stripes.try_acquire_for(&key, Duration::from_micros(i % 100))
+                        } else {
+                            Some(stripes.acquire(&key))
+                        };
+                        if let Some(_permit) = permit {
+                            let now = inside[stripe].fetch_add(1, Ordering::SeqCst) + 1;
+                            assert!(now <= PERMITS, "{now} holders of stripe {stripe}");
+                            thread::yield_now();
+                            inside[stripe].fetch_sub(1, Ordering::SeqCst);
+                        }
+                    }
+                });
+            }
+        });
+        for stripe in stripes.iter() {
+            assert_eq!(stripe.available(), PERMITS);
+        }
     }
 }

@@ -54,6 +54,49 @@
 //! assert!(locks.is_empty()); // nothing left behind
 //! ```
 //!
+//! # Reader-writer locks and permits
+//!
+//! Two more managers lock names in shared modes, with the same registry design (exact per
+//! key, sharded, an entry only while a key is held or awaited, timeouts that never lose a
+//! grant, all-or-nothing multi-key locking in ascending `Ord` order) and a blocking and an
+//! async face each on one core:
+//!
+//! - [`KeyedRwLocks`] / `AsyncKeyedRwLocks` ([`RwLockManager`]): per key, many readers, or
+//!   one upgradable reader with readers, or one writer. **Strict FIFO with batched
+//!   readers:** a newcomer queues behind any waiter (a queued writer is never starved by a
+//!   stream of readers), and when a writer leaves, all the readers queued consecutively
+//!   behind it are let in together. Write guards downgrade; an upgradable guard upgrades
+//!   ahead of the queue (it waits only for the readers already in).
+//! - [`KeyedPermits`] / `AsyncKeyedPermits` ([`PermitManager`]): a counting semaphore per
+//!   key, at most N holders of a key at once, N fixed at construction.
+//!
+//! Unlike [`KeyedLocks`], both are **not reentrant**: each acquisition is its own holder
+//! (as with `parking_lot::RwLock` and `tokio::sync::Semaphore`), so their guards are `Send`
+//! in both flavors. A thread that reads a key it already reads may wait forever behind a
+//! queued writer.
+//!
+//! Their guards protect names, not data, so there is nothing for
+//! [`mapped`](crate::mapped) to narrow: keep the data in a structure whose own owned guards
+//! map (or in a [`Striped`](crate::striped::Striped) of `RwLock<T>`, whose guards lock_api
+//! maps).
+//!
+//! ```
+//! use chainlock::keyed::{KeyedPermits, KeyedRwLocks};
+//!
+//! let docs = KeyedRwLocks::new();
+//! let (a, b) = (docs.read("readme"), docs.read("readme")); // readers share
+//! assert!(docs.try_write("readme").is_none());
+//! drop((a, b));
+//! let w = docs.upgradable_read("readme").upgrade();
+//! drop(w);
+//!
+//! let hosts = KeyedPermits::new(2); // two connections per host
+//! let held = (hosts.acquire("a.org"), hosts.acquire("a.org"));
+//! assert!(hosts.try_acquire("a.org").is_none());
+//! drop(held);
+//! assert!(docs.is_empty() && hosts.is_empty());
+//! ```
+//!
 //! # Keys are user code
 //!
 //! The manager calls the key's `Hash` and `Eq` while it holds the internal lock of the key's
@@ -73,18 +116,39 @@
 //! order (equal keys once). Keys held already by the calling thread (reentrancy) are outside
 //! that order: hold nothing else when calling it, or use a deadline.
 
-mod blocking;
+pub(crate) mod blocking;
 #[cfg(feature = "tokio")]
 mod future;
 mod manager;
-mod registry;
+mod permits;
+mod permits_blocking;
+#[cfg(feature = "tokio")]
+mod permits_future;
+pub(crate) mod registry;
+mod rw;
+mod rw_blocking;
+#[cfg(feature = "tokio")]
+mod rw_future;
 mod shard_lock;
+pub(crate) mod weighted;
 
 pub use blocking::KeyedLocks;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub use future::{Acquire, Async, AsyncKeyGuard, AsyncKeySetGuard, AsyncKeyedLocks};
 pub use manager::{Blocking, Flavor, KeyGuard, KeySetGuard, LockManager};
+pub use permits::{PermitGuard, PermitManager};
+pub use permits_blocking::KeyedPermits;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub use permits_future::{AsyncKeyedPermits, AsyncPermitGuard};
+pub use rw::{KeyGuards, KeyReadGuard, KeyUpgradableGuard, KeyWriteGuard, RwLockManager};
+pub use rw_blocking::KeyedRwLocks;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub use rw_future::{
+    AsyncKeyReadGuard, AsyncKeyUpgradableGuard, AsyncKeyWriteGuard, AsyncKeyedRwLocks,
+};
 
 pub use crate::striped::DefaultHashBuilder;
 
@@ -99,4 +163,5 @@ fn default_shards() -> usize {
 #[cfg(all(test, loom))]
 mod tests {
     mod loom_keyed;
+    mod loom_weighted;
 }

@@ -15,6 +15,9 @@
 //!   at once, deduplicated and in ascending stripe order, so that any number of bulk
 //!   lockers never deadlock with one another (Guava's `bulkGet`, returning held guards).
 //!
+//! - Semaphore stripes ([`Striped::semaphores`], Guava's `Striped.semaphore`): a
+//!   [`Semaphore`] per stripe, FIFO with timeouts, limit how many holders share a stripe.
+//!
 //! Stripes may also guard data: `Striped<parking_lot::Mutex<HashMap<K, V>>>` is a sharded
 //! map whose shard of `k` is `striped.lock(&k)`.
 //!
@@ -39,12 +42,15 @@
 //!
 //! [foldhash]: https://docs.rs/foldhash
 
+mod semaphore;
+
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
 use crate::lock_order::ascending_unique;
 use crossbeam_utils::CachePadded;
 use lock_api::{Mutex, MutexGuard, RawMutex, RawRwLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub use semaphore::{Semaphore, SemaphorePermit};
 
 /// The hasher used by [`Striped`] and [`KeyedLocks`](crate::keyed::KeyedLocks) unless
 /// another [`BuildHasher`] is given: foldhash's fast hasher, seeded randomly per instance so

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::DefaultHashBuilder;
 use super::manager::{Blocking, KeyGuard, KeySetGuard, LockManager};
 use super::registry::{Outcome, Ticket, Waiter, Wake};
+use super::weighted::Weighted;
 use crate::lock_order::ascending_unique;
 use crate::loom::sync::Arc;
 use crate::loom::thread;
@@ -47,9 +48,9 @@ use crate::loom::thread;
 /// ```
 pub type KeyedLocks<K, S = DefaultHashBuilder> = LockManager<K, S, Blocking>;
 
-/// When a blocking acquisition gives up.
+/// When a blocking acquisition gives up (shared by every blocking keyed face).
 #[derive(Clone, Copy, Debug)]
-enum Deadline {
+pub(crate) enum Deadline {
     /// Don't wait at all.
     Now,
     /// Wait until this instant (enqueued even if it has passed, so the grant race is real).
@@ -59,7 +60,7 @@ enum Deadline {
 }
 
 impl Deadline {
-    fn after(timeout: Duration) -> Self {
+    pub(crate) fn after(timeout: Duration) -> Self {
         if timeout.is_zero() {
             Self::Now
         } else {
@@ -167,22 +168,33 @@ impl<K: Eq + Hash, S: BuildHasher> LockManager<K, S, Blocking> {
     #[cold]
     #[inline(never)]
     fn wait(&self, ticket: Ticket, waiter: &Arc<Waiter>, deadline: Deadline) -> Option<Ticket> {
-        loop {
-            if waiter.is_granted() {
-                return Some(ticket);
-            }
-            match deadline {
-                Deadline::Forever => thread::park(),
-                Deadline::At(at) => {
-                    let now = Instant::now();
-                    if now >= at {
-                        // Authoritative re-check: granted meanwhile means ours.
-                        return self.registry.cancel(ticket, waiter).then_some(ticket);
-                    }
-                    thread::park_timeout(at - now);
+        wait_granted(waiter, deadline, || self.registry.cancel(ticket, waiter)).then_some(ticket)
+    }
+}
+
+/// Parks the calling thread until `waiter` is granted (`true`), or until `deadline` passes
+/// and `cancel` (the registry's authoritative re-check under its lock) reports whether the
+/// grant came meanwhile. The one way every blocking keyed face waits.
+pub(super) fn wait_granted(
+    waiter: &Waiter,
+    deadline: Deadline,
+    cancel: impl FnOnce() -> bool,
+) -> bool {
+    loop {
+        if waiter.is_granted() {
+            return true;
+        }
+        match deadline {
+            Deadline::Forever => thread::park(),
+            Deadline::At(at) => {
+                let now = Instant::now();
+                if now >= at {
+                    // Authoritative re-check: granted meanwhile means ours.
+                    return cancel();
                 }
-                Deadline::Now => unreachable!("`Now` never queues"),
+                thread::park_timeout(at - now);
             }
+            Deadline::Now => unreachable!("`Now` never queues"),
         }
     }
 }
@@ -266,12 +278,72 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> LockManager<K, S, Blocking> {
         keys: impl IntoIterator<Item = K>,
         deadline: Deadline,
     ) -> Option<KeySetGuard<'_, K, S>> {
-        let keys = ascending_unique(keys);
-        let mut guards = Vec::with_capacity(keys.len());
-        for key in keys {
-            // On `None`, the guards taken so far drop: all or nothing.
-            guards.push(self.acquire(key, deadline)?);
-        }
-        Some(KeySetGuard::new(guards))
+        all_or_nothing(keys, |key| self.acquire(key, deadline)).map(KeySetGuard::new)
     }
+}
+
+/// Takes `one` on each key of `keys` in ascending order (each once); on the first `None`,
+/// the guards taken so far drop and `None` is returned: all or nothing.
+pub(super) fn all_or_nothing<K: Ord, G>(
+    keys: impl IntoIterator<Item = K>,
+    mut one: impl FnMut(K) -> Option<G>,
+) -> Option<Vec<G>> {
+    let keys = ascending_unique(keys);
+    let mut guards = Vec::with_capacity(keys.len());
+    for key in keys {
+        guards.push(one(key)?);
+    }
+    Some(guards)
+}
+
+/// Takes `weight` of `key` in a weighted registry (reader-writer locks, permits), waiting
+/// by parking the thread until `deadline`.
+#[inline]
+pub(crate) fn acquire_weighted<K: Eq + Hash, S: BuildHasher>(
+    registry: &Weighted<K, S>,
+    key: K,
+    weight: u64,
+    deadline: Deadline,
+) -> Option<Ticket> {
+    let queue = match deadline {
+        Deadline::Now => None,
+        Deadline::At(_) | Deadline::Forever => Some(|| Wake::Thread(thread::current())),
+    };
+    match registry.acquire(key, weight, queue) {
+        Outcome::Held(ticket) => Some(ticket),
+        Outcome::Busy => None,
+        Outcome::Queued(ticket, waiter) => wait_weighted(registry, ticket, &waiter, deadline),
+    }
+}
+
+/// Adds `extra` to the hold `ticket` names (an upgrade), ahead of every waiter, waiting by
+/// parking the thread until `deadline`.
+pub(super) fn grow_weighted<K, S>(
+    registry: &Weighted<K, S>,
+    ticket: Ticket,
+    extra: u64,
+    deadline: Deadline,
+) -> bool {
+    let queue = match deadline {
+        Deadline::Now => None,
+        Deadline::At(_) | Deadline::Forever => Some(|| Wake::Thread(thread::current())),
+    };
+    match registry.grow(ticket, extra, queue) {
+        Outcome::Held(_) => true,
+        Outcome::Busy => false,
+        Outcome::Queued(ticket, waiter) => {
+            wait_weighted(registry, ticket, &waiter, deadline).is_some()
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wait_weighted<K, S>(
+    registry: &Weighted<K, S>,
+    ticket: Ticket,
+    waiter: &Arc<Waiter>,
+    deadline: Deadline,
+) -> Option<Ticket> {
+    wait_granted(waiter, deadline, || registry.cancel(ticket, waiter)).then_some(ticket)
 }

@@ -10,6 +10,7 @@ use std::task::{Context, Poll};
 use super::DefaultHashBuilder;
 use super::manager::{Flavor, KeyGuard, KeySetGuard, LockManager, sealed};
 use super::registry::{Outcome, Ticket, Waiter, Wake};
+use super::weighted::Weighted;
 use crate::lock_order::ascending_unique;
 use crate::loom::sync::{Arc, Mutex};
 
@@ -214,5 +215,90 @@ impl<K, S> fmt::Debug for Acquire<'_, K, S> {
             State::Done => "done",
         };
         f.debug_struct("Acquire").field("state", &state).finish()
+    }
+}
+
+/// The way every async weighted face (reader-writer locks, permits) waits: takes `weight`
+/// of a key, or adds it to a hold (an upgrade), resolving to the hold's ticket.
+///
+/// Cancel-safe: dropped while queued, it leaves the queue; dropped after its grant (before
+/// it was polled to completion), it gives the weight back.
+pub(super) struct Claim<'a, K, S> {
+    registry: &'a Weighted<K, S>,
+    weight: u64,
+    state: ClaimState<K>,
+}
+
+enum ClaimState<K> {
+    /// Not polled yet: take `weight` of this key.
+    Start(K),
+    /// Not polled yet: add `weight` to this hold.
+    Grow(Ticket),
+    /// In the key's queue.
+    Queued(Ticket, Arc<Waiter>),
+    /// Resolved (or panicked mid-poll): owns nothing.
+    Done,
+}
+
+impl<'a, K, S> Claim<'a, K, S> {
+    /// Takes `weight` of `key`.
+    pub(super) fn acquire(registry: &'a Weighted<K, S>, key: K, weight: u64) -> Self {
+        Self {
+            registry,
+            weight,
+            state: ClaimState::Start(key),
+        }
+    }
+
+    /// Adds `extra` to the hold `ticket` names, ahead of every waiter.
+    pub(super) fn grow(registry: &'a Weighted<K, S>, ticket: Ticket, extra: u64) -> Self {
+        Self {
+            registry,
+            weight: extra,
+            state: ClaimState::Grow(ticket),
+        }
+    }
+}
+
+// No field is ever pinned.
+impl<K, S> Unpin for Claim<'_, K, S> {}
+
+impl<K: Eq + Hash, S: BuildHasher> Future for Claim<'_, K, S> {
+    type Output = Ticket;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Ticket> {
+        let this = self.get_mut();
+        let queue = || Wake::Task(Mutex::new(Some(cx.waker().clone())));
+        let outcome = match std::mem::replace(&mut this.state, ClaimState::Done) {
+            ClaimState::Start(key) => this.registry.acquire(key, this.weight, Some(queue)),
+            ClaimState::Grow(ticket) => this.registry.grow(ticket, this.weight, Some(queue)),
+            ClaimState::Queued(ticket, waiter) => {
+                if waiter.poll_granted(cx.waker()) {
+                    Outcome::Held(ticket)
+                } else {
+                    Outcome::Queued(ticket, waiter)
+                }
+            }
+            ClaimState::Done => panic!("a keyed lock future polled after completion"),
+        };
+        match outcome {
+            Outcome::Held(ticket) => Poll::Ready(ticket),
+            Outcome::Queued(ticket, waiter) => {
+                this.state = ClaimState::Queued(ticket, waiter);
+                Poll::Pending
+            }
+            Outcome::Busy => unreachable!("a queueing claim is never busy"),
+        }
+    }
+}
+
+impl<K, S> Drop for Claim<'_, K, S> {
+    fn drop(&mut self) {
+        if let ClaimState::Queued(ticket, waiter) = &self.state
+            && self.registry.cancel(*ticket, waiter)
+        {
+            // Granted while being dropped: give the weight back rather than strand it.
+            self.registry.release(*ticket, self.weight);
+        }
     }
 }

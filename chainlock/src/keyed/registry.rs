@@ -72,21 +72,22 @@ struct Entry<K> {
 /// Where a held key's entry lives: all a guard needs to release it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ticket {
-    shard: usize,
-    hash: u64,
-    id: u64,
+    pub(super) shard: usize,
+    pub(super) hash: u64,
+    pub(super) id: u64,
     /// The entry's bucket when the ticket was issued: a hint that saves probing the table
     /// on release. Only a rehash moves entries (it is rare); a stale hint is detected by
     /// the entry's `id` and falls back to probing with `hash`.
-    bucket: usize,
+    pub(super) bucket: usize,
 }
 
 /// One queued request for a key.
 pub(crate) struct Waiter {
-    /// The owner the key is handed to.
-    owner: u64,
+    /// What the waiter asks for: the owner the key is handed to (this registry), or the
+    /// weight it takes of the key's capacity (`weighted::Weighted`).
+    pub(super) claim: u64,
     /// Set (under the shard lock) when the key was handed to this waiter.
-    granted: AtomicBool,
+    pub(super) granted: AtomicBool,
     wake: Wake,
 }
 
@@ -155,7 +156,7 @@ impl<K, S> Registry<K, S> {
                 return Released::StillHeld;
             }
             if let Some(next) = entry.waiters.as_mut().and_then(|queue| queue.pop_front()) {
-                entry.owner = next.owner;
+                entry.owner = next.claim;
                 entry.depth = 1;
                 // Under the shard lock: a waiter that gives up re-checks this under the lock.
                 next.granted.store(true, Ordering::Release);
@@ -273,11 +274,7 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
                             .expect("a key was locked reentrantly more than usize::MAX times");
                         Outcome::Held(ticket)
                     } else if let Some(wake) = queue {
-                        let waiter = Arc::new(Waiter {
-                            owner,
-                            granted: AtomicBool::new(false),
-                            wake: wake(),
-                        });
+                        let waiter = Waiter::new(owner, wake());
                         entry
                             .waiters
                             .get_or_insert_default()
@@ -379,6 +376,15 @@ impl<K, S> fmt::Debug for Registry<K, S> {
 }
 
 impl Waiter {
+    /// A waiter for `claim` (see [`Waiter::claim`]), not granted yet.
+    pub(super) fn new(claim: u64, wake: Wake) -> Arc<Self> {
+        Arc::new(Self {
+            claim,
+            granted: AtomicBool::new(false),
+            wake,
+        })
+    }
+
     /// Whether the key was handed to this waiter (acquire: the previous owner's writes
     /// are visible once this returns `true`).
     #[inline]
@@ -387,7 +393,7 @@ impl Waiter {
     }
 
     /// Wakes the waiter after its grant.
-    fn wake(&self) {
+    pub(super) fn wake(&self) {
         match &self.wake {
             Wake::Thread(thread) => thread.unpark(),
             #[cfg(feature = "tokio")]
