@@ -27,6 +27,11 @@
 //! which is safe, never unsafe. On a case-insensitive file system (macOS, Windows by
 //! default) the file backend maps `Orders` and `orders` to one file, hence one lock: also safe.
 //!
+//! Besides names, locks can be taken by the integer keys of PostgreSQL's advisory-lock
+//! functions ([`LockKey`]: `i64` and `(i32, i32)`), to share them with SQL or programs in other
+//! languages that already use them: `locks.acquire(42)` excludes `SELECT
+//! pg_advisory_lock(42)` and vice versa.
+//!
 //! # Limits
 //!
 //! - **File backend:** the fencing counter lives in the lock file. Whoever deletes a lock file
@@ -95,6 +100,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use fencing::FencingToken;
+pub use name::LockKey;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresOptions;
@@ -411,23 +417,39 @@ impl LockClient {
         })
     }
 
+    /// [`Self::acquire_key_with`] by name (for the primitives built on the mutex).
+    #[allow(
+        dead_code,
+        reason = "the name-only entry of the primitives built on the mutex"
+    )]
     async fn acquire_with(
         &self,
         name: &str,
         wait: Wait,
     ) -> Result<Option<DistributedGuard>, Error> {
+        self.acquire_key_with(LockKey::Name(name), wait).await
+    }
+
+    async fn acquire_key_with(
+        &self,
+        key: LockKey<'_>,
+        wait: Wait,
+    ) -> Result<Option<DistributedGuard>, Error> {
         let held = match &self.backend {
-            Backend::File(file) => file.acquire(name, wait).await?.map(Held::File),
+            Backend::File(file) => file.acquire(key, wait).await?.map(Held::File),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pg) => pg.acquire(name, wait).await?.map(Held::Postgres),
+            Backend::Postgres(pg) => pg.acquire(key, wait).await?.map(Held::Postgres),
         };
         Ok(held.map(|held| DistributedGuard {
-            name: name.into(),
+            name: key.to_string().into(),
             held: Some(held),
         }))
     }
 
-    /// Acquires the lock `name`, waiting as long as it takes.
+    /// Acquires the lock `key`, waiting as long as it takes.
+    ///
+    /// `key` is a name (`&str`, `&String`) or an integer advisory key (`i64`, `i32`,
+    /// `(i32, i32)`): see [`LockKey`]. The same holds for every method taking a `key`.
     ///
     /// # Errors
     ///
@@ -450,12 +472,15 @@ impl LockClient {
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn acquire(&self, name: &str) -> Result<DistributedGuard, Error> {
-        let guard = self.acquire_with(name, Wait::Forever).await?;
+    pub async fn acquire<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+    ) -> Result<DistributedGuard, Error> {
+        let guard = self.acquire_key_with(key.into(), Wait::Forever).await?;
         Ok(guard.expect("an unbounded wait ends with the lock"))
     }
 
-    /// Acquires the lock `name` if it is free now; `Ok(None)` if it is held.
+    /// Acquires the lock `key` if it is free now; `Ok(None)` if it is held.
     ///
     /// # Errors
     ///
@@ -477,11 +502,14 @@ impl LockClient {
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn try_acquire(&self, name: &str) -> Result<Option<DistributedGuard>, Error> {
-        self.acquire_with(name, Wait::Never).await
+    pub async fn try_acquire<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+    ) -> Result<Option<DistributedGuard>, Error> {
+        self.acquire_key_with(key.into(), Wait::Never).await
     }
 
-    /// Acquires the lock `name`, waiting at most `timeout`; `Ok(None)` if it is still held then.
+    /// Acquires the lock `key`, waiting at most `timeout`; `Ok(None)` if it is still held then.
     /// A zero timeout is [`LockClient::try_acquire`].
     ///
     /// The PostgreSQL backend waits with the server's `lock_timeout`; a grant that races with
@@ -509,12 +537,13 @@ impl LockClient {
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_timeout(
+    pub async fn acquire_timeout<'k>(
         &self,
-        name: &str,
+        key: impl Into<LockKey<'k>>,
         timeout: Duration,
     ) -> Result<Option<DistributedGuard>, Error> {
-        self.acquire_with(name, Wait::from_timeout(timeout)).await
+        self.acquire_key_with(key.into(), Wait::from_timeout(timeout))
+            .await
     }
 
     /// Blocking [`LockClient::acquire`].
@@ -537,8 +566,11 @@ impl LockClient {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_acquire(&self, name: &str) -> Result<DistributedGuard, Error> {
-        runtime::block_on(self.acquire(name))
+    pub fn blocking_acquire<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+    ) -> Result<DistributedGuard, Error> {
+        runtime::block_on(self.acquire(key))
     }
 
     /// Blocking [`LockClient::try_acquire`].
@@ -562,8 +594,11 @@ impl LockClient {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_try_acquire(&self, name: &str) -> Result<Option<DistributedGuard>, Error> {
-        runtime::block_on(self.try_acquire(name))
+    pub fn blocking_try_acquire<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+    ) -> Result<Option<DistributedGuard>, Error> {
+        runtime::block_on(self.try_acquire(key))
     }
 
     /// Blocking [`LockClient::acquire_timeout`].
@@ -588,12 +623,12 @@ impl LockClient {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_acquire_timeout(
+    pub fn blocking_acquire_timeout<'k>(
         &self,
-        name: &str,
+        key: impl Into<LockKey<'k>>,
         timeout: Duration,
     ) -> Result<Option<DistributedGuard>, Error> {
-        runtime::block_on(self.acquire_timeout(name, timeout))
+        runtime::block_on(self.acquire_timeout(key, timeout))
     }
 }
 
@@ -631,7 +666,9 @@ impl DistributedGuard {
         self.held.as_ref().expect("a live guard holds its lock")
     }
 
-    /// The name this guard holds.    ///
+    /// The name this guard holds; for an integer key, its [`LockKey`]'s display form
+    /// (`advisory(42)`, `advisory(7, 42)`), a label for humans and logs.
+    ///
     /// # Examples
     ///
     /// ```
@@ -639,7 +676,9 @@ impl DistributedGuard {
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
     /// let guard = locks.blocking_acquire("orders")?;
     /// assert_eq!(guard.name(), "orders");
-    /// # drop(guard);
+    /// let numbered = locks.blocking_acquire((7, 42))?;
+    /// assert_eq!(numbered.name(), "advisory(7, 42)");
+    /// # drop(guard); drop(numbered);
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```

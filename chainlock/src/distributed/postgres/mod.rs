@@ -76,7 +76,6 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
 use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::ToSql;
 
 /// `future`, or [`Error::Unresponsive`] once `limit` has passed.
 async fn bounded<T>(
@@ -143,28 +142,32 @@ impl PgBackend {
     /// Acquires `name`. A timed wait (`Never`, `For`) is bounded as a whole, pool checkout
     /// included, by its timeout plus `heartbeat_timeout`; dropping the work on expiry closes
     /// the session and with it any lock granted meanwhile.
-    pub(super) async fn acquire(&self, name: &str, wait: Wait) -> Result<Option<PgHeld>, Error> {
+    pub(super) async fn acquire(
+        &self,
+        key: name::LockKey<'_>,
+        wait: Wait,
+    ) -> Result<Option<PgHeld>, Error> {
+        let key = name::Advisory::from(key);
         let heartbeat_timeout = self.0.options.heartbeat_timeout;
         match wait {
             Wait::Never => {
                 bounded(
                     Stage::Acquire,
                     heartbeat_timeout,
-                    self.acquire_now(name, wait),
+                    self.acquire_now(key, wait),
                 )
                 .await
             }
             Wait::For(timeout) => {
                 let limit = timeout.saturating_add(heartbeat_timeout);
-                bounded(Stage::Acquire, limit, self.acquire_now(name, wait)).await
+                bounded(Stage::Acquire, limit, self.acquire_now(key, wait)).await
             }
-            Wait::Forever => self.acquire_now(name, wait).await,
+            Wait::Forever => self.acquire_now(key, wait).await,
         }
     }
 
-    async fn acquire_now(&self, name: &str, wait: Wait) -> Result<Option<PgHeld>, Error> {
+    async fn acquire_now(&self, key: name::Advisory, wait: Wait) -> Result<Option<PgHeld>, Error> {
         let options = &self.0.options;
-        let key = name::advisory_key(name);
         // Dropped on every error or cancellation below: the server then drops the session's
         // locks, including one granted in a race with the error.
         let mut conn = self.check_out().await?;
@@ -173,10 +176,8 @@ impl PgBackend {
         let busy = Busy::set(&conn.busy);
         let sent = Instant::now();
         let drawn: Option<i64> = match wait {
-            Wait::Never => {
-                // Bounded as a whole by `acquire`.
-                conn.client.query_one(&conn.try_lock, &[&key]).await?.get(0)
-            }
+            // Bounded as a whole by `acquire`.
+            Wait::Never => conn.try_lock(key).await?,
             Wait::For(_) | Wait::Forever => {
                 let timeout_ms = match wait {
                     Wait::For(timeout) => {
@@ -184,9 +185,8 @@ impl PgBackend {
                     }
                     Wait::Never | Wait::Forever => "0".to_owned(),
                 };
-                let params: [&(dyn ToSql + Sync); 2] = [&key, &timeout_ms];
-                match conn.client.query_one(&conn.lock, &params).await {
-                    Ok(row) => Some(row.get(0)),
+                match conn.lock(key, &timeout_ms).await {
+                    Ok(drawn) => Some(drawn),
                     Err(err) if err.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
                         // The timeout may have fired just as the lock was granted; the session
                         // then holds it. It holds no other lock, so this makes it clean.
@@ -244,12 +244,12 @@ impl PgBackend {
 
     /// Unlocks `key` within `heartbeat_timeout` and recycles the connection; on any failure the
     /// connection is closed, which releases the lock on the server.
-    async fn release(&self, conn: Conn, key: i64) -> Result<(), Error> {
+    async fn release(&self, conn: Conn, key: name::Advisory) -> Result<(), Error> {
         if conn.is_lost() {
             return Err(Error::Lost);
         }
         let released: bool = bounded(Stage::Release, self.0.options.heartbeat_timeout, async {
-            Ok(conn.client.query_one(&conn.unlock, &[&key]).await?.get(0))
+            Ok(conn.unlock(key).await?)
         })
         .await?;
         if released {
@@ -264,7 +264,7 @@ impl PgBackend {
 /// A held advisory lock; `conn` is `None` only after release took it.
 pub(super) struct PgHeld {
     conn: Option<Conn>,
-    key: i64,
+    key: name::Advisory,
     token: FencingToken,
     backend: PgBackend,
 }

@@ -6,12 +6,14 @@
 //! it held with the session.
 
 use super::super::Error;
+use super::super::name::Advisory;
 use super::options::PostgresOptions;
 use super::session::Session;
 use super::sql;
 use parking_lot::Mutex;
 use std::time::Instant;
 use tokio::runtime::Handle;
+use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{NoTls, Statement};
 
 /// One server session, owned by the pool or by one held lock.
@@ -64,6 +66,68 @@ impl Conn {
 
     pub(super) fn is_lost(&self) -> bool {
         self.liveness.is_lost()
+    }
+
+    /// `pg_try_advisory_lock`: a drawn token if the lock was free, `None` if held.
+    pub(super) async fn try_lock(
+        &self,
+        key: Advisory,
+    ) -> Result<Option<i64>, tokio_postgres::Error> {
+        let row = match key {
+            Advisory::Int(key) => self.client.query_one(&self.try_lock, &[&key]).await?,
+            Advisory::Pair(high, low) => self
+                .client
+                .query_typed(
+                    sql::TRY_LOCK_PAIR,
+                    &[(&high, Type::INT4), (&low, Type::INT4)],
+                )
+                .await?
+                .pop()
+                .expect("one row"),
+        };
+        Ok(row.get(0))
+    }
+
+    /// `pg_advisory_lock` under `lock_timeout = timeout_ms` (`"0"`: none): a drawn token.
+    pub(super) async fn lock(
+        &self,
+        key: Advisory,
+        timeout_ms: &str,
+    ) -> Result<i64, tokio_postgres::Error> {
+        let row = match key {
+            Advisory::Int(key) => {
+                let params: [&(dyn ToSql + Sync); 2] = [&key, &timeout_ms];
+                self.client.query_one(&self.lock, &params).await?
+            }
+            Advisory::Pair(high, low) => self
+                .client
+                .query_typed(
+                    sql::LOCK_PAIR,
+                    &[
+                        (&high, Type::INT4),
+                        (&timeout_ms, Type::TEXT),
+                        (&low, Type::INT4),
+                    ],
+                )
+                .await?
+                .pop()
+                .expect("one row"),
+        };
+        Ok(row.get(0))
+    }
+
+    /// `pg_advisory_unlock`: whether this session held the lock.
+    pub(super) async fn unlock(&self, key: Advisory) -> Result<bool, tokio_postgres::Error> {
+        let row = match key {
+            Advisory::Int(key) => self.client.query_one(&self.unlock, &[&key]).await?,
+            Advisory::Pair(high, low) => self
+                .client
+                .query_typed(sql::UNLOCK_PAIR, &[(&high, Type::INT4), (&low, Type::INT4)])
+                .await?
+                .pop()
+                .expect("one row"),
+        };
+        Ok(row.get(0))
     }
 }
 
