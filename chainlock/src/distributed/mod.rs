@@ -169,6 +169,13 @@ pub enum Error {
         /// The bound that passed.
         after: Duration,
     },
+    /// TLS to PostgreSQL failed: the server's certificate did not verify (unknown CA, wrong
+    /// host name, expired), the handshake failed, or the configured roots are unusable. The
+    /// message is rustls's (for example `invalid peer certificate: UnknownIssuer`).
+    #[cfg(feature = "postgres-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres-tls")))]
+    #[error("TLS to PostgreSQL: {0}")]
+    Tls(String),
     /// A helper thread of the file backend could not be started or died.
     #[error("chainlock helper thread failed: {0}")]
     Helper(String),

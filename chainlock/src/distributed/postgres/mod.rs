@@ -74,7 +74,6 @@ use session::Busy;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
-use tokio_postgres::NoTls;
 use tokio_postgres::error::SqlState;
 
 /// `future`, or [`Error::Unresponsive`] once `limit` has passed.
@@ -111,7 +110,7 @@ impl PgBackend {
         }));
         let limit = backend.0.options.connect_timeout();
         bounded(Stage::Connect, limit, async {
-            let (client, connection) = backend.0.options.config.connect(NoTls).await?;
+            let (client, connection) = backend.0.options.connect().await?;
             let setup = backend.0.runtime.spawn(connection);
             let created = sql::ensure_objects(&client).await;
             drop(client);
@@ -134,7 +133,8 @@ impl PgBackend {
         bounded(
             Stage::Connect,
             options.connect_timeout(),
-            Conn::open(options, &self.0.runtime),
+            // Boxed: opening a session (a TLS handshake above all) is a large future.
+            Box::pin(Conn::open(options, &self.0.runtime)),
         )
         .await
     }

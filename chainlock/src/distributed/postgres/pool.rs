@@ -13,8 +13,8 @@ use super::sql;
 use parking_lot::Mutex;
 use std::time::Instant;
 use tokio::runtime::Handle;
+use tokio_postgres::Statement;
 use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{NoTls, Statement};
 
 /// One server session, owned by the pool or by one held lock.
 pub(super) struct Conn {
@@ -39,7 +39,7 @@ impl Conn {
     /// it (dropping the future closes whatever was opened).
     pub(super) async fn open(options: &PostgresOptions, runtime: &Handle) -> Result<Self, Error> {
         let sent = Instant::now();
-        let (client, connection) = options.config.connect(NoTls).await?;
+        let (client, connection) = options.connect().await?;
         // From here on, dropping `session` closes the connection.
         let session = Session::start(client, connection, options, runtime);
         session
