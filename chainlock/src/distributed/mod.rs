@@ -104,6 +104,9 @@ pub use name::LockKey;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresOptions;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use postgres::{xact_lock, xact_lock_timeout, xact_try_lock};
 
 /// Why an operation of a [`LockClient`] or a [`DistributedGuard`] failed.
 #[derive(Debug, thiserror::Error)]

@@ -3,7 +3,8 @@
 //! One concept per file: [`options`] (the options and every bound derived from them), [`sql`]
 //! (every statement, the session settings, creating the objects), [`epoch`] (the epoch/token
 //! protocol), [`session`] (a connection's driver, heartbeats and loss), [`pool`] (sessions
-//! ready for an acquisition, and the idle ones); this file puts them together.
+//! ready for an acquisition, and the idle ones); this file puts them together. [`xact`] is the
+//! transaction-scoped mode (the caller's transaction, no connection of ours).
 //!
 //! Design, and why it is correct:
 //! - A held lock owns its connection ([`Conn`]); a connection holds at most one advisory lock,
@@ -65,8 +66,10 @@ mod options;
 mod pool;
 mod session;
 mod sql;
+mod xact;
 
 pub use options::PostgresOptions;
+pub use xact::{xact_lock, xact_lock_timeout, xact_try_lock};
 
 use super::{Error, FencingToken, Stage, Wait, name};
 use pool::{Conn, Pool};
