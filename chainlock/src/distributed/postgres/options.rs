@@ -36,6 +36,7 @@ use tokio_postgres::{Client, Config, NoTls};
 pub struct PostgresOptions {
     pub(super) config: Config,
     pub(super) max_idle: usize,
+    pub(super) max_connections: usize,
     pub(super) heartbeat_interval: Duration,
     pub(super) heartbeat_timeout: Duration,
     /// `Some` once TLS was asked for: every session then uses it (`sslmode=require`).
@@ -53,6 +54,7 @@ impl fmt::Debug for PostgresOptions {
             .field("hosts", &self.config.get_hosts())
             .field("connect_timeout", &self.connect_timeout())
             .field("max_idle", &self.max_idle)
+            .field("max_connections", &self.max_connections)
             .field("heartbeat_interval", &self.heartbeat_interval)
             .field("heartbeat_timeout", &self.heartbeat_timeout)
             .field("tls", &self.uses_tls())
@@ -116,6 +118,7 @@ impl PostgresOptions {
         Self {
             config,
             max_idle: 16,
+            max_connections: 16,
             heartbeat_interval: Duration::from_secs(1),
             heartbeat_timeout: Duration::from_secs(2),
             #[cfg(feature = "postgres-tls")]
@@ -247,8 +250,10 @@ impl PostgresOptions {
         Ok((client, Box::pin(connection)))
     }
 
-    /// How many idle (unlocked) connections the client keeps for later acquisitions
-    /// (default 16). Zero connects once per acquisition.
+    /// How many idle connections (holding no lock, running nothing) the client keeps for
+    /// later acquisitions (default 16, never more than
+    /// [`max_connections`](Self::max_connections)). Zero closes a connection as soon as it
+    /// holds no lock.
     ///
     /// # Examples
     ///
@@ -260,6 +265,45 @@ impl PostgresOptions {
     #[must_use]
     pub fn max_idle_connections(mut self, max: usize) -> Self {
         self.max_idle = max;
+        self
+    }
+
+    /// The most connections the client opens at once (default 16; at least 1): however many
+    /// locks it holds or waits for, and counting the one it opens to set up.
+    ///
+    /// Advisory locks belong to a session and one session holds many, so held locks share
+    /// connections: an acquisition first asks on a shared connection
+    /// (`pg_try_advisory_lock`, one round trip); only if the lock is held does it wait on
+    /// the server, on a connection of its own that holds nothing (a wait blocks its
+    /// connection), where the lock stays once granted. One client can so hold thousands of
+    /// locks on one connection.
+    ///
+    /// **At the bound** (every connection holds locks or waits, none can be opened), a waiter
+    /// does not sleep on the server: it asks again (`pg_try_advisory_lock`) after a pause that
+    /// starts at 1 ms and doubles up to 100 ms, and at once whenever a lock or a connection of
+    /// this client is freed, until it gets the lock, a connection frees up for a wait on the
+    /// server, or its timeout passes. Its timeout and cancel safety are unchanged; only the
+    /// order among waiters is no longer the server's queue. A `try_acquire` never waits for a
+    /// connection while one is serving (a wait never takes the last serving connection at the
+    /// bound). Losing a connection loses every lock it held: each of their guards reports it
+    /// ([`is_lost`](crate::distributed::DistributedGuard::is_lost)).
+    ///
+    /// # Panics
+    ///
+    /// Panics if `max` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let url = "postgres://locks@db.internal/app";
+    /// let options = chainlock::distributed::PostgresOptions::new(url)?.max_connections(4);
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn max_connections(mut self, max: usize) -> Self {
+        assert!(max > 0, "max_connections must be at least 1");
+        self.max_connections = max;
         self
     }
 

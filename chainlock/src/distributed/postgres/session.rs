@@ -25,6 +25,9 @@ pub(super) struct Liveness {
     loss_after: Duration,
     /// Becomes `true` once, when the session is lost.
     lost: watch::Sender<bool>,
+    /// Set when a heartbeat went unanswered within its timeout (the driver then closed the
+    /// session): statements that failed with it failed because the server did not answer.
+    unanswered: AtomicBool,
 }
 
 impl Liveness {
@@ -34,6 +37,7 @@ impl Liveness {
             last_contact: AtomicU64::new(0),
             loss_after,
             lost: watch::channel(false).0,
+            unanswered: AtomicBool::new(false),
         }
     }
 
@@ -57,6 +61,11 @@ impl Liveness {
     /// Whether the last confirmed contact is older than the loss bound.
     pub(super) fn is_stale(&self) -> bool {
         Instant::now() >= self.deadline()
+    }
+
+    /// Whether the session was closed because a heartbeat went unanswered.
+    pub(super) fn unanswered(&self) -> bool {
+        self.unanswered.load(Ordering::Acquire)
     }
 
     pub(super) fn mark_lost(&self) {
@@ -138,6 +147,13 @@ impl Session {
         }
     }
 
+    /// Marks the session lost and closes its connection now, whoever still refers to it: the
+    /// server then releases every lock it held.
+    pub(super) fn close(&self) {
+        self.liveness.mark_lost();
+        self.driver.abort();
+    }
+
     /// One empty round trip, bounded by `limit`; records the contact.
     pub(super) async fn ping(&self, limit: Duration) -> Result<(), Elapsed> {
         let sent = Instant::now();
@@ -211,7 +227,11 @@ async fn drive<F>(
                 // An acquisition started after our `busy` check: the heartbeat queued behind
                 // its lock wait, which proves nothing about the connection.
                 Err(_) if busy.load(Ordering::Acquire) => {}
-                Ok(Err(_)) | Err(_) => return,
+                Err(_) => {
+                    liveness.0.unanswered.store(true, Ordering::Release);
+                    return;
+                }
+                Ok(Err(_)) => return,
             }
         }
     };
