@@ -14,8 +14,8 @@
 //! set per session, reserved under the pool's lock): advisory locks are re-entrant per
 //! session, so a second grant would break mutual exclusion between guards of one client.
 //!
-//! A slot ([`Slot`]) is taken before a session is opened and freed when its [`Host`] is
-//! dropped, which closes the connection: the count of slots bounds the connections.
+//! A slot ([`Slot`]) is taken before a session is opened and freed when its connection is
+//! closed (the session's driver keeps it): the count of slots bounds the connections.
 
 use super::super::Error;
 use super::super::name::Advisory;
@@ -45,8 +45,6 @@ pub(super) struct Host {
     keys: Mutex<HashSet<Advisory>>,
     /// Held while an epoch is recorded on this session (one transaction at a time).
     pub(super) recording: tokio::sync::Mutex<()>,
-    /// Frees this session's place in the bound when the session is gone.
-    _slot: Slot,
 }
 
 impl std::ops::Deref for Host {
@@ -173,7 +171,7 @@ impl Conn {
         let sent = Instant::now();
         let (client, connection) = options.connect().await?;
         // From here on, dropping `session` closes the connection.
-        let session = Session::start(client, connection, options, runtime);
+        let session = Session::start(client, connection, options, runtime, slot);
         session
             .client
             .batch_execute(&sql::session_settings(options.server_release_after()))
@@ -195,7 +193,6 @@ impl Conn {
             durable: AtomicI64::new(durable_epoch),
             keys: Mutex::new(HashSet::new()),
             recording: tokio::sync::Mutex::new(()),
-            _slot: slot,
         })))
     }
 }

@@ -9,6 +9,7 @@
 //! once seen, it stays, and the driver closes the connection.
 
 use super::options::PostgresOptions;
+use super::pool::Slot;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -117,11 +118,16 @@ impl Drop for Session {
 
 impl Session {
     /// Spawns the driver of a freshly connected session on `runtime`.
+    ///
+    /// The driver keeps `slot` (the connection's place in its client's bound) for as long as
+    /// it owns the connection: the place is free again once the connection is closed, however
+    /// that happens, even while guards still refer to the lost session.
     pub(super) fn start<F>(
         client: Client,
         connection: F,
         options: &PostgresOptions,
         runtime: &tokio::runtime::Handle,
+        slot: Slot,
     ) -> Self
     where
         F: Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
@@ -137,6 +143,7 @@ impl Session {
                 LostOnDrop(Arc::clone(&liveness)),
                 options.heartbeat_interval,
                 options.heartbeat_timeout,
+                slot,
             ))
             .abort_handle();
         Self {
@@ -204,6 +211,7 @@ async fn drive<F>(
     liveness: LostOnDrop,
     interval: Duration,
     timeout: Duration,
+    slot: Slot,
 ) where
     F: Future<Output = Result<(), tokio_postgres::Error>>,
 {
@@ -239,5 +247,7 @@ async fn drive<F>(
         _ = connection => {}
         () = heartbeat => {}
     }
-    // `liveness` drops here and marks the session lost.
+    // `liveness` drops here and marks the session lost; then `slot` frees the place.
+    drop(liveness);
+    drop(slot);
 }
