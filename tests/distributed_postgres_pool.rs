@@ -139,7 +139,7 @@ fn waiters_at_the_bound_all_get_the_lock_in_turn_without_exceeding_it() {
             let (locks, inside, most) = (locks.clone(), inside.clone(), most.clone());
             waiters.spawn(async move {
                 let guard = locks
-                    .acquire_timeout(contended, Duration::from_secs(60))
+                    .acquire_timeout(contended, Duration::from_mins(1))
                     .await
                     .unwrap()
                     .expect("granted in turn");
