@@ -10,7 +10,8 @@
 //!   holder dies, however it dies; a waiter sleeps in the kernel, it does not poll. Threads of
 //!   one process exclude each other too.
 //! - **PostgreSQL** ([`LockClient::postgres`], feature `postgres`): many machines. Each held
-//!   name is a session advisory lock on a connection of its own; waiting happens on the
+//!   name is a session advisory lock; held locks share a bounded set of connections
+//!   ([`PostgresOptions::max_connections`]); waiting happens on the
 //!   server; the server releases the lock when the holder's connection dies.
 //!
 //! Every acquisition gets a [`FencingToken`] greater than every earlier token of its name, and
@@ -262,7 +263,8 @@ impl Wait {
 
 /// A client of one lock backend: acquires named locks.
 ///
-/// Cloning is cheap and shares the backend (and, for PostgreSQL, its pool of idle connections).
+/// Cloning is cheap and shares the backend (and, for PostgreSQL, its bounded set of
+/// connections).
 ///
 /// Every method comes in an async form (cancel safe, to use inside a Tokio runtime) and a
 /// `blocking_` form (for callers without a runtime).
