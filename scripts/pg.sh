@@ -6,11 +6,17 @@
 #
 # Installs PostgreSQL with apt-get if no `initdb` is found. Creates the cluster in a temp dir,
 # owned by the `postgres` user when run as root (the server refuses to run as root), with trust
-# authentication on 127.0.0.1 only, on a free port. Exports:
+# authentication on 127.0.0.1 only, on a free port, accepting 1,100 connections (a benchmark opens
+# 1,000 at once). Exports:
 #   CHAINLOCK_PG_URL      postgres://postgres@127.0.0.1:PORT/postgres
 #   CHAINLOCK_PG_RESTART  a script that restarts the server (fast shutdown: sessions are cut)
 #   CHAINLOCK_PG_CRASH    a script that restarts it after an immediate shutdown (crash recovery)
 #   CHAINLOCK_PG_DATA     the data directory
+# The server also accepts TLS (ssl=on), with a certificate for 127.0.0.1 and localhost signed by
+# a throwaway CA made here with openssl (installed with apt-get if missing). Exports:
+#   CHAINLOCK_PG_TLS_URL       the same server with sslmode=require
+#   CHAINLOCK_PG_TLS_CA        the CA's certificate (PEM): verifies the server's
+#   CHAINLOCK_PG_TLS_WRONG_CA  another CA's certificate (PEM), which did not sign it
 # If CHAINLOCK_PG_URL is already set, uses that server and starts nothing.
 
 chainlock_pg_start() {
@@ -39,13 +45,18 @@ chainlock_pg_start() {
     chmod 755 "$CHAINLOCK_PG_BASE"
   fi
   local data="$CHAINLOCK_PG_BASE/data"
+  chainlock_pg_certificates "$CHAINLOCK_PG_BASE/tls" || return 1
+  if [[ "$(id -u)" == 0 ]]; then
+    chown -R postgres: "$CHAINLOCK_PG_BASE/tls"
+  fi
+  local tls="-c ssl=on -c ssl_cert_file=$CHAINLOCK_PG_BASE/tls/server.crt -c ssl_key_file=$CHAINLOCK_PG_BASE/tls/server.key"
   "${as[@]}" "$bin/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --no-locale >"$CHAINLOCK_PG_BASE/initdb.log" 2>&1 \
     || { cat "$CHAINLOCK_PG_BASE/initdb.log" >&2; return 1; }
   local port try
   for try in 1 2 3 4 5 6 7 8; do
     port=$((20000 + RANDOM % 30000))
     if "${as[@]}" "$bin/pg_ctl" -D "$data" -l "$CHAINLOCK_PG_BASE/server.log" -w -t 60 \
-      -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$CHAINLOCK_PG_BASE -c max_connections=300" \
+      -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$CHAINLOCK_PG_BASE -c max_connections=1100 $tls" \
       start >/dev/null; then
       break
     fi
@@ -66,8 +77,36 @@ CRASH
   export CHAINLOCK_PG_RESTART="$CHAINLOCK_PG_BASE/restart.sh"
   export CHAINLOCK_PG_CRASH="$CHAINLOCK_PG_BASE/crash.sh"
   export CHAINLOCK_PG_DATA="$data"
+  export CHAINLOCK_PG_TLS_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=require"
+  export CHAINLOCK_PG_TLS_CA="$CHAINLOCK_PG_BASE/tls/ca.crt"
+  export CHAINLOCK_PG_TLS_WRONG_CA="$CHAINLOCK_PG_BASE/tls/wrong-ca.crt"
   CHAINLOCK_PG_STOP=("${as[@]}" "$bin/pg_ctl" -D "$data" -w -m immediate stop)
   echo "pg.sh: PostgreSQL $("$bin/pg_ctl" --version | awk '{print $3}') at $CHAINLOCK_PG_URL"
+}
+
+# A CA, a server certificate it signs (127.0.0.1, localhost) and a second, unrelated CA, in $1.
+chainlock_pg_certificates() {
+  local dir="$1"
+  if ! command -v openssl >/dev/null 2>&1; then
+    echo "pg.sh: installing openssl (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq openssl >/dev/null
+  fi
+  mkdir -p "$dir"
+  (
+    set -e
+    cd "$dir"
+    for ca in ca wrong-ca; do
+      openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=chainlock test $ca" \
+        -keyout "$ca.key" -out "$ca.crt" 2>/dev/null
+    done
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+      -keyout server.key -out server.csr 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+      -extfile server.ext -out server.crt 2>/dev/null
+    chmod 600 server.key
+  ) || { echo "pg.sh: could not make the TLS certificates" >&2; return 1; }
 }
 
 chainlock_pg_bindir() {
@@ -85,7 +124,8 @@ chainlock_pg_stop() {
   if [[ -n "${CHAINLOCK_PG_BASE:-}" ]]; then
     "${CHAINLOCK_PG_STOP[@]}" >/dev/null 2>&1 || true
     rm -rf "$CHAINLOCK_PG_BASE"
-    unset CHAINLOCK_PG_BASE CHAINLOCK_PG_URL CHAINLOCK_PG_RESTART CHAINLOCK_PG_CRASH CHAINLOCK_PG_DATA
+    unset CHAINLOCK_PG_BASE CHAINLOCK_PG_URL CHAINLOCK_PG_RESTART CHAINLOCK_PG_CRASH CHAINLOCK_PG_DATA \
+      CHAINLOCK_PG_TLS_URL CHAINLOCK_PG_TLS_CA CHAINLOCK_PG_TLS_WRONG_CA
   fi
 }
 

@@ -92,8 +92,12 @@ impl FileBackend {
         gate
     }
 
-    pub(super) async fn acquire(&self, name: &str, wait: Wait) -> Result<Option<FileHeld>, Error> {
-        let path = self.dir.join(name::file_name(name));
+    pub(super) async fn acquire(
+        &self,
+        key: name::LockKey<'_>,
+        wait: Wait,
+    ) -> Result<Option<FileHeld>, Error> {
+        let path = self.dir.join(name::key_file_name(key));
         let deadline = match wait {
             // A timeout too large for an `Instant` (say `Duration::MAX`) waits forever.
             Wait::For(timeout) => Instant::now().checked_add(timeout),

@@ -10,7 +10,8 @@
 //!   holder dies, however it dies; a waiter sleeps in the kernel, it does not poll. Threads of
 //!   one process exclude each other too.
 //! - **PostgreSQL** ([`LockClient::postgres`], feature `postgres`): many machines. Each held
-//!   name is a session advisory lock on a connection of its own; waiting happens on the
+//!   name is a session advisory lock; held locks share a bounded set of connections
+//!   ([`PostgresOptions::max_connections`]); waiting happens on the
 //!   server; the server releases the lock when the holder's connection dies.
 //!
 //! Every acquisition gets a [`FencingToken`] greater than every earlier token of its name, and
@@ -33,6 +34,11 @@
 //! files, odds of about 2⁻⁶⁴ per pair for PostgreSQL) share one lock: they exclude each other,
 //! which is safe, never unsafe. On a case-insensitive file system (macOS, Windows by
 //! default) the file backend maps `Orders` and `orders` to one file, hence one lock: also safe.
+//!
+//! Besides names, locks can be taken by the integer keys of PostgreSQL's advisory-lock
+//! functions ([`LockKey`]: `i64` and `(i32, i32)`), to share them with SQL or programs in other
+//! languages that already use them: `locks.acquire(42)` excludes `SELECT
+//! pg_advisory_lock(42)` and vice versa.
 //!
 //! # Limits
 //!
@@ -106,9 +112,13 @@ use std::time::Duration;
 
 pub use fencing::FencingToken;
 pub use multi::MultiGuard;
+pub use name::LockKey;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresOptions;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use postgres::{xact_lock, xact_lock_timeout, xact_try_lock};
 pub use semaphore::{Permit, Semaphore};
 
 /// Why an operation of a [`LockClient`] or a [`DistributedGuard`] failed.
@@ -175,6 +185,13 @@ pub enum Error {
         /// The bound that passed.
         after: Duration,
     },
+    /// TLS to PostgreSQL failed: the server's certificate did not verify (unknown CA, wrong
+    /// host name, expired), the handshake failed, or the configured roots are unusable. The
+    /// message is rustls's (for example `invalid peer certificate: UnknownIssuer`).
+    #[cfg(feature = "postgres-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres-tls")))]
+    #[error("TLS to PostgreSQL: {0}")]
+    Tls(String),
     /// A helper thread of the file backend could not be started or died.
     #[error("chainlock helper thread failed: {0}")]
     Helper(String),
@@ -258,7 +275,8 @@ impl Wait {
 
 /// A client of one lock backend: acquires named locks.
 ///
-/// Cloning is cheap and shares the backend (and, for PostgreSQL, its pool of idle connections).
+/// Cloning is cheap and shares the backend (and, for PostgreSQL, its bounded set of
+/// connections).
 ///
 /// Every method comes in an async form (cancel safe, to use inside a Tokio runtime) and a
 /// `blocking_` form (for callers without a runtime).
@@ -423,23 +441,39 @@ impl LockClient {
         })
     }
 
+    /// [`Self::acquire_key_with`] by name (for the primitives built on the mutex).
+    #[allow(
+        dead_code,
+        reason = "the name-only entry of the primitives built on the mutex"
+    )]
     async fn acquire_with(
         &self,
         name: &str,
         wait: Wait,
     ) -> Result<Option<DistributedGuard>, Error> {
+        self.acquire_key_with(LockKey::Name(name), wait).await
+    }
+
+    async fn acquire_key_with(
+        &self,
+        key: LockKey<'_>,
+        wait: Wait,
+    ) -> Result<Option<DistributedGuard>, Error> {
         let held = match &self.backend {
-            Backend::File(file) => file.acquire(name, wait).await?.map(Held::File),
+            Backend::File(file) => file.acquire(key, wait).await?.map(Held::File),
             #[cfg(feature = "postgres")]
-            Backend::Postgres(pg) => pg.acquire(name, wait).await?.map(Held::Postgres),
+            Backend::Postgres(pg) => pg.acquire(key, wait).await?.map(Held::Postgres),
         };
         Ok(held.map(|held| DistributedGuard {
-            name: name.into(),
+            name: key.to_string().into(),
             held: Some(held),
         }))
     }
 
-    /// Acquires the lock `name`, waiting as long as it takes.
+    /// Acquires the lock `key`, waiting as long as it takes.
+    ///
+    /// `key` is a name (`&str`, `&String`) or an integer advisory key (`i64`, `i32`,
+    /// `(i32, i32)`): see [`LockKey`]. The same holds for every method taking a `key`.
     ///
     /// # Errors
     ///
@@ -463,12 +497,15 @@ impl LockClient {
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn acquire(&self, name: &str) -> Result<DistributedGuard, Error> {
-        let guard = self.acquire_with(name, Wait::Forever).await?;
+    pub async fn acquire<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+    ) -> Result<DistributedGuard, Error> {
+        let guard = self.acquire_key_with(key.into(), Wait::Forever).await?;
         Ok(guard.expect("an unbounded wait ends with the lock"))
     }
 
-    /// Acquires the lock `name` if it is free now; `Ok(None)` if it is held.
+    /// Acquires the lock `key` if it is free now; `Ok(None)` if it is held.
     ///
     /// # Errors
     ///
@@ -490,11 +527,14 @@ impl LockClient {
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn try_acquire(&self, name: &str) -> Result<Option<DistributedGuard>, Error> {
-        self.acquire_with(name, Wait::Never).await
+    pub async fn try_acquire<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+    ) -> Result<Option<DistributedGuard>, Error> {
+        self.acquire_key_with(key.into(), Wait::Never).await
     }
 
-    /// Acquires the lock `name`, waiting at most `timeout`; `Ok(None)` if it is still held then.
+    /// Acquires the lock `key`, waiting at most `timeout`; `Ok(None)` if it is still held then.
     /// A zero timeout is [`LockClient::try_acquire`].
     ///
     /// The PostgreSQL backend waits with the server's `lock_timeout`; a grant that races with
@@ -522,12 +562,13 @@ impl LockClient {
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_timeout(
+    pub async fn acquire_timeout<'k>(
         &self,
-        name: &str,
+        key: impl Into<LockKey<'k>>,
         timeout: Duration,
     ) -> Result<Option<DistributedGuard>, Error> {
-        self.acquire_with(name, Wait::from_timeout(timeout)).await
+        self.acquire_key_with(key.into(), Wait::from_timeout(timeout))
+            .await
     }
 
     /// Blocking [`LockClient::acquire`].
@@ -550,8 +591,11 @@ impl LockClient {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_acquire(&self, name: &str) -> Result<DistributedGuard, Error> {
-        runtime::block_on(self.acquire(name))
+    pub fn blocking_acquire<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+    ) -> Result<DistributedGuard, Error> {
+        runtime::block_on(self.acquire(key))
     }
 
     /// Blocking [`LockClient::try_acquire`].
@@ -575,8 +619,11 @@ impl LockClient {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_try_acquire(&self, name: &str) -> Result<Option<DistributedGuard>, Error> {
-        runtime::block_on(self.try_acquire(name))
+    pub fn blocking_try_acquire<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+    ) -> Result<Option<DistributedGuard>, Error> {
+        runtime::block_on(self.try_acquire(key))
     }
 
     /// Blocking [`LockClient::acquire_timeout`].
@@ -601,12 +648,12 @@ impl LockClient {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_acquire_timeout(
+    pub fn blocking_acquire_timeout<'k>(
         &self,
-        name: &str,
+        key: impl Into<LockKey<'k>>,
         timeout: Duration,
     ) -> Result<Option<DistributedGuard>, Error> {
-        runtime::block_on(self.acquire_timeout(name, timeout))
+        runtime::block_on(self.acquire_timeout(key, timeout))
     }
 }
 
@@ -647,7 +694,9 @@ impl DistributedGuard {
         self.held.as_ref().expect("a live guard holds its lock")
     }
 
-    /// The name this guard holds.    ///
+    /// The name this guard holds; for an integer key, its [`LockKey`]'s display form
+    /// (`advisory(42)`, `advisory(7, 42)`), a label for humans and logs.
+    ///
     /// # Examples
     ///
     /// ```
@@ -655,7 +704,9 @@ impl DistributedGuard {
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
     /// let guard = locks.blocking_acquire("orders")?;
     /// assert_eq!(guard.name(), "orders");
-    /// # drop(guard);
+    /// let numbered = locks.blocking_acquire((7, 42))?;
+    /// assert_eq!(numbered.name(), "advisory(7, 42)");
+    /// # drop(guard); drop(numbered);
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```

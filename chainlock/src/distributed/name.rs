@@ -1,10 +1,126 @@
-//! How an arbitrary lock name becomes a file name and a PostgreSQL advisory key.
+//! What a lock is called ([`LockKey`]: a string name, or an integer advisory key), and how a
+//! key becomes a file name and a PostgreSQL advisory key.
 //!
-//! Both mappings are pure functions of the name's UTF-8 bytes, specified here, so that every
-//! process, crate version and language computes the same lock for the same name.
+//! Every mapping is a pure function of the key (a name's UTF-8 bytes), specified here, so that
+//! every process, crate version and language computes the same lock for the same key.
 
 use sha2::{Digest, Sha256};
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
+
+/// What a distributed lock is called: a string name, or an integer key of PostgreSQL's
+/// advisory-lock functions, so that a program shares locks with SQL (or another language)
+/// that already takes advisory locks by number.
+///
+/// Every method of [`LockClient`](super::LockClient) that takes a lock by name takes anything
+/// that converts into a key: `&str` and `&String` (names), `i64` and `i32` (the one-argument
+/// form, `pg_advisory_lock(bigint)`) and `(i32, i32)` (the two-argument form,
+/// `pg_advisory_lock(int, int)`).
+///
+/// The three kinds never collide with one another on either backend:
+///
+/// - **PostgreSQL:** [`LockKey::Int`]`(k)` is the advisory lock `k` itself, the one
+///   `SELECT pg_advisory_lock(k)` takes; [`LockKey::Pair`]`(a, b)` is the one
+///   `pg_advisory_lock(a, b)` takes (PostgreSQL keeps the two forms apart: `(0, 42)` is not
+///   `42`). A name is the `bigint` key derived from its SHA-256 (see
+///   [the module docs](super#names)): a name and an integer key can meet only if the integer
+///   was chosen to equal the name's hash, and then they exclude each other, which is safe.
+/// - **File:** names, integer keys and pairs get lock files of distinct forms
+///   (`n-<name>.lock`, `i-<k>.lock`, `p-<a>_<b>.lock`).
+///
+/// Fencing tokens, timeouts and the lost signal work for integer keys as for names.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::distributed::LockKey;
+///
+/// assert_eq!(LockKey::from("orders"), LockKey::Name("orders"));
+/// assert_eq!(LockKey::from(42_i64), LockKey::Int(42));
+/// assert_eq!(LockKey::from(42), LockKey::Int(42), "an i32 is the same bigint key, as in SQL");
+/// assert_eq!(LockKey::from((7, 42)), LockKey::Pair(7, 42));
+/// assert_eq!(LockKey::Pair(7, 42).to_string(), "advisory(7, 42)");
+/// ```
+///
+/// Sharing a lock with SQL:
+///
+/// ```no_run
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), chainlock::distributed::Error> {
+/// let locks = chainlock::distributed::LockClient::postgres("postgres://locks@db.internal/app").await?;
+/// // Excludes `SELECT pg_advisory_lock(42)` run by any other session, and vice versa.
+/// let guard = locks.acquire(42).await?;
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LockKey<'a> {
+    /// A name: any string.
+    Name(&'a str),
+    /// A one-argument advisory key (`pg_advisory_lock(bigint)`).
+    Int(i64),
+    /// A two-argument advisory key (`pg_advisory_lock(int, int)`).
+    Pair(i32, i32),
+}
+
+impl<'a> From<&'a str> for LockKey<'a> {
+    fn from(name: &'a str) -> Self {
+        Self::Name(name)
+    }
+}
+
+impl<'a> From<&'a String> for LockKey<'a> {
+    fn from(name: &'a String) -> Self {
+        Self::Name(name)
+    }
+}
+
+impl<'a> From<&&'a str> for LockKey<'a> {
+    fn from(name: &&'a str) -> Self {
+        Self::Name(name)
+    }
+}
+
+impl From<i64> for LockKey<'_> {
+    fn from(key: i64) -> Self {
+        Self::Int(key)
+    }
+}
+
+/// The `bigint` key `key` (as SQL widens `pg_advisory_lock(42)`'s `int` argument).
+impl From<i32> for LockKey<'_> {
+    fn from(key: i32) -> Self {
+        Self::Int(i64::from(key))
+    }
+}
+
+impl From<(i32, i32)> for LockKey<'_> {
+    fn from((high, low): (i32, i32)) -> Self {
+        Self::Pair(high, low)
+    }
+}
+
+/// A name as itself; an integer key as `advisory(42)` or `advisory(7, 42)`.
+impl fmt::Display for LockKey<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Name(name) => f.write_str(name),
+            Self::Int(key) => write!(f, "advisory({key})"),
+            Self::Pair(high, low) => write!(f, "advisory({high}, {low})"),
+        }
+    }
+}
+
+/// The file name (no directory part) of the lock file of `key`: [`file_name`] for a name,
+/// `i-<key>.lock` and `p-<high>_<low>.lock` (decimal, `-` for a negative sign) for integer
+/// keys. Names' files all start with `n-`, so the three forms never collide.
+pub(crate) fn key_file_name(key: LockKey<'_>) -> String {
+    match key {
+        LockKey::Name(name) => file_name(name),
+        LockKey::Int(key) => format!("i-{key}.lock"),
+        LockKey::Pair(high, low) => format!("p-{high}_{low}.lock"),
+    }
+}
 
 /// Encoded names up to this length are used verbatim (injective); longer ones are cut and
 /// suffixed with their SHA-256, which keeps every file name far below the usual 255-byte limit.
@@ -63,9 +179,50 @@ pub(crate) fn advisory_key(name: &str) -> i64 {
     i64::from_be_bytes(first)
 }
 
+/// A PostgreSQL advisory lock: the `bigint` form (names and [`LockKey::Int`]) or the
+/// two-`int` form ([`LockKey::Pair`]), which PostgreSQL keeps apart.
+#[cfg(feature = "postgres")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Advisory {
+    /// `pg_advisory_lock(bigint)`.
+    Int(i64),
+    /// `pg_advisory_lock(int, int)`.
+    Pair(i32, i32),
+}
+
+#[cfg(feature = "postgres")]
+impl From<LockKey<'_>> for Advisory {
+    fn from(key: LockKey<'_>) -> Self {
+        match key {
+            LockKey::Name(name) => Self::Int(advisory_key(name)),
+            LockKey::Int(key) => Self::Int(key),
+            LockKey::Pair(high, low) => Self::Pair(high, low),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_keys_have_files_of_their_own() {
+        assert_eq!(key_file_name(LockKey::Int(42)), "i-42.lock");
+        assert_eq!(key_file_name(LockKey::Int(-42)), "i--42.lock");
+        assert_eq!(key_file_name(LockKey::Pair(-1, 42)), "p--1_42.lock");
+        assert_eq!(key_file_name(LockKey::Name("42")), "n-42.lock");
+        let files = [
+            key_file_name(LockKey::Int(42)),
+            key_file_name(LockKey::Pair(0, 42)),
+            key_file_name(LockKey::Name("42")),
+            key_file_name(LockKey::Name("i-42")),
+        ];
+        for (i, a) in files.iter().enumerate() {
+            for b in &files[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
 
     #[test]
     fn short_names_are_encoded_verbatim_and_safely() {

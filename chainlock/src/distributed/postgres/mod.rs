@@ -1,20 +1,31 @@
-//! The PostgreSQL backend: session advisory locks, one connection per held lock.
+//! The PostgreSQL backend: session advisory locks, many per connection, on a bounded set of
+//! connections.
 //!
 //! One concept per file: [`options`] (the options and every bound derived from them), [`sql`]
 //! (every statement, the session settings, creating the objects), [`epoch`] (the epoch/token
-//! protocol), [`session`] (a connection's driver, heartbeats and loss), [`pool`] (sessions
-//! ready for an acquisition, and the idle ones); this file puts them together. [`shared`] is
-//! the reader-writer lock's shared mode (the same protocol with the `_shared` functions).
+//! protocol), [`session`] (a connection's driver, heartbeats and loss), [`pool`] (the bounded
+//! set of sessions: shared ones holding many locks, and sessions of their own for waits); this
+//! file puts them together. [`xact`] is the transaction-scoped mode (the caller's
+//! transaction, no connection of ours). [`shared`] is the reader-writer lock's shared mode
+//! (the same protocol with the `_shared` functions).
 //!
 //! Design, and why it is correct:
-//! - A held lock owns its connection ([`Conn`]); a connection holds at most one advisory lock,
-//!   and goes back to the pool of idle connections only after the server confirmed it holds
-//!   none (`pg_advisory_unlock` returned true, `pg_advisory_unlock_all()` succeeded, or
-//!   `pg_try_advisory_lock` returned false). Anything else closes it, and the server releases
-//!   whatever it held with the session.
-//! - Waiting happens on the server (`pg_advisory_lock`), bounded by `lock_timeout`. The
-//!   server may grant the lock in the same instant it raises the timeout, so a timed-out
-//!   session runs `pg_advisory_unlock_all()` before it is reused.
+//! - Held locks share sessions ([`Host`]): an acquisition first asks on a shared session
+//!   (`pg_try_advisory_lock` and the token in one statement). A session never asks for a key
+//!   it holds or is asking for (advisory locks are re-entrant per session). The ask runs on a
+//!   task of its own, so that a cancelled or timed-out acquisition cannot leave an untracked
+//!   lock on a shared session: a guard nobody receives releases its lock when dropped.
+//! - Waiting happens on the server (`pg_advisory_lock`), bounded by `lock_timeout`, on a
+//!   session of its own that holds nothing ([`Conn`]); a granted lock stays there and the
+//!   session serves again. A session that holds locks never waits (their releases would
+//!   queue behind the wait). The server may grant the lock in the same instant it raises the
+//!   timeout, so a timed-out session runs `pg_advisory_unlock_all()` before it is reused.
+//!   Cancelling a wait drops its session, which releases a lock granted meanwhile.
+//! - At most `max_connections` sessions are open at once; at that bound a waiter asks again
+//!   after a growing pause (woken early by any release of its client), see
+//!   [`PostgresOptions::max_connections`].
+//! - A release that fails, goes unanswered or finds the lock not held closes the session: the
+//!   server releases everything it held, and the other guards on it report the loss.
 //! - Lock, timeout and fencing token take one round trip: one statement sets `lock_timeout`,
 //!   waits for the lock, then draws the token from the counter (see below).
 //! - A driver task per connection polls the connection and, while no statement of ours is
@@ -67,19 +78,20 @@ mod pool;
 mod session;
 mod shared;
 mod sql;
+mod xact;
 
 pub use options::PostgresOptions;
 pub(super) use shared::PgSharedHeld;
+pub use xact::{xact_lock, xact_lock_timeout, xact_try_lock};
 
 use super::{Error, FencingToken, Stage, Wait, name};
-use pool::{Conn, Pool};
+use pool::{Conn, Host, Pick, Pool, Slot};
 use session::Busy;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
-use tokio_postgres::NoTls;
+use tokio::sync::oneshot;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::ToSql;
 
 /// `future`, or [`Error::Unresponsive`] once `limit` has passed.
 async fn bounded<T>(
@@ -104,24 +116,37 @@ struct Shared {
 #[derive(Clone)]
 pub(super) struct PgBackend(Arc<Shared>);
 
+/// A waiter at the bound on connections asks again after this pause, doubled after each vain
+/// ask up to [`BACKOFF_MAX`] (and at once when a lock or a session of its client is freed).
+const BACKOFF_MIN: Duration = Duration::from_millis(1);
+const BACKOFF_MAX: Duration = Duration::from_millis(100);
+
 impl PgBackend {
     /// Checks the server, creates the objects if needed and opens one idle session, all
     /// within `connect_timeout`.
     pub(super) async fn connect(options: PostgresOptions, runtime: Handle) -> Result<Self, Error> {
         let backend = Self(Arc::new(Shared {
-            pool: Pool::new(options.max_idle),
+            pool: Pool::new(options.max_connections, options.max_idle),
             options,
             runtime,
         }));
         let limit = backend.0.options.connect_timeout();
         bounded(Stage::Connect, limit, async {
-            let (client, connection) = backend.0.options.config.connect(NoTls).await?;
+            // The set-up connection counts against the bound too.
+            let slot = backend
+                .0
+                .pool
+                .slot()
+                .expect("a new client has every slot free");
+            let (client, connection) = backend.0.options.connect().await?;
             let setup = backend.0.runtime.spawn(connection);
             let created = sql::ensure_objects(&client).await;
             drop(client);
             setup.abort();
+            // Closed before its slot is used again.
+            drop(setup.await);
             created?;
-            let conn = Conn::open(&backend.0.options, &backend.0.runtime).await?;
+            let conn = Conn::open(&backend.0.options, &backend.0.runtime, slot).await?;
             backend.0.pool.put(conn);
             Ok(())
         })
@@ -129,88 +154,242 @@ impl PgBackend {
         Ok(backend)
     }
 
-    /// An idle session, or a new one opened within `connect_timeout`.
-    async fn check_out(&self) -> Result<Conn, Error> {
-        if let Some(conn) = self.0.pool.take() {
-            return Ok(conn);
-        }
+    /// Opens a session in `slot` within `connect_timeout`.
+    async fn open(&self, slot: Slot) -> Result<Conn, Error> {
         let options = &self.0.options;
         bounded(
             Stage::Connect,
             options.connect_timeout(),
-            Conn::open(options, &self.0.runtime),
+            // Boxed: opening a session (a TLS handshake above all) is a large future.
+            Box::pin(Conn::open(options, &self.0.runtime, slot)),
         )
         .await
     }
 
-    /// Acquires `name`. A timed wait (`Never`, `For`) is bounded as a whole, pool checkout
+    /// A session of its own, holding nothing: an unused one, a new one within
+    /// `connect_timeout`, or at the bound the next one freed (bounded by the caller).
+    #[allow(dead_code, reason = "for holds that need a session of their own")]
+    async fn check_out(&self) -> Result<Conn, Error> {
+        loop {
+            let changed = self.0.pool.changed();
+            if let Some(conn) = self.0.pool.take(false) {
+                return Ok(conn);
+            }
+            if let Some(slot) = self.0.pool.slot() {
+                return self.open(slot).await;
+            }
+            changed.await;
+        }
+    }
+
+    /// Acquires `key`. A timed wait (`Never`, `For`) is bounded as a whole, pool checkout
     /// included, by its timeout plus `heartbeat_timeout`; dropping the work on expiry closes
-    /// the session and with it any lock granted meanwhile.
-    pub(super) async fn acquire(&self, name: &str, wait: Wait) -> Result<Option<PgHeld>, Error> {
+    /// a session waiting on the server (and with it any lock granted meanwhile), and a lock
+    /// granted on a shared session is released by the task that asked for it.
+    pub(super) async fn acquire(
+        &self,
+        key: name::LockKey<'_>,
+        wait: Wait,
+    ) -> Result<Option<PgHeld>, Error> {
+        let key = name::Advisory::from(key);
         let heartbeat_timeout = self.0.options.heartbeat_timeout;
         match wait {
             Wait::Never => {
                 bounded(
                     Stage::Acquire,
                     heartbeat_timeout,
-                    self.acquire_now(name, wait),
+                    self.acquire_now(key, wait),
                 )
                 .await
             }
             Wait::For(timeout) => {
                 let limit = timeout.saturating_add(heartbeat_timeout);
-                bounded(Stage::Acquire, limit, self.acquire_now(name, wait)).await
+                bounded(Stage::Acquire, limit, self.acquire_now(key, wait)).await
             }
-            Wait::Forever => self.acquire_now(name, wait).await,
+            Wait::Forever => self.acquire_now(key, wait).await,
         }
     }
 
-    async fn acquire_now(&self, name: &str, wait: Wait) -> Result<Option<PgHeld>, Error> {
+    /// Asks on a shared session first (one round trip when the lock is free); if it is held,
+    /// waits on the server on a session of its own; at the bound on connections, where no
+    /// session is free for a wait, asks again after a pause (see [`BACKOFF_MIN`]).
+    async fn acquire_now(&self, key: name::Advisory, wait: Wait) -> Result<Option<PgHeld>, Error> {
+        let deadline = match wait {
+            // A timeout too large for an `Instant` waits forever.
+            Wait::For(timeout) => Instant::now().checked_add(timeout),
+            Wait::Never | Wait::Forever => None,
+        };
+        let mut backoff = BACKOFF_MIN;
+        loop {
+            if let Some(held) = self.try_shared(key).await? {
+                return Ok(Some(held));
+            }
+            let remaining = match (wait, deadline) {
+                (Wait::Never, _) => return Ok(None),
+                (Wait::For(_), Some(deadline)) => {
+                    match deadline.checked_duration_since(Instant::now()) {
+                        Some(remaining) if !remaining.is_zero() => Some(remaining),
+                        _ => return Ok(None),
+                    }
+                }
+                (Wait::For(_), None) | (Wait::Forever, _) => None,
+            };
+            let changed = self.0.pool.changed();
+            let conn = match self.0.pool.take(true) {
+                Some(conn) => Some(conn),
+                None => match self.0.pool.slot() {
+                    Some(slot) => Some(self.open(slot).await?),
+                    None => None,
+                },
+            };
+            if let Some(conn) = conn {
+                return Box::pin(self.wait_on(conn, key, remaining)).await;
+            }
+            // At the bound: every session holds locks or waits.
+            let pause = remaining.map_or(backoff, |remaining| remaining.min(backoff));
+            tokio::select! {
+                () = changed => {}
+                () = tokio::time::sleep(pause) => {}
+            }
+            backoff = backoff.saturating_mul(2).min(BACKOFF_MAX);
+        }
+    }
+
+    /// `pg_try_advisory_lock` of `key` on a shared session (opening one if none can ask and
+    /// the bound allows; waiting for one if not): the guard, or `None` if the key is held
+    /// (by someone else, or by a guard of this client).
+    async fn try_shared(&self, key: name::Advisory) -> Result<Option<PgHeld>, Error> {
+        let host = loop {
+            let changed = self.0.pool.changed();
+            match self.0.pool.pick(key) {
+                Pick::Host(host) => break host,
+                Pick::HeldHere => return Ok(None),
+                Pick::Open(slot) => {
+                    let conn = self.open(slot).await?;
+                    break self.0.pool.share(conn, key);
+                }
+                Pick::Full => changed.await,
+            }
+        };
+        // Bounded by the caller (`acquire`); a session that stops answering is closed by its
+        // driver once a heartbeat goes unanswered, which fails this ask.
+        self.ask(host, key).await
+    }
+
+    /// Asks for `key` on the shared `host` (where it is reserved) and draws the token, on a
+    /// task of its own: whoever gives up waiting for the answer (a cancellation, a timeout),
+    /// the task ends the ask cleanly, and a guard nobody receives releases its lock when
+    /// dropped. A failed statement closes the session (its state is unknown).
+    async fn ask(&self, host: Arc<Host>, key: name::Advisory) -> Result<Option<PgHeld>, Error> {
+        let (answer, answered) = oneshot::channel();
+        let backend = self.clone();
+        drop(self.0.runtime.spawn(async move {
+            let outcome = backend.ask_now(host, key).await;
+            drop(answer.send(outcome));
+        }));
+        answered.await.map_err(|_| Error::Lost)?
+    }
+
+    async fn ask_now(&self, host: Arc<Host>, key: name::Advisory) -> Result<Option<PgHeld>, Error> {
+        let sent = Instant::now();
+        let drawn = match host.try_lock(key).await {
+            Ok(Some(drawn)) => drawn,
+            Ok(None) => {
+                host.liveness.contact(sent);
+                self.0.pool.forget(host, key, false);
+                return Ok(None);
+            }
+            Err(error) => {
+                self.0.pool.close(&host);
+                if host.liveness.unanswered() {
+                    // The driver closed the session: a heartbeat went unanswered.
+                    return Err(Error::Unresponsive {
+                        stage: Stage::Acquire,
+                        after: self.0.options.heartbeat_timeout,
+                    });
+                }
+                return Err(error.into());
+            }
+        };
+        host.liveness.contact(sent);
+        // From here on, the guard owns the lock: dropping it releases the lock.
+        let mut held = PgHeld {
+            host: Some(host),
+            key,
+            token: FencingToken::new(0),
+            backend: self.clone(),
+        };
+        let host = held.host();
+        let token = if epoch::covers(host.durable_epoch(), drawn) {
+            drawn
+        } else {
+            // One epoch transaction at a time on a session (other acquirers' short statements
+            // may run inside it: they take session locks and draw from a sequence, which no
+            // transaction changes). Another may have recorded the epoch meanwhile: `record`
+            // draws again if `drawn` is in epoch 0.
+            let _recording = host.recording.lock().await;
+            let recorded = Instant::now();
+            match bounded(
+                Stage::Acquire,
+                self.0.options.heartbeat_timeout,
+                epoch::record(&host.client, drawn),
+            )
+            .await
+            {
+                Ok((token, durable)) => {
+                    host.record_durable(durable);
+                    host.liveness.contact(recorded);
+                    token
+                }
+                Err(error) => {
+                    // The session may be left in the epoch's transaction.
+                    self.0.pool.close(held.host.as_ref().expect("held"));
+                    return Err(error);
+                }
+            }
+        };
+        held.token = FencingToken::new(u64::try_from(token).map_err(|_| Error::TokensExhausted)?);
+        Ok(Some(held))
+    }
+
+    /// Waits for `key` on the server on `conn`, a session of its own, at most `remaining`
+    /// (`None`: as long as it takes). A granted lock stays on the session, which then serves
+    /// other acquirers; after a timeout the session is made clean and goes back to the pool.
+    /// Dropped on an error or a cancellation, the session closes, which releases a lock
+    /// granted in a race with it.
+    async fn wait_on(
+        &self,
+        mut conn: Conn,
+        key: name::Advisory,
+        remaining: Option<Duration>,
+    ) -> Result<Option<PgHeld>, Error> {
         let options = &self.0.options;
-        let key = name::advisory_key(name);
-        // Dropped on every error or cancellation below: the server then drops the session's
-        // locks, including one granted in a race with the error.
-        let mut conn = self.check_out().await?;
         // Until the session is fresh again below: no heartbeat behind a lock wait, and no
         // loss while the server runs our statement (a running statement is not idle).
         let busy = Busy::set(&conn.busy);
         let sent = Instant::now();
-        let drawn: Option<i64> = match wait {
-            Wait::Never => {
-                // Bounded as a whole by `acquire`.
-                conn.client.query_one(&conn.try_lock, &[&key]).await?.get(0)
+        let timeout_ms = remaining.map_or_else(
+            || "0".to_owned(),
+            |timeout| timeout.as_millis().clamp(1, i32::MAX as u128).to_string(),
+        );
+        let drawn = match conn.lock(key, &timeout_ms).await {
+            Ok(drawn) => drawn,
+            Err(err) if err.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
+                // The timeout may have fired just as the lock was granted; the session then
+                // holds it. It holds no other lock, so this makes it clean.
+                let unlocked = Instant::now();
+                bounded(Stage::Acquire, options.heartbeat_timeout, async {
+                    Ok(conn.client.batch_execute(sql::UNLOCK_ALL).await?)
+                })
+                .await?;
+                conn.liveness.contact(unlocked);
+                drop(busy);
+                self.0.pool.put(conn);
+                return Ok(None);
             }
-            Wait::For(_) | Wait::Forever => {
-                let timeout_ms = match wait {
-                    Wait::For(timeout) => {
-                        timeout.as_millis().clamp(1, i32::MAX as u128).to_string()
-                    }
-                    Wait::Never | Wait::Forever => "0".to_owned(),
-                };
-                let params: [&(dyn ToSql + Sync); 2] = [&key, &timeout_ms];
-                match conn.client.query_one(&conn.lock, &params).await {
-                    Ok(row) => Some(row.get(0)),
-                    Err(err) if err.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
-                        // The timeout may have fired just as the lock was granted; the session
-                        // then holds it. It holds no other lock, so this makes it clean.
-                        let unlocked = Instant::now();
-                        bounded(Stage::Acquire, options.heartbeat_timeout, async {
-                            Ok(conn.client.batch_execute(sql::UNLOCK_ALL).await?)
-                        })
-                        .await?;
-                        conn.liveness.contact(unlocked);
-                        None
-                    }
-                    Err(err) => return Err(err.into()),
-                }
-            }
+            Err(err) => return Err(err.into()),
         };
         conn.liveness.contact(sent);
-        let Some(drawn) = drawn else {
-            drop(busy);
-            self.0.pool.put(conn);
-            return Ok(None);
-        };
         let token = if epoch::covers(conn.durable_epoch, drawn) {
             drawn
         } else {
@@ -238,43 +417,55 @@ impl PgBackend {
         drop(busy);
         let token = u64::try_from(token).map_err(|_| Error::TokensExhausted)?;
         Ok(Some(PgHeld {
-            conn: Some(conn),
+            host: Some(self.0.pool.share(conn, key)),
             key,
             token: FencingToken::new(token),
             backend: self.clone(),
         }))
     }
 
-    /// Unlocks `key` within `heartbeat_timeout` and recycles the connection; on any failure the
-    /// connection is closed, which releases the lock on the server.
-    async fn release(&self, conn: Conn, key: i64) -> Result<(), Error> {
-        if conn.is_lost() {
+    /// Unlocks `key` on `host` within `heartbeat_timeout`; on any failure the session is
+    /// closed, which releases the lock on the server (and loses the other locks it held).
+    async fn release(&self, host: Arc<Host>, key: name::Advisory) -> Result<(), Error> {
+        if host.is_lost() {
+            self.0.pool.close(&host);
             return Err(Error::Lost);
         }
-        let released: bool = bounded(Stage::Release, self.0.options.heartbeat_timeout, async {
-            Ok(conn.client.query_one(&conn.unlock, &[&key]).await?.get(0))
+        let sent = Instant::now();
+        let released = bounded(Stage::Release, self.0.options.heartbeat_timeout, async {
+            Ok(host.unlock(key).await?)
         })
-        .await?;
-        if released {
-            self.0.pool.put(conn);
-            Ok(())
-        } else {
-            Err(Error::Lost)
+        .await;
+        match released {
+            Ok(true) => {
+                host.liveness.contact(sent);
+                self.0.pool.forget(host, key, true);
+                Ok(())
+            }
+            Ok(false) => {
+                self.0.pool.close(&host);
+                Err(Error::Lost)
+            }
+            Err(error) => {
+                self.0.pool.close(&host);
+                Err(error)
+            }
         }
     }
 }
 
-/// A held advisory lock; `conn` is `None` only after release took it.
+/// A held advisory lock, on a session it may share with other held locks of its client;
+/// `host` is `None` only after release took it.
 pub(super) struct PgHeld {
-    conn: Option<Conn>,
-    key: i64,
+    host: Option<Arc<Host>>,
+    key: name::Advisory,
     token: FencingToken,
     backend: PgBackend,
 }
 
 impl PgHeld {
-    fn conn(&self) -> &Conn {
-        self.conn.as_ref().expect("a held lock has its connection")
+    fn host(&self) -> &Host {
+        self.host.as_ref().expect("a held lock has its session")
     }
 
     pub(super) fn token(&self) -> FencingToken {
@@ -282,30 +473,37 @@ impl PgHeld {
     }
 
     pub(super) fn is_lost(&self) -> bool {
-        self.conn().is_lost()
+        self.host().is_lost()
     }
 
     pub(super) async fn lost(&self) {
-        self.conn().liveness.lost().await;
+        self.host().liveness.lost().await;
     }
 
+    /// Unlocks on a task of its own, so that the lock is released even if the caller stops
+    /// waiting for the outcome.
     pub(super) async fn release(mut self) -> Result<(), Error> {
-        let conn = self.conn.take().expect("a held lock has its connection");
-        self.backend.release(conn, self.key).await
+        let host = self.host.take().expect("a held lock has its session");
+        let (backend, key) = (self.backend.clone(), self.key);
+        self.backend
+            .0
+            .runtime
+            .spawn(async move { backend.release(host, key).await })
+            .await
+            .unwrap_or(Err(Error::Lost))
     }
 }
 
 impl Drop for PgHeld {
     fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
+        if let Some(host) = self.host.take() {
             let (backend, key) = (self.backend.clone(), self.key);
-            // Unlocks and recycles the connection; if the runtime is gone, dropping the
-            // connection with the task closes the session, which unlocks too.
+            // Unlocks; if the runtime is gone, its sessions are gone too, which unlocks.
             drop(
                 self.backend
                     .0
                     .runtime
-                    .spawn(async move { backend.release(conn, key).await }),
+                    .spawn(async move { backend.release(host, key).await }),
             );
         }
     }

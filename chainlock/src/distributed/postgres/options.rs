@@ -2,9 +2,10 @@
 
 use super::super::Error;
 use std::fmt;
+use std::pin::Pin;
 use std::str::FromStr;
 use std::time::Duration;
-use tokio_postgres::Config;
+use tokio_postgres::{Client, Config, NoTls};
 
 /// Options of the PostgreSQL backend (see [`LockClient::postgres_with`](crate::distributed::LockClient::postgres_with)).
 ///
@@ -35,9 +36,17 @@ use tokio_postgres::Config;
 pub struct PostgresOptions {
     pub(super) config: Config,
     pub(super) max_idle: usize,
+    pub(super) max_connections: usize,
     pub(super) heartbeat_interval: Duration,
     pub(super) heartbeat_timeout: Duration,
+    /// `Some` once TLS was asked for: every session then uses it (`sslmode=require`).
+    #[cfg(feature = "postgres-tls")]
+    pub(super) tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
 }
+
+/// A session's connection future (plain or TLS), to be polled by its driver.
+pub(super) type Connection =
+    Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static>>;
 
 impl fmt::Debug for PostgresOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -45,8 +54,10 @@ impl fmt::Debug for PostgresOptions {
             .field("hosts", &self.config.get_hosts())
             .field("connect_timeout", &self.connect_timeout())
             .field("max_idle", &self.max_idle)
+            .field("max_connections", &self.max_connections)
             .field("heartbeat_interval", &self.heartbeat_interval)
             .field("heartbeat_timeout", &self.heartbeat_timeout)
+            .field("tls", &self.uses_tls())
             .finish_non_exhaustive()
     }
 }
@@ -58,8 +69,9 @@ const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl PostgresOptions {
     /// Options for the server at `url` (`postgres://user:password@host:port/db` or
-    /// `host=... port=... user=...`); TLS is not supported (use a local socket, a tunnel or a
-    /// private network).
+    /// `host=... port=... user=...`). Connections are plain text unless TLS is asked for
+    /// ([`tls`](Self::tls) or [`tls_root_certificates`](Self::tls_root_certificates), feature
+    /// `postgres-tls`): a URL's `sslmode=require` alone, without them, fails to connect.
     ///
     /// # Errors
     ///
@@ -106,13 +118,142 @@ impl PostgresOptions {
         Self {
             config,
             max_idle: 16,
+            max_connections: 16,
             heartbeat_interval: Duration::from_secs(1),
             heartbeat_timeout: Duration::from_secs(2),
+            #[cfg(feature = "postgres-tls")]
+            tls: None,
         }
     }
 
-    /// How many idle (unlocked) connections the client keeps for later acquisitions
-    /// (default 16). Zero connects once per acquisition.
+    /// Connects with TLS (rustls), verifying the server's certificate and host name against
+    /// the system's trust store (as libpq's `sslmode=verify-full sslrootcert=system`). Every
+    /// session then requires TLS (`sslmode=require`, whatever the URL says): a server that
+    /// does not offer it, or whose certificate does not verify, is refused with
+    /// [`Error::Tls`] (nothing is sent in the clear).
+    ///
+    /// For a managed server whose CA is not in the system's store (most clouds sign with a CA
+    /// of their own), use [`tls_root_certificates`](Self::tls_root_certificates).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Tls`] if the system's trust store has no usable certificate.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// use chainlock::distributed::{LockClient, PostgresOptions};
+    ///
+    /// let options = PostgresOptions::new("postgres://locks@db.example.com/app")?.tls()?;
+    /// let locks = LockClient::postgres_with(options).await?;
+    /// # drop(locks); Ok(()) }
+    /// ```
+    #[cfg(feature = "postgres-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres-tls")))]
+    pub fn tls(self) -> Result<Self, Error> {
+        let found = rustls_native_certs::load_native_certs();
+        let mut roots = rustls::RootCertStore::empty();
+        let (added, _) = roots.add_parsable_certificates(found.certs);
+        if added == 0 {
+            return Err(Error::Tls(format!(
+                "no usable certificate in the system's trust store ({} errors)",
+                found.errors.len()
+            )));
+        }
+        self.tls_with_roots(roots)
+    }
+
+    /// Connects with TLS (rustls), verifying the server's certificate and host name against
+    /// the CA certificates of the PEM file at `path` only (as libpq's `sslmode=verify-full
+    /// sslrootcert=<path>`), for example the CA bundle of a managed PostgreSQL service, or
+    /// your own CA. Otherwise as [`tls`](Self::tls).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Tls`] if the file cannot be read or holds no usable certificate.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// use chainlock::distributed::{LockClient, PostgresOptions};
+    ///
+    /// let options = PostgresOptions::new("postgres://locks@db.internal/app")?
+    ///     .tls_root_certificates("/etc/myapp/db-ca.pem")?;
+    /// let locks = LockClient::postgres_with(options).await?;
+    /// # drop(locks); Ok(()) }
+    /// ```
+    #[cfg(feature = "postgres-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres-tls")))]
+    pub fn tls_root_certificates(self, path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let path = path.as_ref();
+        let certificates = CertificateDer::pem_file_iter(path)
+            .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+            .map_err(|error| Error::Tls(format!("{}: {error}", path.display())))?;
+        let mut roots = rustls::RootCertStore::empty();
+        let (added, _) = roots.add_parsable_certificates(certificates);
+        if added == 0 {
+            return Err(Error::Tls(format!(
+                "{}: no usable CA certificate",
+                path.display()
+            )));
+        }
+        self.tls_with_roots(roots)
+    }
+
+    #[cfg(feature = "postgres-tls")]
+    fn tls_with_roots(mut self, roots: rustls::RootCertStore) -> Result<Self, Error> {
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|error| Error::Tls(error.to_string()))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        self.tls = Some(tokio_postgres_rustls::MakeRustlsConnect::new(config));
+        self.config
+            .ssl_mode(tokio_postgres::config::SslMode::Require);
+        Ok(self)
+    }
+
+    /// Whether sessions use TLS ([`tls`](Self::tls), [`tls_root_certificates`](Self::tls_root_certificates)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let url = "postgres://locks@db.internal/app";
+    /// let options = chainlock::distributed::PostgresOptions::new(url)?;
+    /// assert!(!options.uses_tls());
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn uses_tls(&self) -> bool {
+        #[cfg(feature = "postgres-tls")]
+        if self.tls.is_some() {
+            return true;
+        }
+        false
+    }
+
+    /// Opens a connection (TLS if asked for): the client and the future to drive it.
+    pub(super) async fn connect(&self) -> Result<(Client, Connection), Error> {
+        #[cfg(feature = "postgres-tls")]
+        if let Some(tls) = &self.tls {
+            let (client, connection) = self.config.connect(tls.clone()).await.map_err(tls_error)?;
+            return Ok((client, Box::pin(connection)));
+        }
+        let (client, connection) = self.config.connect(NoTls).await?;
+        Ok((client, Box::pin(connection)))
+    }
+
+    /// How many idle connections (holding no lock, running nothing) the client keeps for
+    /// later acquisitions (default 16, never more than
+    /// [`max_connections`](Self::max_connections)). Zero closes a connection as soon as it
+    /// holds no lock.
     ///
     /// # Examples
     ///
@@ -124,6 +265,45 @@ impl PostgresOptions {
     #[must_use]
     pub fn max_idle_connections(mut self, max: usize) -> Self {
         self.max_idle = max;
+        self
+    }
+
+    /// The most connections the client opens at once (default 16; at least 1): however many
+    /// locks it holds or waits for, and counting the one it opens to set up.
+    ///
+    /// Advisory locks belong to a session and one session holds many, so held locks share
+    /// connections: an acquisition first asks on a shared connection
+    /// (`pg_try_advisory_lock`, one round trip); only if the lock is held does it wait on
+    /// the server, on a connection of its own that holds nothing (a wait blocks its
+    /// connection), where the lock stays once granted. One client can so hold thousands of
+    /// locks on one connection.
+    ///
+    /// **At the bound** (every connection holds locks or waits, none can be opened), a waiter
+    /// does not sleep on the server: it asks again (`pg_try_advisory_lock`) after a pause that
+    /// starts at 1 ms and doubles up to 100 ms, and at once whenever a lock or a connection of
+    /// this client is freed, until it gets the lock, a connection frees up for a wait on the
+    /// server, or its timeout passes. Its timeout and cancel safety are unchanged; only the
+    /// order among waiters is no longer the server's queue. A `try_acquire` never waits for a
+    /// connection while one is serving (a wait never takes the last serving connection at the
+    /// bound). Losing a connection loses every lock it held: each of their guards reports it
+    /// ([`is_lost`](crate::distributed::DistributedGuard::is_lost)).
+    ///
+    /// # Panics
+    ///
+    /// Panics if `max` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let url = "postgres://locks@db.internal/app";
+    /// let options = chainlock::distributed::PostgresOptions::new(url)?.max_connections(4);
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn max_connections(mut self, max: usize) -> Self {
+        assert!(max > 0, "max_connections must be at least 1");
+        self.max_connections = max;
         self
     }
 
@@ -249,4 +429,25 @@ impl PostgresOptions {
         self.heartbeat_interval
             .saturating_add(self.heartbeat_timeout)
     }
+}
+
+/// A failed TLS connection: [`Error::Tls`] when rustls refused (a certificate that does not
+/// verify, a handshake failure), [`Error::Postgres`] for everything else.
+#[cfg(feature = "postgres-tls")]
+fn tls_error(error: tokio_postgres::Error) -> Error {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+    while let Some(current) = cause {
+        if let Some(refused) = current.downcast_ref::<rustls::Error>() {
+            return Error::Tls(refused.to_string());
+        }
+        if let Some(refused) = current
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        {
+            return Error::Tls(refused.to_string());
+        }
+        cause = current.source();
+    }
+    Error::Postgres(error)
 }

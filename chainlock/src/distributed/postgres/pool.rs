@@ -1,45 +1,177 @@
-//! Sessions ready for an acquisition ([`Conn`]: prepared statements, known durable epoch), and
-//! the pool of idle ones.
+//! The client's sessions, a bounded resource: at most `max_connections` open (or opening) at
+//! once, however many locks are held or awaited.
 //!
-//! A connection holds at most one advisory lock, and goes back to the pool only after the
-//! server confirmed it holds none; anything else closes it, and the server releases whatever
-//! it held with the session.
+//! Advisory locks belong to a session, and one session can hold many, so held locks share
+//! sessions ([`Host`]): a *serving* session answers the short statements of every acquirer
+//! (`pg_try_advisory_lock`, the token, `pg_advisory_unlock`) and holds any number of locks. A
+//! wait on the server (`pg_advisory_lock`) blocks its session, so it runs on a session of its
+//! own that holds nothing ([`Conn`], taken out of the serving set): a lock granted there stays
+//! on that session, which then serves again. A session that holds a lock never waits: the
+//! release of its locks could otherwise queue behind a wait that needs them (a deadlock the
+//! server cannot see).
+//!
+//! Within one client, a session never asks for a key it holds or is already asking for (a key
+//! set per session, reserved under the pool's lock): advisory locks are re-entrant per
+//! session, so a second grant would break mutual exclusion between guards of one client.
+//!
+//! A slot ([`Slot`]) is taken before a session is opened and freed when its connection is
+//! closed (the session's driver keeps it): the count of slots bounds the connections.
 
 use super::super::Error;
+use super::super::name::Advisory;
 use super::options::PostgresOptions;
 use super::session::Session;
 use super::sql;
 use parking_lot::Mutex;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Instant;
 use tokio::runtime::Handle;
-use tokio_postgres::{NoTls, Statement};
+use tokio::sync::Notify;
+use tokio_postgres::Statement;
+use tokio_postgres::types::{ToSql, Type};
 
-/// One server session, owned by the pool or by one held lock.
-pub(super) struct Conn {
+/// One server session with its prepared statements; shared by the locks it holds.
+pub(super) struct Host {
     pub(super) session: Session,
-    pub(super) lock: Statement,
-    pub(super) try_lock: Statement,
-    pub(super) unlock: Statement,
+    lock: Statement,
+    try_lock: Statement,
+    unlock: Statement,
     /// An epoch known to be durable on this session's server (a server restart or crash ends
     /// the session, so it stays true for the session's life).
-    pub(super) durable_epoch: i64,
+    durable: AtomicI64,
+    /// Keys this session holds for guards of this client, or is asking the server for.
+    keys: Mutex<HashSet<Advisory>>,
+    /// Held while an epoch is recorded on this session (one transaction at a time).
+    pub(super) recording: tokio::sync::Mutex<()>,
 }
 
-impl std::ops::Deref for Conn {
+impl std::ops::Deref for Host {
     type Target = Session;
     fn deref(&self) -> &Session {
         &self.session
     }
 }
 
+impl Host {
+    pub(super) fn is_lost(&self) -> bool {
+        self.liveness.is_lost()
+    }
+
+    pub(super) fn durable_epoch(&self) -> i64 {
+        self.durable.load(Ordering::Acquire)
+    }
+
+    pub(super) fn record_durable(&self, epoch: i64) {
+        self.durable.fetch_max(epoch, Ordering::AcqRel);
+    }
+
+    /// How many keys this session holds or asks for.
+    fn load(&self) -> usize {
+        self.keys.lock().len()
+    }
+
+    /// `pg_try_advisory_lock`: a drawn token if the lock was free, `None` if held.
+    pub(super) async fn try_lock(
+        &self,
+        key: Advisory,
+    ) -> Result<Option<i64>, tokio_postgres::Error> {
+        let row = match key {
+            Advisory::Int(key) => self.client.query_one(&self.try_lock, &[&key]).await?,
+            Advisory::Pair(high, low) => one_row(
+                self.client
+                    .query_typed(
+                        sql::TRY_LOCK_PAIR,
+                        &[(&high, Type::INT4), (&low, Type::INT4)],
+                    )
+                    .await?,
+            ),
+        };
+        Ok(row.get(0))
+    }
+
+    /// `pg_advisory_lock` under `lock_timeout = timeout_ms` (`"0"`: none): a drawn token.
+    pub(super) async fn lock(
+        &self,
+        key: Advisory,
+        timeout_ms: &str,
+    ) -> Result<i64, tokio_postgres::Error> {
+        let row = match key {
+            Advisory::Int(key) => {
+                let params: [&(dyn ToSql + Sync); 2] = [&key, &timeout_ms];
+                self.client.query_one(&self.lock, &params).await?
+            }
+            Advisory::Pair(high, low) => one_row(
+                self.client
+                    .query_typed(
+                        sql::LOCK_PAIR,
+                        &[
+                            (&high, Type::INT4),
+                            (&timeout_ms, Type::TEXT),
+                            (&low, Type::INT4),
+                        ],
+                    )
+                    .await?,
+            ),
+        };
+        Ok(row.get(0))
+    }
+
+    /// `pg_advisory_unlock`: whether this session held the lock.
+    pub(super) async fn unlock(&self, key: Advisory) -> Result<bool, tokio_postgres::Error> {
+        let row = match key {
+            Advisory::Int(key) => self.client.query_one(&self.unlock, &[&key]).await?,
+            Advisory::Pair(high, low) => one_row(
+                self.client
+                    .query_typed(sql::UNLOCK_PAIR, &[(&high, Type::INT4), (&low, Type::INT4)])
+                    .await?,
+            ),
+        };
+        Ok(row.get(0))
+    }
+}
+
+fn one_row(mut rows: Vec<tokio_postgres::Row>) -> tokio_postgres::Row {
+    rows.pop().expect("the statement returns one row")
+}
+
+/// A session owned by one task: for a wait on the server, or a hold that needs a session of
+/// its own. It holds no lock when taken out of the pool, and must hold none when put back;
+/// dropping it closes the session (unless a guard shares it), which releases whatever it held.
+pub(super) struct Conn {
+    host: Arc<Host>,
+    /// The host's durable epoch when taken (written back by [`Pool::put`]).
+    pub(super) durable_epoch: i64,
+}
+
+impl std::ops::Deref for Conn {
+    type Target = Host;
+    fn deref(&self) -> &Host {
+        &self.host
+    }
+}
+
 impl Conn {
-    /// Opens a session of our own, ready for an acquisition. Not bounded here: callers bound
-    /// it (dropping the future closes whatever was opened).
-    pub(super) async fn open(options: &PostgresOptions, runtime: &Handle) -> Result<Self, Error> {
+    fn new(host: Arc<Host>) -> Self {
+        let durable_epoch = host.durable_epoch();
+        Self {
+            host,
+            durable_epoch,
+        }
+    }
+
+    /// Opens a session of our own in `slot`, ready for an acquisition. Not bounded here:
+    /// callers bound it (dropping the future closes whatever was opened, and frees the slot).
+    pub(super) async fn open(
+        options: &PostgresOptions,
+        runtime: &Handle,
+        slot: Slot,
+    ) -> Result<Self, Error> {
         let sent = Instant::now();
-        let (client, connection) = options.config.connect(NoTls).await?;
+        let (client, connection) = options.connect().await?;
         // From here on, dropping `session` closes the connection.
-        let session = Session::start(client, connection, options, runtime);
+        let session = Session::start(client, connection, options, runtime, slot);
         session
             .client
             .batch_execute(&sql::session_settings(options.server_release_after()))
@@ -53,52 +185,222 @@ impl Conn {
             .await?
             .get(0);
         session.liveness.contact(sent);
-        Ok(Self {
+        Ok(Self::new(Arc::new(Host {
             session,
             lock,
             try_lock,
             unlock,
-            durable_epoch,
-        })
-    }
-
-    pub(super) fn is_lost(&self) -> bool {
-        self.liveness.is_lost()
+            durable: AtomicI64::new(durable_epoch),
+            keys: Mutex::new(HashSet::new()),
+            recording: tokio::sync::Mutex::new(()),
+        })))
     }
 }
 
-/// Idle connections, none holding a lock.
-pub(super) struct Pool {
-    idle: Mutex<Vec<Conn>>,
+/// A place in the bound on connections, taken before a session is opened.
+pub(super) struct Slot(Arc<Inner>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.state.lock().open -= 1;
+        self.0.changed.notify_waiters();
+    }
+}
+
+/// What [`Pool::pick`] found for a `pg_try_advisory_lock` of a key.
+pub(super) enum Pick {
+    /// A serving session, with the key reserved on it.
+    Host(Arc<Host>),
+    /// A session of this client holds the key, or is asking for it: it is not free.
+    HeldHere,
+    /// No serving session can ask; a new one may be opened in this slot.
+    Open(Slot),
+    /// No serving session can ask and the bound is reached: wait for [`Pool::changed`].
+    Full,
+}
+
+/// The sessions of one client: at most `max` open or opening at once.
+pub(super) struct Pool(Arc<Inner>);
+
+struct Inner {
+    state: Mutex<State>,
+    /// Notified when a session closes, becomes free or serves again, or a lock is released.
+    changed: Notify,
+    max: usize,
     max_idle: usize,
 }
 
+struct State {
+    /// Sessions answering short statements (the ones [`Conn`]s took are not here).
+    serving: Vec<Arc<Host>>,
+    /// Slots taken: sessions open (serving or owned) or being opened.
+    open: usize,
+}
+
+impl State {
+    /// Forgets lost sessions (they close once their guards let go of them) into `dead`.
+    ///
+    /// Sessions leave the state into `dead`, dropped by the caller after unlocking: dropping
+    /// the last reference to a session frees its slot, which locks the state.
+    fn prune(&mut self, dead: &mut Vec<Arc<Host>>) {
+        let (lost, live) = std::mem::take(&mut self.serving)
+            .into_iter()
+            .partition(|host| host.is_lost());
+        self.serving = live;
+        dead.extend::<Vec<_>>(lost);
+    }
+}
+
+/// Whether nobody but the pool uses `host`: it holds no lock and no statement is in flight.
+fn unused(host: &Arc<Host>) -> bool {
+    Arc::strong_count(host) == 1 && host.load() == 0
+}
+
 impl Pool {
-    pub(super) fn new(max_idle: usize) -> Self {
-        Self {
-            idle: Mutex::new(Vec::new()),
+    pub(super) fn new(max: usize, max_idle: usize) -> Self {
+        Self(Arc::new(Inner {
+            state: Mutex::new(State {
+                serving: Vec::new(),
+                open: 0,
+            }),
+            changed: Notify::new(),
+            max,
             max_idle,
-        }
+        }))
     }
 
-    /// An idle connection that is not lost, if any.
-    pub(super) fn take(&self) -> Option<Conn> {
-        loop {
-            let conn = self.idle.lock().pop()?;
-            if !conn.is_lost() {
-                return Some(conn);
+    /// A place for a new session, if the bound allows one.
+    pub(super) fn slot(&self) -> Option<Slot> {
+        let mut state = self.0.state.lock();
+        (state.open < self.0.max).then(|| {
+            state.open += 1;
+            Slot(Arc::clone(&self.0))
+        })
+    }
+
+    /// Completes at the next change that may let a waiter on the bound go on. Create it
+    /// before checking the state (then no change in between is missed).
+    pub(super) fn changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.0.changed.notified()
+    }
+
+    /// A serving session to ask for `key`, the key reserved on it: the one holding the most
+    /// keys among those not holding `key`, so that others stay free for waits.
+    pub(super) fn pick(&self, key: Advisory) -> Pick {
+        let mut dead = Vec::new();
+        let mut state = self.0.state.lock();
+        state.prune(&mut dead);
+        let mut best: Option<(&Arc<Host>, usize)> = None;
+        let mut here = false;
+        for host in &state.serving {
+            let keys = host.keys.lock();
+            if keys.contains(&key) {
+                here = true;
+                continue;
+            }
+            if best.is_none_or(|(_, load)| keys.len() > load) {
+                best = Some((host, keys.len()));
             }
         }
+        if let Some((host, _)) = best {
+            host.keys.lock().insert(key);
+            return Pick::Host(Arc::clone(host));
+        }
+        if here {
+            return Pick::HeldHere;
+        }
+        if state.open < self.0.max {
+            state.open += 1;
+            return Pick::Open(Slot(Arc::clone(&self.0)));
+        }
+        Pick::Full
     }
 
-    /// Keeps `conn` for later; it must hold no lock.
+    /// A session of its own, holding nothing: a serving one nobody uses, unless it is the
+    /// last serving one and `keep_one_serving` (a wait must not leave the short statements of
+    /// other acquirers without a session). `None` if there is none; see [`Pool::slot`].
+    pub(super) fn take(&self, keep_one_serving: bool) -> Option<Conn> {
+        let mut dead = Vec::new();
+        let mut state = self.0.state.lock();
+        state.prune(&mut dead);
+        if keep_one_serving && state.serving.len() < 2 && state.open >= self.0.max {
+            return None;
+        }
+        let index = state.serving.iter().position(unused)?;
+        Some(Conn::new(state.serving.swap_remove(index)))
+    }
+
+    /// Takes back a [`Conn`] that holds no lock (closing it if lost, or if enough sessions are
+    /// idle).
     pub(super) fn put(&self, conn: Conn) {
-        if conn.is_lost() {
-            return;
+        let host = conn.host;
+        host.record_durable(conn.durable_epoch);
+        let mut dead = Vec::new();
+        if host.is_lost() {
+            dead.push(host);
+        } else {
+            let mut state = self.0.state.lock();
+            state.serving.push(host);
+            self.trim(&mut state, &mut dead);
         }
-        let mut idle = self.idle.lock();
-        if idle.len() < self.max_idle {
-            idle.push(conn);
+        drop(dead);
+        self.0.changed.notify_waiters();
+    }
+
+    /// A [`Conn`] that was granted `key` on the server (or a new session from [`Pick::Open`],
+    /// about to ask for it) joins the serving set, `key` reserved on it.
+    pub(super) fn share(&self, conn: Conn, key: Advisory) -> Arc<Host> {
+        let host = conn.host;
+        host.record_durable(conn.durable_epoch);
+        host.keys.lock().insert(key);
+        self.0.state.lock().serving.push(Arc::clone(&host));
+        self.0.changed.notify_waiters();
+        host
+    }
+
+    /// `key` is no longer held or asked for on `host`: released (`notify`: waiters may go on),
+    /// or refused by the server (no notice: waiters asking in turn would wake each other for
+    /// nothing, round after round).
+    pub(super) fn forget(&self, host: Arc<Host>, key: Advisory, notify: bool) {
+        host.keys.lock().remove(&key);
+        drop(host);
+        let mut dead = Vec::new();
+        let mut state = self.0.state.lock();
+        self.trim(&mut state, &mut dead);
+        drop(state);
+        drop(dead);
+        if notify {
+            self.0.changed.notify_waiters();
         }
+    }
+
+    /// Closes `host` at once: its state is unknown (a statement failed or went unanswered).
+    /// Every lock it held is lost: its guards say so, and the server releases the locks with
+    /// the session.
+    pub(super) fn close(&self, host: &Host) {
+        host.session.close();
+        let mut dead = Vec::new();
+        let mut state = self.0.state.lock();
+        state.prune(&mut dead);
+        drop(state);
+        drop(dead);
+        self.0.changed.notify_waiters();
+    }
+
+    /// Moves serving sessions nobody uses beyond `max_idle` into `dead` (see [`State::prune`]).
+    fn trim(&self, state: &mut State, dead: &mut Vec<Arc<Host>>) {
+        let mut idle = 0;
+        let (kept, surplus) = std::mem::take(&mut state.serving)
+            .into_iter()
+            .partition(|host| {
+                if unused(host) {
+                    idle += 1;
+                    idle <= self.0.max_idle
+                } else {
+                    true
+                }
+            });
+        state.serving = kept;
+        dead.extend::<Vec<_>>(surplus);
     }
 }

@@ -9,6 +9,7 @@
 //! once seen, it stays, and the driver closes the connection.
 
 use super::options::PostgresOptions;
+use super::pool::Slot;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -25,6 +26,9 @@ pub(super) struct Liveness {
     loss_after: Duration,
     /// Becomes `true` once, when the session is lost.
     lost: watch::Sender<bool>,
+    /// Set when a heartbeat went unanswered within its timeout (the driver then closed the
+    /// session): statements that failed with it failed because the server did not answer.
+    unanswered: AtomicBool,
 }
 
 impl Liveness {
@@ -34,6 +38,7 @@ impl Liveness {
             last_contact: AtomicU64::new(0),
             loss_after,
             lost: watch::channel(false).0,
+            unanswered: AtomicBool::new(false),
         }
     }
 
@@ -57,6 +62,11 @@ impl Liveness {
     /// Whether the last confirmed contact is older than the loss bound.
     pub(super) fn is_stale(&self) -> bool {
         Instant::now() >= self.deadline()
+    }
+
+    /// Whether the session was closed because a heartbeat went unanswered.
+    pub(super) fn unanswered(&self) -> bool {
+        self.unanswered.load(Ordering::Acquire)
     }
 
     pub(super) fn mark_lost(&self) {
@@ -108,11 +118,16 @@ impl Drop for Session {
 
 impl Session {
     /// Spawns the driver of a freshly connected session on `runtime`.
+    ///
+    /// The driver keeps `slot` (the connection's place in its client's bound) for as long as
+    /// it owns the connection: the place is free again once the connection is closed, however
+    /// that happens, even while guards still refer to the lost session.
     pub(super) fn start<F>(
         client: Client,
         connection: F,
         options: &PostgresOptions,
         runtime: &tokio::runtime::Handle,
+        slot: Slot,
     ) -> Self
     where
         F: Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
@@ -128,6 +143,7 @@ impl Session {
                 LostOnDrop(Arc::clone(&liveness)),
                 options.heartbeat_interval,
                 options.heartbeat_timeout,
+                slot,
             ))
             .abort_handle();
         Self {
@@ -136,6 +152,13 @@ impl Session {
             liveness,
             driver,
         }
+    }
+
+    /// Marks the session lost and closes its connection now, whoever still refers to it: the
+    /// server then releases every lock it held.
+    pub(super) fn close(&self) {
+        self.liveness.mark_lost();
+        self.driver.abort();
     }
 
     /// One empty round trip, bounded by `limit`; records the contact.
@@ -188,6 +211,7 @@ async fn drive<F>(
     liveness: LostOnDrop,
     interval: Duration,
     timeout: Duration,
+    slot: Slot,
 ) where
     F: Future<Output = Result<(), tokio_postgres::Error>>,
 {
@@ -211,7 +235,11 @@ async fn drive<F>(
                 // An acquisition started after our `busy` check: the heartbeat queued behind
                 // its lock wait, which proves nothing about the connection.
                 Err(_) if busy.load(Ordering::Acquire) => {}
-                Ok(Err(_)) | Err(_) => return,
+                Err(_) => {
+                    liveness.0.unanswered.store(true, Ordering::Release);
+                    return;
+                }
+                Ok(Err(_)) => return,
             }
         }
     };
@@ -219,5 +247,7 @@ async fn drive<F>(
         _ = connection => {}
         () = heartbeat => {}
     }
-    // `liveness` drops here and marks the session lost.
+    // `liveness` drops here and marks the session lost; then `slot` frees the place.
+    drop(liveness);
+    drop(slot);
 }

@@ -17,6 +17,17 @@ pub(super) const LOCK: &str = "WITH timeout AS MATERIALIZED \
 pub(super) const TRY_LOCK: &str = "SELECT CASE WHEN pg_catalog.pg_try_advisory_lock($1) \
     THEN pg_catalog.nextval('chainlock.token_counter') END";
 pub(super) const UNLOCK: &str = "SELECT pg_catalog.pg_advisory_unlock($1)";
+/// [`LOCK`] for a two-`int4` key `($1, $3)` (run unprepared, with typed parameters: one round
+/// trip, nothing prepared on sessions that never lock a pair).
+pub(super) const LOCK_PAIR: &str = "WITH timeout AS MATERIALIZED \
+        (SELECT pg_catalog.set_config('lock_timeout', $2, false)), \
+    locked AS MATERIALIZED (SELECT pg_catalog.pg_advisory_lock($1, $3) FROM timeout) \
+    SELECT pg_catalog.nextval('chainlock.token_counter') FROM locked";
+/// [`TRY_LOCK`] for a two-`int4` key.
+pub(super) const TRY_LOCK_PAIR: &str = "SELECT CASE WHEN pg_catalog.pg_try_advisory_lock($1, $2) \
+    THEN pg_catalog.nextval('chainlock.token_counter') END";
+/// [`UNLOCK`] for a two-`int4` key.
+pub(super) const UNLOCK_PAIR: &str = "SELECT pg_catalog.pg_advisory_unlock($1, $2)";
 /// After a lock wait timed out: the server may have granted the lock in the same instant.
 pub(super) const UNLOCK_ALL: &str = "SELECT pg_catalog.pg_advisory_unlock_all()";
 pub(super) const DURABLE_EPOCH: &str =

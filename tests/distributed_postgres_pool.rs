@@ -1,0 +1,343 @@
+//! Connections as a bounded resource (`PostgresOptions::max_connections`), against the real
+//! server: many held locks share few sessions, the client never has more sessions than its
+//! bound (waiters included), waiters at the bound still get their lock (and time out
+//! cleanly), a session never grants a key twice within one client, a cancelled ask leaves
+//! nothing held, and losing a shared session loses (and reports) every lock on it.
+
+mod distributed_common;
+
+use chainlock::distributed::{LockClient, LockKey, PostgresOptions};
+use distributed_common::{pg_url, runtime};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// The tests count the server's chainlock sessions: one at a time.
+static SERVER: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERVER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+async fn raw(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+}
+
+/// Backends of chainlock sessions (`application_name = 'chainlock'`).
+async fn chainlock_pids(control: &tokio_postgres::Client) -> Vec<i32> {
+    control
+        .query(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'chainlock'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}
+
+/// The sessions opened since `before`.
+async fn ours(control: &tokio_postgres::Client, before: &[i32]) -> Vec<i32> {
+    chainlock_pids(control)
+        .await
+        .into_iter()
+        .filter(|pid| !before.contains(pid))
+        .collect()
+}
+
+/// Integer keys of this test and process: `(pid, test)` pairs, second half `base..base + n`.
+fn keys(test: i32, n: i32) -> Vec<(i32, i32)> {
+    let pid = i32::try_from(std::process::id()).unwrap();
+    (0..n).map(|i| (pid, test * 100_000 + i)).collect()
+}
+
+/// How many sessions hold the pair keys of this process's test `test`, and how many locks.
+async fn holders(control: &tokio_postgres::Client, test: i32) -> (i64, i64) {
+    let pid = i64::from(std::process::id());
+    let row = control
+        .query_one(
+            "SELECT count(DISTINCT pid), count(*) FROM pg_locks WHERE locktype = 'advisory' \
+             AND granted AND objsubid = 2 AND classid::bigint = $1 AND objid::bigint / 100000 = $2",
+            &[&pid, &i64::from(test)],
+        )
+        .await
+        .unwrap();
+    (row.get(0), row.get(1))
+}
+
+#[test]
+fn a_thousand_held_locks_share_the_bounded_connections() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    runtime().block_on(async {
+        let control = raw(&url).await;
+        let before = chainlock_pids(&control).await;
+        let options = PostgresOptions::new(&url).unwrap().max_connections(3);
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        let mut tasks = tokio::task::JoinSet::new();
+        for key in keys(1, 1000) {
+            let locks = locks.clone();
+            tasks.spawn(async move { locks.acquire(key).await.unwrap() });
+        }
+        let mut guards = Vec::new();
+        while let Some(guard) = tasks.join_next().await {
+            guards.push(guard.unwrap());
+        }
+        let (sessions, locks_held) = holders(&control, 1).await;
+        assert_eq!(locks_held, 1000, "every lock is held");
+        let open = ours(&control, &before).await;
+        eprintln!(
+            "1000 locks held on {sessions} sessions; {} open",
+            open.len()
+        );
+        assert!(
+            open.len() <= 3,
+            "at most max_connections sessions: {open:?}"
+        );
+        assert!(sessions <= 3);
+        let mut tokens: Vec<u64> = guards.iter().map(|guard| guard.token().get()).collect();
+        tokens.sort_unstable();
+        tokens.dedup();
+        assert_eq!(tokens.len(), 1000, "distinct tokens");
+        for guard in guards {
+            guard.release().await.unwrap();
+        }
+        assert_eq!(holders(&control, 1).await.1, 0, "every lock released");
+    });
+}
+
+#[test]
+fn waiters_at_the_bound_all_get_the_lock_in_turn_without_exceeding_it() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    let contended = keys(2, 1)[0];
+    let others = keys(3, 50);
+    runtime().block_on(async {
+        let control = raw(&url).await;
+        let holder = LockClient::postgres(&url).await.unwrap();
+        let held = holder.acquire(contended).await.unwrap();
+        let before = chainlock_pids(&control).await;
+        let options = PostgresOptions::new(&url).unwrap().max_connections(2);
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        let mut guards = Vec::new();
+        for &key in &others {
+            guards.push(locks.acquire(key).await.unwrap());
+        }
+        // Ten waiters for the held key: one can wait on the server, the others are at the
+        // bound (every session holds locks or waits).
+        let inside = std::sync::Arc::new(AtomicUsize::new(0));
+        let most = std::sync::Arc::new(AtomicUsize::new(0));
+        let mut waiters = tokio::task::JoinSet::new();
+        for _ in 0..10 {
+            let (locks, inside, most) = (locks.clone(), inside.clone(), most.clone());
+            waiters.spawn(async move {
+                let guard = locks
+                    .acquire_timeout(contended, Duration::from_mins(1))
+                    .await
+                    .unwrap()
+                    .expect("granted in turn");
+                let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                inside.fetch_sub(1, Ordering::SeqCst);
+                guard.release().await.unwrap();
+            });
+        }
+        // The bound holds while they wait; a free key is still granted at once.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let waiting: i64 = control
+                .query_one(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+                     AND objsubid = 2 AND classid::bigint = $1 AND objid::bigint = $2",
+                    &[&i64::from(contended.0), &i64::from(contended.1)],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            let open = ours(&control, &before).await;
+            assert!(
+                open.len() <= 2,
+                "at most max_connections sessions: {open:?}"
+            );
+            if waiting >= 1 {
+                assert_eq!(
+                    waiting, 1,
+                    "one waiter on the server, the others at the bound"
+                );
+                break;
+            }
+            assert!(Instant::now() < deadline, "no waiter on the server");
+            tokio::task::yield_now().await;
+        }
+        let free = locks
+            .try_acquire(keys(4, 1)[0])
+            .await
+            .unwrap()
+            .expect("a free key is granted while waiters wait");
+        free.release().await.unwrap();
+        assert_eq!(
+            waiters.len(),
+            10,
+            "nobody got the held key: {:?}",
+            waiters.try_join_next()
+        );
+        held.release().await.unwrap();
+        while let Some(done) = waiters.join_next().await {
+            done.unwrap();
+            assert!(ours(&control, &before).await.len() <= 2);
+        }
+        assert_eq!(most.load(Ordering::SeqCst), 1, "one holder at a time");
+        for guard in guards {
+            guard.release().await.unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_waiter_at_the_bound_times_out_cleanly() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    let key = keys(5, 2);
+    runtime().block_on(async {
+        let holder = LockClient::postgres(&url).await.unwrap();
+        let held = holder.acquire(key[0]).await.unwrap();
+        let options = PostgresOptions::new(&url).unwrap().max_connections(1);
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        let mine = locks.acquire(key[1]).await.unwrap();
+        let start = Instant::now();
+        let late = locks
+            .acquire_timeout(key[0], Duration::from_millis(200))
+            .await
+            .unwrap();
+        assert!(late.is_none(), "still held after the timeout");
+        assert!(start.elapsed() >= Duration::from_millis(200));
+        // Polling at the bound gets the lock once the holder lets go.
+        let waiter = {
+            let locks = locks.clone();
+            tokio::spawn(async move { locks.acquire(key[0]).await })
+        };
+        held.release().await.unwrap();
+        let got = waiter.await.unwrap().unwrap();
+        assert!(!got.is_lost() && !mine.is_lost());
+        got.release().await.unwrap();
+        mine.release().await.unwrap();
+    });
+}
+
+#[test]
+fn a_session_never_grants_a_key_twice_within_a_client() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    let key = keys(6, 1)[0];
+    runtime().block_on(async {
+        for max in [1, 4] {
+            let options = PostgresOptions::new(&url).unwrap().max_connections(max);
+            let locks = LockClient::postgres_with(options).await.unwrap();
+            let guard = locks.acquire(key).await.unwrap();
+            // PostgreSQL would grant the key again on the session holding it: chainlock must
+            // not ask there.
+            assert!(locks.try_acquire(key).await.unwrap().is_none(), "max {max}");
+            assert!(
+                locks
+                    .acquire_timeout(key, Duration::from_millis(50))
+                    .await
+                    .unwrap()
+                    .is_none(),
+                "max {max}"
+            );
+            let mut tries = tokio::task::JoinSet::new();
+            for _ in 0..20 {
+                let locks = locks.clone();
+                tries.spawn(async move { locks.try_acquire(key).await.unwrap().is_some() });
+            }
+            while let Some(got) = tries.join_next().await {
+                assert!(!got.unwrap(), "granted twice (max {max})");
+            }
+            guard.release().await.unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_cancelled_ask_leaves_nothing_held() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    let keys = keys(7, 50);
+    runtime().block_on(async {
+        let options = PostgresOptions::new(&url).unwrap().max_connections(2);
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        let observer = LockClient::postgres(&url).await.unwrap();
+        for &key in &keys {
+            // Dropped at its first await: the ask is on the wire, or not sent yet.
+            let cancelled =
+                tokio::time::timeout(Duration::ZERO, locks.acquire(LockKey::from(key))).await;
+            drop(cancelled);
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for &key in &keys {
+            loop {
+                if let Some(guard) = observer.try_acquire(key).await.unwrap() {
+                    guard.release().await.unwrap();
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{key:?} stayed held after the cancel"
+                );
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+}
+
+#[test]
+fn losing_a_shared_session_loses_and_reports_every_lock_on_it() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    let keys = keys(8, 5);
+    runtime().block_on(async {
+        let control = raw(&url).await;
+        let before = chainlock_pids(&control).await;
+        let options = PostgresOptions::new(&url).unwrap().max_connections(1);
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        let mut guards = Vec::new();
+        for &key in &keys {
+            guards.push(locks.acquire(key).await.unwrap());
+        }
+        let open = ours(&control, &before).await;
+        assert_eq!(open.len(), 1, "one session holds all five");
+        control
+            .execute("SELECT pg_terminate_backend($1)", &[&open[0]])
+            .await
+            .unwrap();
+        for guard in &guards {
+            tokio::time::timeout(Duration::from_secs(5), guard.lost())
+                .await
+                .expect("every guard on the session reports the loss");
+        }
+        // The client goes on, on a new session: the server released everything.
+        for &key in &keys {
+            drop(
+                locks
+                    .try_acquire(key)
+                    .await
+                    .unwrap()
+                    .expect("freed by the server"),
+            );
+        }
+        for guard in guards {
+            assert!(matches!(
+                guard.release().await,
+                Err(chainlock::distributed::Error::Lost)
+            ));
+        }
+    });
+}
