@@ -130,6 +130,7 @@ mod rw_blocking;
 #[cfg(feature = "tokio")]
 mod rw_future;
 mod shard_lock;
+mod sharded;
 pub(crate) mod weighted;
 
 pub use blocking::KeyedLocks;

@@ -21,34 +21,17 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::panic::AssertUnwindSafe;
 
-use crossbeam_utils::CachePadded;
-use hashbrown::HashTable;
-
-use super::shard_lock::ShardLock;
+pub(crate) use super::sharded::Ticket;
+use super::sharded::{Row, Sharded};
 use crate::loom::sync::Arc;
 #[cfg(feature = "tokio")]
 use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::thread::Thread;
 
-/// At most this many shards: the shard index uses hash bits 32.., the table probe bits ..32.
-const MAX_SHARDS: usize = 1 << 16;
-
-/// Tables with at most this many buckets are never shrunk (avoids churn on small tables).
-const MIN_SHRINK_BUCKETS: usize = 64;
-
 /// The sharded table of held keys.
 pub(crate) struct Registry<K, S> {
-    shards: Box<[CachePadded<ShardLock<Shard<K>>>]>,
-    /// `shards.len() - 1`; the count is a power of two.
-    shard_mask: usize,
-    hasher: S,
-}
-
-struct Shard<K> {
-    table: HashTable<Entry<K>>,
-    /// Source of [`Entry::id`]s, unique within this shard.
-    next_id: u64,
+    shards: Sharded<Entry<K>, S>,
 }
 
 /// A held key.
@@ -67,18 +50,6 @@ struct Entry<K> {
     /// the (common) uncontended case.
     #[allow(clippy::box_collection)]
     waiters: Option<Box<VecDeque<Arc<Waiter>>>>,
-}
-
-/// Where a held key's entry lives: all a guard needs to release it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Ticket {
-    pub(super) shard: usize,
-    pub(super) hash: u64,
-    pub(super) id: u64,
-    /// The entry's bucket when the ticket was issued: a hint that saves probing the table
-    /// on release. Only a rehash moves entries (it is rare); a stale hint is detected by
-    /// the entry's `id` and falls back to probing with `hash`.
-    pub(super) bucket: usize,
 }
 
 /// One queued request for a key.
@@ -110,45 +81,42 @@ pub(crate) enum Outcome {
     Queued(Ticket, Arc<Waiter>),
 }
 
+impl<K> Row for Entry<K> {
+    #[inline]
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    #[inline]
+    fn id(&self) -> u64 {
+        self.id
+    }
+}
+
 impl<K, S> Registry<K, S> {
     /// Creates `shards` shards (rounded up to a power of two, at most 65 536).
     #[track_caller]
     pub(crate) fn new(shards: usize, hasher: S) -> Self {
-        assert!(shards > 0, "a keyed lock manager needs at least one shard");
-        let count = shards.min(MAX_SHARDS).next_power_of_two();
-        let shards = (0..count)
-            .map(|_| {
-                CachePadded::new(ShardLock::new(Shard {
-                    table: HashTable::new(),
-                    next_id: 0,
-                }))
-            })
-            .collect();
         Self {
-            shards,
-            shard_mask: count - 1,
-            hasher,
+            shards: Sharded::new(shards, hasher),
         }
     }
 
     pub(crate) fn shard_count(&self) -> usize {
-        self.shards.len()
+        self.shards.count()
     }
 
     /// The number of held keys (each with its waiters), summed shard by shard: exact when
     /// no other thread locks or releases meanwhile.
     pub(crate) fn len(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|shard| shard.with(|shard| shard.table.len()))
-            .sum()
+        self.shards.len()
     }
 
     /// Releases one hold of the entry `ticket` names; on the last one, hands the key to the
     /// longest waiter or removes the entry.
     #[inline]
     pub(crate) fn release(&self, ticket: Ticket) {
-        let handed_to = self.shards[ticket.shard].with(|shard| {
+        let handed_to = self.shards.at(ticket.shard).with(|shard| {
             let mut found = shard.entry_of(ticket);
             let entry = found.get_mut();
             entry.depth -= 1;
@@ -179,7 +147,7 @@ impl<K, S> Registry<K, S> {
     /// to it meanwhile: the caller then owns the key (and must use or release it).
     /// Otherwise the waiter has left the queue.
     pub(crate) fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
-        self.shards[ticket.shard].with(|shard| {
+        self.shards.at(ticket.shard).with(|shard| {
             // Granting happens under this lock: this read is authoritative.
             if waiter.granted.load(Ordering::Acquire) {
                 return true;
@@ -208,15 +176,6 @@ enum Released<K> {
 }
 
 impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
-    /// The shard index and hash of `key`.
-    #[inline]
-    fn place<Q: Hash + ?Sized>(&self, key: &Q) -> (usize, u64) {
-        let hash = self.hasher.hash_one(key);
-        // Bits 32.. pick the shard; hashbrown probes with the low bits and tags with the
-        // top 7, so shard choice and in-shard placement stay independent.
-        ((hash >> 32) as usize & self.shard_mask, hash)
-    }
-
     /// Takes `key` for `owner`.
     ///
     /// If the key is held by `owner` and `reentrant`, adds a hold. If it is held by another
@@ -234,8 +193,8 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
         reentrant: bool,
         queue: Option<impl FnOnce() -> Wake>,
     ) -> Outcome {
-        let (index, hash) = self.place(&key);
-        let (outcome, unused_key) = self.shards[index].with(|shard| {
+        let (index, hash) = self.shards.place(&key);
+        let (outcome, unused_key) = self.shards.at(index).with(|shard| {
             match shard.table.entry(hash, |e| e.key == key, |e| e.hash) {
                 hashbrown::hash_table::Entry::Vacant(vacant) => {
                     let id = shard.next_id;
@@ -320,8 +279,8 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let (index, hash) = self.place(key);
-        self.shards[index].with(|shard| {
+        let (index, hash) = self.shards.place(key);
+        self.shards.at(index).with(|shard| {
             shard
                 .table
                 .find(hash, |e| e.key.borrow() == key)
@@ -330,47 +289,10 @@ impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
     }
 }
 
-impl<K> Shard<K> {
-    /// The entry `ticket` names (which exists: its key is held or awaited).
-    #[inline]
-    fn entry_of(&mut self, ticket: Ticket) -> hashbrown::hash_table::OccupiedEntry<'_, Entry<K>> {
-        let hinted = self
-            .table
-            .get_bucket(ticket.bucket)
-            .is_some_and(|entry| entry.id == ticket.id);
-        let bucket = if hinted {
-            ticket.bucket
-        } else {
-            self.table
-                .find_bucket_index(ticket.hash, |entry| entry.id == ticket.id)
-                .expect("a held key has an entry")
-        };
-        // SAFETY: `bucket` was just found occupied, by `get_bucket` or by the probe.
-        unsafe { self.table.get_bucket_entry_unchecked(bucket) }
-    }
-
-    /// Gives memory back after a burst of keys, amortized: shrinks to twice the live count
-    /// once fewer than an eighth of the buckets are used. (The bucket count is a field
-    /// read; the capacity would be computed on every release.)
-    #[inline]
-    fn shrink_if_sparse(&mut self) {
-        let buckets = self.table.num_buckets();
-        if buckets > MIN_SHRINK_BUCKETS && self.table.len() * 8 < buckets {
-            self.shrink();
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn shrink(&mut self) {
-        self.table.shrink_to(self.table.len() * 2, |e| e.hash);
-    }
-}
-
 impl<K, S> fmt::Debug for Registry<K, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
-            .field("shards", &self.shards.len())
+            .field("shards", &self.shards.count())
             .finish_non_exhaustive()
     }
 }

@@ -23,19 +23,10 @@ use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash};
 use std::panic::AssertUnwindSafe;
 
-use crossbeam_utils::CachePadded;
-use hashbrown::HashTable;
-
 use super::registry::{Outcome, Ticket, Waiter, Wake};
-use super::shard_lock::ShardLock;
+use super::sharded::{Row, Sharded};
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::Ordering;
-
-/// At most this many shards (as the exclusive registry).
-const MAX_SHARDS: usize = 1 << 16;
-
-/// Tables with at most this many buckets are never shrunk.
-const MIN_SHRINK_BUCKETS: usize = 64;
 
 /// Half of [`RW_CAPACITY`].
 const HALF: u64 = 1 << 62;
@@ -50,18 +41,9 @@ pub(crate) const WRITE: u64 = RW_CAPACITY;
 
 /// The sharded table of held keys of a weighted manager.
 pub(crate) struct Weighted<K, S> {
-    shards: Box<[CachePadded<ShardLock<Shard<K>>>]>,
-    /// `shards.len() - 1`; the count is a power of two.
-    shard_mask: usize,
+    shards: Sharded<Entry<K>, S>,
     /// The weight every key can give out at once.
     capacity: u64,
-    hasher: S,
-}
-
-struct Shard<K> {
-    table: HashTable<Entry<K>>,
-    /// Source of [`Entry::id`]s, unique within this shard.
-    next_id: u64,
 }
 
 /// A held key.
@@ -76,6 +58,18 @@ struct Entry<K> {
     /// contention.
     #[allow(clippy::box_collection)]
     waiters: Option<Box<VecDeque<Arc<Waiter>>>>,
+}
+
+impl<K> Row for Entry<K> {
+    #[inline]
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    #[inline]
+    fn id(&self) -> u64 {
+        self.id
+    }
 }
 
 impl<K> Entry<K> {
@@ -141,27 +135,15 @@ impl<K, S> Weighted<K, S> {
     /// `capacity` each.
     #[track_caller]
     pub(crate) fn new(shards: usize, capacity: u64, hasher: S) -> Self {
-        assert!(shards > 0, "a keyed lock manager needs at least one shard");
         assert!(capacity > 0, "a key needs a capacity of at least one");
-        let count = shards.min(MAX_SHARDS).next_power_of_two();
-        let shards = (0..count)
-            .map(|_| {
-                CachePadded::new(ShardLock::new(Shard {
-                    table: HashTable::new(),
-                    next_id: 0,
-                }))
-            })
-            .collect();
         Self {
-            shards,
-            shard_mask: count - 1,
+            shards: Sharded::new(shards, hasher),
             capacity,
-            hasher,
         }
     }
 
     pub(crate) fn shard_count(&self) -> usize {
-        self.shards.len()
+        self.shards.count()
     }
 
     pub(crate) fn capacity(&self) -> u64 {
@@ -170,10 +152,7 @@ impl<K, S> Weighted<K, S> {
 
     /// The number of held keys, summed shard by shard.
     pub(crate) fn len(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|shard| shard.with(|shard| shard.table.len()))
-            .sum()
+        self.shards.len()
     }
 
     /// Gives back `weight` of the entry `ticket` names (all of a hold, or part of it on a
@@ -182,7 +161,7 @@ impl<K, S> Weighted<K, S> {
     #[inline]
     pub(crate) fn release(&self, ticket: Ticket, weight: u64) {
         let capacity = self.capacity;
-        let released = self.shards[ticket.shard].with(|shard| {
+        let released = self.shards.at(ticket.shard).with(|shard| {
             let mut found = shard.entry_of(ticket);
             let entry = found.get_mut();
             entry.used -= weight;
@@ -210,7 +189,7 @@ impl<K, S> Weighted<K, S> {
     /// has left the queue, and the waiters it held up are granted if they now fit.
     pub(crate) fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
         let capacity = self.capacity;
-        let woken = self.shards[ticket.shard].with(|shard| {
+        let woken = self.shards.at(ticket.shard).with(|shard| {
             // Granting happens under this lock: this read is authoritative.
             if waiter.granted.load(Ordering::Acquire) {
                 return None;
@@ -251,7 +230,7 @@ impl<K, S> Weighted<K, S> {
         queue: Option<impl FnOnce() -> Wake>,
     ) -> Outcome {
         let capacity = self.capacity;
-        self.shards[ticket.shard].with(|shard| {
+        self.shards.at(ticket.shard).with(|shard| {
             let mut found = shard.entry_of(ticket);
             let entry = found.get_mut();
             if extra <= capacity - entry.used {
@@ -287,13 +266,6 @@ impl<K, S> Weighted<K, S> {
 }
 
 impl<K: Eq + Hash, S: BuildHasher> Weighted<K, S> {
-    /// The shard index and hash of `key`.
-    #[inline]
-    fn place<Q: Hash + ?Sized>(&self, key: &Q) -> (usize, u64) {
-        let hash = self.hasher.hash_one(key);
-        ((hash >> 32) as usize & self.shard_mask, hash)
-    }
-
     /// Takes `weight` (at most the capacity) of `key`: at once if nobody waits and it fits,
     /// else [`Outcome::Busy`] when `queue` is `None`, else queued at the back.
     #[inline]
@@ -305,8 +277,8 @@ impl<K: Eq + Hash, S: BuildHasher> Weighted<K, S> {
     ) -> Outcome {
         debug_assert!(weight > 0 && weight <= self.capacity);
         let capacity = self.capacity;
-        let (index, hash) = self.place(&key);
-        let (outcome, unused_key) = self.shards[index].with(|shard| {
+        let (index, hash) = self.shards.place(&key);
+        let (outcome, unused_key) = self.shards.at(index).with(|shard| {
             match shard.table.entry(hash, |e| e.key == key, |e| e.hash) {
                 hashbrown::hash_table::Entry::Vacant(vacant) => {
                     let id = shard.next_id;
@@ -370,47 +342,12 @@ impl<K: Eq + Hash, S: BuildHasher> Weighted<K, S> {
         K: std::borrow::Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let (index, hash) = self.place(key);
-        self.shards[index].with(|shard| {
+        let (index, hash) = self.shards.place(key);
+        self.shards.at(index).with(|shard| {
             shard
                 .table
                 .find(hash, |e| e.key.borrow() == key)
                 .map(|e| (e.used, e.waiters.as_ref().map_or(0, |queue| queue.len())))
         })
-    }
-}
-
-impl<K> Shard<K> {
-    /// The entry `ticket` names (which exists: its key is held).
-    #[inline]
-    fn entry_of(&mut self, ticket: Ticket) -> hashbrown::hash_table::OccupiedEntry<'_, Entry<K>> {
-        let hinted = self
-            .table
-            .get_bucket(ticket.bucket)
-            .is_some_and(|entry| entry.id == ticket.id);
-        let bucket = if hinted {
-            ticket.bucket
-        } else {
-            self.table
-                .find_bucket_index(ticket.hash, |entry| entry.id == ticket.id)
-                .expect("a held key has an entry")
-        };
-        // SAFETY: `bucket` was just found occupied, by `get_bucket` or by the probe.
-        unsafe { self.table.get_bucket_entry_unchecked(bucket) }
-    }
-
-    /// Gives memory back after a burst of keys (as the exclusive registry does).
-    #[inline]
-    fn shrink_if_sparse(&mut self) {
-        let buckets = self.table.num_buckets();
-        if buckets > MIN_SHRINK_BUCKETS && self.table.len() * 8 < buckets {
-            self.shrink();
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn shrink(&mut self) {
-        self.table.shrink_to(self.table.len() * 2, |e| e.hash);
     }
 }
