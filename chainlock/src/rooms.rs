@@ -77,6 +77,8 @@
 //!
 //! As with a mutex, a thread that holds a guard and waits for another room (or for its
 //! own room while others wait) waits for itself. An exit action must not enter the lock.
+//!
+#![doc = include_str!("../docs/rooms.md")]
 #![allow(clippy::doc_markdown)] // "readers-writer", "round-robin"
 
 mod state;

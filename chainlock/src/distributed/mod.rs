@@ -94,6 +94,8 @@
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(()) }
 //! ```
+//!
+#![doc = include_str!("../../docs/distributed.md")]
 
 mod fencing;
 mod file;

@@ -54,6 +54,8 @@
 //! assert_eq!(Walker::new().descend_keys(&root, Crab, &missing).err(), Some(WalkExit::Absent { depth: 2, cause: Absence::Missing }));
 //! # Ok::<(), WalkExit>(())
 //! ```
+//!
+#![doc = include_str!("../../docs/walk.md")]
 
 mod exit;
 mod mode;
