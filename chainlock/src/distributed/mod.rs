@@ -444,10 +444,6 @@ impl LockClient {
     }
 
     /// [`Self::acquire_key_with`] by name (for the primitives built on the mutex).
-    #[allow(
-        dead_code,
-        reason = "the name-only entry of the primitives built on the mutex"
-    )]
     async fn acquire_with(
         &self,
         name: &str,
