@@ -94,6 +94,8 @@
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(()) }
 //! ```
+//!
+#![doc = include_str!("../../docs/distributed.md")]
 
 mod fencing;
 mod file;
@@ -442,10 +444,6 @@ impl LockClient {
     }
 
     /// [`Self::acquire_key_with`] by name (for the primitives built on the mutex).
-    #[allow(
-        dead_code,
-        reason = "the name-only entry of the primitives built on the mutex"
-    )]
     async fn acquire_with(
         &self,
         name: &str,

@@ -168,7 +168,6 @@ impl PgBackend {
 
     /// A session of its own, holding nothing: an unused one, a new one within
     /// `connect_timeout`, or at the bound the next one freed (bounded by the caller).
-    #[allow(dead_code, reason = "for holds that need a session of their own")]
     async fn check_out(&self) -> Result<Conn, Error> {
         loop {
             let changed = self.0.pool.changed();
