@@ -352,8 +352,10 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
         Self::with_node_capacity(MAX_NODE_CAPACITY)
     }
 
-    /// An empty map whose nodes hold at most `capacity` keys (small capacities make deep
-    /// trees, for tests).
+    /// An empty map whose leaves hold at most `capacity` keys, and inner nodes
+    /// `capacity.max(3)` (a full node is split before a key is added to it, so a full inner
+    /// node must split into two that each keep a key); small capacities make deep trees, for
+    /// tests.
     ///
     /// # Panics
     ///
@@ -443,6 +445,13 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
             .iter()
             .map(|count| count.load(Ordering::Relaxed))
             .collect()
+    }
+
+    /// The most keys an inner node holds: `capacity`, but at least 3, so that a full inner
+    /// node (split before a key is added to it) splits into two that each have a key.
+    #[inline]
+    fn inner_capacity(&self) -> usize {
+        self.capacity.max(3)
     }
 
     /// The root's level (a quiescent read).
@@ -623,7 +632,7 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
                     }
                 };
             }
-            if node.len() >= self.capacity {
+            if node.len() >= self.inner_capacity() {
                 self.split_optimistic(parent, node)?;
                 return Err(Restart);
             }
@@ -688,7 +697,12 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
         let mut parent = Parent::Anchor(anchor);
         loop {
             let present = node.level == 0 && node.search(&key).is_ok();
-            if node.len() >= self.capacity && !present {
+            let full = if node.level == 0 {
+                node.len() >= self.capacity
+            } else {
+                node.len() >= self.inner_capacity()
+            };
+            if full && !present {
                 let (separator, right) = self.split_under(&parent, &node);
                 // The split is complete: a panicking comparison here loses nothing. Only
                 // this thread can reach the right half to lock it (its parent is held).
@@ -844,8 +858,13 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
             return Err(format!("a node at level {level} says {}", node.level));
         }
         let len = node.len.load(Ordering::Relaxed);
-        if len > self.capacity {
-            return Err(format!("a node holds {len} keys, capacity {}", self.capacity));
+        let capacity = if level == 0 {
+            self.capacity
+        } else {
+            self.inner_capacity()
+        };
+        if len > capacity {
+            return Err(format!("a node holds {len} keys, capacity {capacity}"));
         }
         let keys: Vec<K> = (0..len).map(|index| node.key(index)).collect();
         if !keys.is_sorted_by(|a, b| a < b) {
