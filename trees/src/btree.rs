@@ -47,7 +47,6 @@
 //! which changes no entry): no other entry is lost and `len()` stays exact.
 
 use chainlock::hybrid::{HybridLock, HybridReadGuard, HybridWriteGuard, OptimisticRead, Restart};
-use std::cmp::Ordering as Order;
 use std::marker::PhantomData;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
@@ -158,28 +157,22 @@ impl<K: Word + Ord, V: Word> Node<K, V> {
         self.children[index].load(Ordering::Acquire)
     }
 
-    /// `Ok(index)` of `key`, or `Err(index)` where it would go (binary search).
+    /// `Ok(index)` of `key`, or `Err(index)` where it would go (the standard library's
+    /// branchless binary search over the atomics).
     #[inline]
     fn search(&self, key: &K) -> Result<usize, usize> {
-        let (mut low, mut high) = (0, self.len());
-        while low < high {
-            let middle = low + (high - low) / 2;
-            match self.key(middle).cmp(key) {
-                Order::Less => low = middle + 1,
-                Order::Greater => high = middle,
-                Order::Equal => return Ok(middle),
-            }
+        let keys = &self.keys[..self.len()];
+        let index = keys.partition_point(|k| K::from_word(k.load(Ordering::Relaxed)) < *key);
+        match keys.get(index) {
+            Some(k) if K::from_word(k.load(Ordering::Relaxed)) == *key => Ok(index),
+            _ => Err(index),
         }
-        Err(low)
     }
 
     /// The index of the child whose range holds `key`: the number of keys `<= key`.
     #[inline]
     fn route(&self, key: &K) -> usize {
-        match self.search(key) {
-            Ok(index) => index + 1,
-            Err(index) => index,
-        }
+        self.keys[..self.len()].partition_point(|k| K::from_word(k.load(Ordering::Relaxed)) <= *key)
     }
 
     // Writers' helpers: called only under an exclusive hold of this node.
@@ -479,24 +472,47 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
         Ok(self.slot(node))
     }
 
-    /// Validates `read` at `level`, failing on purpose when restarts are injected.
+    /// Tests: whether restarts are being injected (one load per operation).
     #[inline]
-    fn validate<T>(&self, read: &OptimisticRead<'_, T>, level: usize) -> Result<(), Restart> {
+    fn injecting(&self) -> bool {
+        self.inject_every.load(Ordering::Relaxed) != 0
+    }
+
+    /// Tests: whether to fail a validation at `level` on purpose (`I`: restarts are being
+    /// injected; the operations are compiled twice, so that the normal path pays nothing).
+    #[inline]
+    fn injected<const I: bool>(&self, level: usize) -> bool {
+        if !I {
+            return false;
+        }
         let every = self.inject_every.load(Ordering::Relaxed);
-        if every != 0
+        let hit = every != 0
             && level == self.inject_level.load(Ordering::Relaxed)
-            && self.injected.fetch_add(1, Ordering::Relaxed) % every == 0
-        {
+            && self.injected.fetch_add(1, Ordering::Relaxed) % every == 0;
+        if hit {
             self.injected_by_level[level.min(15)].fetch_add(1, Ordering::Relaxed);
+        }
+        hit
+    }
+
+    /// Validates `read` at `level` (or fails it on purpose, see `injected`).
+    #[inline]
+    fn validate<const I: bool, T>(
+        &self,
+        read: &OptimisticRead<'_, T>,
+        level: usize,
+    ) -> Result<(), Restart> {
+        if self.injected::<I>(level) {
             return Err(Restart);
         }
         read.validate()
     }
 
-    /// Begins at the root: the anchor's read (for a root split) and the root's.
+    /// Begins at the root: the anchor's read (an insert upgrades it for a root split) and
+    /// the root's.
     #[allow(clippy::type_complexity)]
     #[inline]
-    fn enter(
+    fn enter<const I: bool>(
         &self,
     ) -> Result<
         (
@@ -507,14 +523,14 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
     > {
         let anchor = self.anchor.optimistic()?;
         let root = self.slot_optimistic(anchor.load(Ordering::Acquire))?.optimistic()?;
-        self.validate(&anchor, root.level + 1)?;
+        self.validate::<I, _>(&anchor, root.level + 1)?;
         Ok((anchor, root))
     }
 
     /// From `node` to its child towards `key`: the child's read begins, then `node`'s read
     /// is validated (so the child was `node`'s child at its version).
     #[inline]
-    fn step<'a>(
+    fn step<'a, const I: bool>(
         &'a self,
         node: &OptimisticRead<'a, Node<K, V>>,
         key: &K,
@@ -522,7 +538,7 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
         let child = self
             .slot_optimistic(node.child(node.route(key)))?
             .optimistic()?;
-        self.validate(node, node.level)?;
+        self.validate::<I, _>(node, node.level)?;
         Ok(child)
     }
 
@@ -556,20 +572,23 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
     /// ```
     #[inline]
     pub fn get(&self, key: &K) -> Option<V> {
-        self.retry(|| self.get_optimistic(key), || self.get_locked(key))
+        if self.injecting() {
+            return self.retry(|| self.get_optimistic::<true>(key), || self.get_locked(key));
+        }
+        self.retry(|| self.get_optimistic::<false>(key), || self.get_locked(key))
     }
 
     #[inline]
-    fn get_optimistic(&self, key: &K) -> Result<Option<V>, Restart> {
-        let (_, mut node) = self.enter()?;
+    fn get_optimistic<const I: bool>(&self, key: &K) -> Result<Option<V>, Restart> {
+        let (_, mut node) = self.enter::<I>()?;
         while node.level > 0 {
-            node = self.step(&node, key)?;
+            node = self.step::<I>(&node, key)?;
         }
         let value = node
             .search(key)
             .ok()
             .map(|index| node.values[index].load(Ordering::Relaxed));
-        self.validate(&node, 0)?;
+        self.validate::<I, _>(&node, 0)?;
         Ok(value.map(V::from_word))
     }
 
@@ -601,14 +620,20 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
     /// assert_eq!(map.insert(1, 2), Some(1));
     /// ```
     pub fn insert(&self, key: K, value: V) -> Option<V> {
+        if self.injecting() {
+            return self.retry(
+                || self.insert_optimistic::<true>(key, value),
+                || self.insert_locked(key, value),
+            );
+        }
         self.retry(
-            || self.insert_optimistic(key, value),
+            || self.insert_optimistic::<false>(key, value),
             || self.insert_locked(key, value),
         )
     }
 
-    fn insert_optimistic(&self, key: K, value: V) -> Result<Option<V>, Restart> {
-        let (anchor, mut node) = self.enter()?;
+    fn insert_optimistic<const I: bool>(&self, key: K, value: V) -> Result<Option<V>, Restart> {
+        let (anchor, mut node) = self.enter::<I>()?;
         let mut parent = Parent::Anchor(anchor);
         loop {
             if node.level == 0 {
@@ -636,7 +661,7 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
                 self.split_optimistic(parent, node)?;
                 return Err(Restart);
             }
-            let child = self.step(&node, &key)?;
+            let child = self.step::<I>(&node, &key)?;
             parent = Parent::Node(node);
             node = child;
         }
@@ -669,20 +694,21 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
         >,
         node: &HybridWriteGuard<'_, Node<K, V>>,
     ) -> (u64, *mut Slot<K, V>) {
-        let node_ptr: *const Slot<K, V> = HybridWriteGuard::lock(node);
         let (separator, right) = node.split();
         match parent {
             Parent::Anchor(anchor) => {
                 let root = Node::new(node.level + 1);
                 root.set_key(0, separator);
-                root.set_child(0, node_ptr.cast_mut());
+                // The old root's pointer as allocated (not one made from a reference: it is
+                // freed through it).
+                root.set_child(0, anchor.load(Ordering::Relaxed));
                 root.set_child(1, right);
                 root.len.store(1, Ordering::Relaxed);
                 let root = Box::into_raw(Box::new(HybridLock::new(root)));
                 anchor.store(root, Ordering::Release);
             }
             Parent::Node(parent) => {
-                let index = parent.position_of(node_ptr);
+                let index = parent.position_of(HybridWriteGuard::lock(node));
                 parent.insert_child(index, separator, right);
             }
         }
@@ -740,16 +766,19 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
     /// assert_eq!(map.remove(&5), None);
     /// ```
     pub fn remove(&self, key: &K) -> Option<V> {
-        self.retry(|| self.remove_optimistic(key), || self.remove_locked(key))
+        if self.injecting() {
+            return self.retry(|| self.remove_optimistic::<true>(key), || self.remove_locked(key));
+        }
+        self.retry(|| self.remove_optimistic::<false>(key), || self.remove_locked(key))
     }
 
-    fn remove_optimistic(&self, key: &K) -> Result<Option<V>, Restart> {
-        let (_, mut node) = self.enter()?;
+    fn remove_optimistic<const I: bool>(&self, key: &K) -> Result<Option<V>, Restart> {
+        let (_, mut node) = self.enter::<I>()?;
         while node.level > 0 {
-            node = self.step(&node, key)?;
+            node = self.step::<I>(&node, key)?;
         }
         let Ok(index) = node.search(key) else {
-            self.validate(&node, 0)?;
+            self.validate::<I, _>(&node, 0)?;
             return Ok(None);
         };
         let leaf = node.upgrade()?;
