@@ -119,6 +119,7 @@
 use crate::loom::sync::RawRwLock as ParkingLock;
 use crate::loom::sync::atomic::{AtomicU64, Ordering, fence};
 use std::fmt;
+use std::marker::PhantomData;
 use std::ops::Deref;
 
 /// An optimistic read met a writer: what it read may not hang together; start again.
@@ -421,9 +422,7 @@ unsafe impl lock_api::RawRwLock for RawHybridLock {
 
     #[inline]
     fn try_lock_shared(&self) -> Option<lock_api::GuardNoSend> {
-        self.lock
-            .try_lock_shared()
-            .then(lock_api::GuardNoSend::new)
+        self.lock.try_lock_shared().then(lock_api::GuardNoSend::new)
     }
 
     #[inline]
@@ -662,7 +661,7 @@ impl<T: ?Sized> HybridLock<T> {
     #[inline]
     pub fn read(&self) -> HybridReadGuard<'_, T> {
         self.raw.lock.lock_shared();
-        HybridReadGuard { lock: self }
+        HybridReadGuard::new(self)
     }
 
     /// A shared hold if no writer holds the lock now.
@@ -681,7 +680,7 @@ impl<T: ?Sized> HybridLock<T> {
         self.raw
             .lock
             .try_lock_shared()
-            .then(|| HybridReadGuard { lock: self })
+            .then(|| HybridReadGuard::new(self))
     }
 
     /// An exclusive hold, waiting for other holders to leave. The guard derefs to `&T`:
@@ -699,7 +698,7 @@ impl<T: ?Sized> HybridLock<T> {
     #[inline]
     pub fn write(&self) -> HybridWriteGuard<'_, T> {
         self.raw.acquire_exclusive();
-        HybridWriteGuard { lock: self }
+        HybridWriteGuard::new(self)
     }
 
     /// An exclusive hold if no one holds the lock now.
@@ -717,7 +716,7 @@ impl<T: ?Sized> HybridLock<T> {
     pub fn try_write(&self) -> Option<HybridWriteGuard<'_, T>> {
         self.raw
             .try_acquire_exclusive()
-            .then(|| HybridWriteGuard { lock: self })
+            .then(|| HybridWriteGuard::new(self))
     }
 }
 
@@ -818,7 +817,7 @@ impl<'a, T: ?Sized> OptimisticRead<'a, T> {
     #[inline]
     pub fn upgrade(self) -> Result<HybridWriteGuard<'a, T>, Restart> {
         self.lock.raw.upgrade(self.version)?;
-        Ok(HybridWriteGuard { lock: self.lock })
+        Ok(HybridWriteGuard::new(self.lock))
     }
 }
 
@@ -842,6 +841,18 @@ impl<T: ?Sized> Deref for OptimisticRead<'_, T> {
 #[clippy::has_significant_drop]
 pub struct HybridReadGuard<'a, T: ?Sized> {
     lock: &'a HybridLock<T>,
+    /// Released on the thread that took it, as parking_lot's guards (without `send_guard`).
+    _not_send: PhantomData<lock_api::GuardNoSend>,
+}
+
+impl<'a, T: ?Sized> HybridReadGuard<'a, T> {
+    /// The guard of a shared hold just taken.
+    fn new(lock: &'a HybridLock<T>) -> Self {
+        HybridReadGuard {
+            lock,
+            _not_send: PhantomData,
+        }
+    }
 }
 
 impl<T: ?Sized> Deref for HybridReadGuard<'_, T> {
@@ -884,9 +895,19 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for HybridReadGuard<'_, T> {
 #[clippy::has_significant_drop]
 pub struct HybridWriteGuard<'a, T: ?Sized> {
     lock: &'a HybridLock<T>,
+    /// Released on the thread that took it, as parking_lot's guards (without `send_guard`).
+    _not_send: PhantomData<lock_api::GuardNoSend>,
 }
 
 impl<'a, T: ?Sized> HybridWriteGuard<'a, T> {
+    /// The guard of an exclusive hold just taken.
+    fn new(lock: &'a HybridLock<T>) -> Self {
+        HybridWriteGuard {
+            lock,
+            _not_send: PhantomData,
+        }
+    }
+
     /// The lock held (an associated function, as the guard derefs to the data).
     ///
     /// # Examples
@@ -917,7 +938,7 @@ impl<'a, T: ?Sized> HybridWriteGuard<'a, T> {
         std::mem::forget(self);
         // SAFETY: `self` owned the exclusive hold; forgotten so that it is not released twice.
         unsafe { lock.raw.downgrade_exclusive() };
-        HybridReadGuard { lock }
+        HybridReadGuard::new(lock)
     }
 }
 

@@ -29,14 +29,14 @@
 
 use chainlock::parking_lot::RwLock;
 use chainlock_trees::{FileSystem, OrderedMap, Rng};
-use crossbeam_skiplist::SkipMap;
-use scc::TreeIndex;
-use std::hint::black_box;
 use criterion::measurement::WallTime;
 use criterion::{
     BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
 };
+use crossbeam_skiplist::SkipMap;
+use scc::TreeIndex;
 use std::collections::BTreeMap;
+use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -235,14 +235,22 @@ fn ordered_map(c: &mut Criterion) {
         let maps = &maps;
         for threads in THREADS {
             let sides: [(&str, &(dyn Fn(&mut Rng) + Sync)); 4] = [
-                ("ordered_map", &|rng| op_ordered_map(&maps.ordered_map, rng, get_percent)),
+                ("ordered_map", &|rng| {
+                    op_ordered_map(&maps.ordered_map, rng, get_percent)
+                }),
                 ("global", &|rng| op_global(&maps.global, rng, get_percent)),
-                ("skip_map", &|rng| op_skip_map(&maps.skip_map, rng, get_percent)),
-                ("tree_index", &|rng| op_tree_index(&maps.tree_index, rng, get_percent)),
+                ("skip_map", &|rng| {
+                    op_skip_map(&maps.skip_map, rng, get_percent)
+                }),
+                ("tree_index", &|rng| {
+                    op_tree_index(&maps.tree_index, rng, get_percent)
+                }),
             ];
             for (name, op) in sides {
                 group.bench_function(BenchmarkId::new(name, threads), |b| {
-                    b.iter_custom(|iterations| (0..iterations).map(|_| run(threads, ops, op)).sum());
+                    b.iter_custom(|iterations| {
+                        (0..iterations).map(|_| run(threads, ops, op)).sum()
+                    });
                 });
             }
         }
@@ -265,17 +273,23 @@ fn lookups_btreemap(map: &BTreeMap<u64, u64>, keys: &[u64]) -> u64 {
 
 #[inline(never)]
 fn lookups_global(map: &RwLock<BTreeMap<u64, u64>>, keys: &[u64]) -> u64 {
-    keys.iter().filter_map(|key| map.read().get(key).copied()).sum()
+    keys.iter()
+        .filter_map(|key| map.read().get(key).copied())
+        .sum()
 }
 
 #[inline(never)]
 fn lookups_skip_map(map: &SkipMap<u64, u64>, keys: &[u64]) -> u64 {
-    keys.iter().filter_map(|key| map.get(key).map(|entry| *entry.value())).sum()
+    keys.iter()
+        .filter_map(|key| map.get(key).map(|entry| *entry.value()))
+        .sum()
 }
 
 #[inline(never)]
 fn lookups_tree_index(map: &TreeIndex<u64, u64>, keys: &[u64]) -> u64 {
-    keys.iter().filter_map(|key| map.peek_with(key, |_, value| *value)).sum()
+    keys.iter()
+        .filter_map(|key| map.peek_with(key, |_, value| *value))
+        .sum()
 }
 
 fn instructions() {
@@ -291,7 +305,10 @@ fn instructions() {
         lookups_skip_map(black_box(&maps.skip_map), keys),
         lookups_tree_index(black_box(&maps.tree_index), keys),
     ];
-    assert!(sums.iter().all(|&sum| sum == sums[0]), "the peers disagree: {sums:?}");
+    assert!(
+        sums.iter().all(|&sum| sum == sums[0]),
+        "the peers disagree: {sums:?}"
+    );
 }
 
 criterion_group!(benches, filesystem, ordered_map);

@@ -185,15 +185,17 @@ impl<K: Word + Ord, V: Word> Node<K, V> {
         self.children[index].store(child, Ordering::Release);
     }
 
-    /// Inserts `key`/`value` at `index` of a leaf with room.
+    /// Inserts `key`/`value` at `index` of a leaf with room. Their words are taken before
+    /// anything moves, so that a panicking `to_word` changes nothing.
     fn insert_entry(&self, index: usize, key: K, value: V) {
+        let (key, value) = (key.to_word(), value.to_word());
         let len = self.len();
         for i in (index..len).rev() {
             self.set_key(i + 1, self.keys[i].load(Ordering::Relaxed));
             self.values[i + 1].store(self.values[i].load(Ordering::Relaxed), Ordering::Relaxed);
         }
-        self.set_key(index, key.to_word());
-        self.values[index].store(value.to_word(), Ordering::Relaxed);
+        self.set_key(index, key);
+        self.values[index].store(value, Ordering::Relaxed);
         self.len.store(len + 1, Ordering::Relaxed);
     }
 
@@ -203,7 +205,10 @@ impl<K: Word + Ord, V: Word> Node<K, V> {
         let value = self.values[index].load(Ordering::Relaxed);
         for i in index..len - 1 {
             self.set_key(i, self.keys[i + 1].load(Ordering::Relaxed));
-            self.values[i].store(self.values[i + 1].load(Ordering::Relaxed), Ordering::Relaxed);
+            self.values[i].store(
+                self.values[i + 1].load(Ordering::Relaxed),
+                Ordering::Relaxed,
+            );
         }
         self.len.store(len - 1, Ordering::Relaxed);
         value
@@ -235,7 +240,8 @@ impl<K: Word + Ord, V: Word> Node<K, V> {
         if self.level == 0 {
             for (to, from) in (middle..len).enumerate() {
                 right.set_key(to, self.keys[from].load(Ordering::Relaxed));
-                right.values[to].store(self.values[from].load(Ordering::Relaxed), Ordering::Relaxed);
+                right.values[to]
+                    .store(self.values[from].load(Ordering::Relaxed), Ordering::Relaxed);
             }
             right.len.store(len - middle, Ordering::Relaxed);
         } else {
@@ -522,7 +528,9 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
         Restart,
     > {
         let anchor = self.anchor.optimistic()?;
-        let root = self.slot_optimistic(anchor.load(Ordering::Acquire))?.optimistic()?;
+        let root = self
+            .slot_optimistic(anchor.load(Ordering::Acquire))?
+            .optimistic()?;
         self.validate::<I, _>(&anchor, root.level + 1)?;
         Ok((anchor, root))
     }
@@ -575,7 +583,10 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
         if self.injecting() {
             return self.retry(|| self.get_optimistic::<true>(key), || self.get_locked(key));
         }
-        self.retry(|| self.get_optimistic::<false>(key), || self.get_locked(key))
+        self.retry(
+            || self.get_optimistic::<false>(key),
+            || self.get_locked(key),
+        )
     }
 
     #[inline]
@@ -767,9 +778,15 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
     /// ```
     pub fn remove(&self, key: &K) -> Option<V> {
         if self.injecting() {
-            return self.retry(|| self.remove_optimistic::<true>(key), || self.remove_locked(key));
+            return self.retry(
+                || self.remove_optimistic::<true>(key),
+                || self.remove_locked(key),
+            );
         }
-        self.retry(|| self.remove_optimistic::<false>(key), || self.remove_locked(key))
+        self.retry(
+            || self.remove_optimistic::<false>(key),
+            || self.remove_locked(key),
+        )
     }
 
     fn remove_optimistic<const I: bool>(&self, key: &K) -> Result<Option<V>, Restart> {
@@ -899,7 +916,8 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
         if !keys.is_sorted_by(|a, b| a < b) {
             return Err("keys out of order in a node".into());
         }
-        let in_range = |key: &K| low.is_none_or(|low| *key >= low) && high.is_none_or(|high| *key < high);
+        let in_range =
+            |key: &K| low.is_none_or(|low| *key >= low) && high.is_none_or(|high| *key < high);
         if !keys.iter().all(in_range) {
             return Err("a key outside its separators".into());
         }
@@ -908,11 +926,14 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
             return Ok(());
         }
         for index in 0..=len {
-            let low = if index == 0 { low } else { Some(keys[index - 1]) };
+            let low = if index == 0 {
+                low
+            } else {
+                Some(keys[index - 1])
+            };
             let high = keys.get(index).copied().or(high);
             self.check_node(node.child(index), level - 1, low, high, count)?;
         }
         Ok(())
     }
 }
-

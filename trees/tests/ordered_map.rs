@@ -196,7 +196,11 @@ fn a_panicking_comparison_loses_no_entry_and_keeps_len_exact() {
                     map.check().unwrap_or_else(|violation| {
                         panic!("capacity {capacity}, target {target}, panic at comparison {n}: {violation}")
                     });
-                    assert_eq!(map.len(), model.len(), "len() exact after a panic at comparison {n}");
+                    assert_eq!(
+                        map.len(),
+                        model.len(),
+                        "len() exact after a panic at comparison {n}"
+                    );
                     let expected: Vec<(Flaky, u64)> =
                         model.iter().map(|(&k, &v)| (Flaky(k), v)).collect();
                     assert_eq!(map.to_vec(), expected, "no entry lost (comparison {n})");
@@ -240,7 +244,11 @@ fn injected_restarts_at_every_level_change_no_answer() {
             map.insert(key, key);
             model.insert(key, key);
         }
-        let level = if level == usize::MAX { anchor_level(&map) } else { level };
+        let level = if level == usize::MAX {
+            anchor_level(&map)
+        } else {
+            level
+        };
         map.inject_restarts(level, every);
         let mut rng = Rng::new(level as u64);
         for step in 0..2_000 {
@@ -252,7 +260,10 @@ fn injected_restarts_at_every_level_change_no_answer() {
             }
         }
         let by_level = map.injected_restarts_by_level();
-        assert!(by_level[level] > 0, "restarts injected at level {level}: {by_level:?}");
+        assert!(
+            by_level[level] > 0,
+            "restarts injected at level {level}: {by_level:?}"
+        );
         map.inject_restarts(0, 0);
         map.check().unwrap();
         let entries: Vec<(u64, u64)> = model.into_iter().collect();

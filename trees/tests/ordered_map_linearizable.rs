@@ -41,7 +41,12 @@ fn linearizable(calls: &[Call], initial: Option<u64>) -> bool {
     search(calls, 0, initial, &mut seen)
 }
 
-fn search(calls: &[Call], done: u128, state: Option<u64>, seen: &mut HashSet<(u128, Option<u64>)>) -> bool {
+fn search(
+    calls: &[Call],
+    done: u128,
+    state: Option<u64>,
+    seen: &mut HashSet<(u128, Option<u64>)>,
+) -> bool {
     if done.count_ones() as usize == calls.len() {
         return true;
     }
@@ -102,7 +107,15 @@ fn run(inject_at_leaves: bool, seed: u64) {
                             Op::Remove => map.remove(&key),
                         };
                         let returned = clock.fetch_add(1, Ordering::SeqCst);
-                        calls.push((key, Call { op, result, invoked, returned }));
+                        calls.push((
+                            key,
+                            Call {
+                                op,
+                                result,
+                                invoked,
+                                returned,
+                            },
+                        ));
                     }
                     calls
                 })
@@ -143,15 +156,48 @@ fn eight_threads_histories_are_linearizable_with_restarts_injected() {
 #[test]
 fn the_checker_refuses_a_stale_read() {
     let calls = [
-        Call { op: Op::Insert(1), result: None, invoked: 0, returned: 1 },
-        Call { op: Op::Insert(2), result: Some(1), invoked: 2, returned: 3 },
-        Call { op: Op::Get, result: Some(1), invoked: 4, returned: 5 },
+        Call {
+            op: Op::Insert(1),
+            result: None,
+            invoked: 0,
+            returned: 1,
+        },
+        Call {
+            op: Op::Insert(2),
+            result: Some(1),
+            invoked: 2,
+            returned: 3,
+        },
+        Call {
+            op: Op::Get,
+            result: Some(1),
+            invoked: 4,
+            returned: 5,
+        },
     ];
     assert!(!linearizable(&calls, None));
     let overlapping = [
-        Call { op: Op::Insert(1), result: None, invoked: 0, returned: 1 },
-        Call { op: Op::Insert(2), result: Some(1), invoked: 2, returned: 5 },
-        Call { op: Op::Get, result: Some(1), invoked: 3, returned: 4 },
+        Call {
+            op: Op::Insert(1),
+            result: None,
+            invoked: 0,
+            returned: 1,
+        },
+        Call {
+            op: Op::Insert(2),
+            result: Some(1),
+            invoked: 2,
+            returned: 5,
+        },
+        Call {
+            op: Op::Get,
+            result: Some(1),
+            invoked: 3,
+            returned: 4,
+        },
     ];
-    assert!(linearizable(&overlapping, None), "the read may come before the overlapping write");
+    assert!(
+        linearizable(&overlapping, None),
+        "the read may come before the overlapping write"
+    );
 }

@@ -70,7 +70,11 @@ fn loom_restart_after_a_write_and_never_torn() {
         if let Ok(before) = before {
             let a = before.a.load(Relaxed);
             if before.version().get() < 4 {
-                assert_eq!(before.validate(), Err(Restart), "a write came after it began");
+                assert_eq!(
+                    before.validate(),
+                    Err(Restart),
+                    "a write came after it began"
+                );
             } else {
                 assert_eq!(a, 2);
             }
@@ -142,7 +146,10 @@ fn loom_lock_coupling_over_two_locks() {
             Ok(value)
         };
         if let Ok(value) = read() {
-            assert!(value == 7 || value == 8, "read a child the parent did not name");
+            assert!(
+                value == 7 || value == 8,
+                "read a child the parent did not name"
+            );
         }
         writer.join().unwrap();
         assert_eq!(read(), Ok(8));

@@ -82,7 +82,11 @@ fn upgrades_by_version_lose_no_update() {
         threads.into_iter().map(|t| t.join().unwrap()).sum()
     });
     assert!(upgraded > 0);
-    assert_eq!(counter.into_inner().into_inner(), upgraded, "an upgrade acted on a stale read");
+    assert_eq!(
+        counter.into_inner().into_inner(),
+        upgraded,
+        "an upgrade acted on a stale read"
+    );
 }
 
 #[test]
@@ -109,18 +113,27 @@ fn a_reader_sees_a_writer_in_the_middle_and_after() {
     let lock = HybridLock::new(AtomicU64::new(0));
     let read = lock.optimistic().unwrap();
     let write = lock.write();
-    assert_eq!(lock.optimistic().err(), Some(Restart), "odd version: a writer holds it");
+    assert_eq!(
+        lock.optimistic().err(),
+        Some(Restart),
+        "odd version: a writer holds it"
+    );
     assert_eq!(read.validate(), Err(Restart));
     drop(write);
     assert_eq!(read.validate(), Err(Restart), "the version moved on");
     assert_eq!(lock.read_optimistic(|v| v.load(Relaxed)), Ok(0));
     let downgraded = lock.write().downgrade();
-    assert!(lock.optimistic().is_ok(), "a downgraded hold lets optimistic readers in");
+    assert!(
+        lock.optimistic().is_ok(),
+        "a downgraded hold lets optimistic readers in"
+    );
     assert!(lock.try_write().is_none());
-    assert_eq!(lock.raw().optimistic().map(|v| v.get()), Ok(4), "a failed try changes nothing");
+    assert_eq!(
+        lock.raw().optimistic().map(|v| v.get()),
+        Ok(4),
+        "a failed try changes nothing"
+    );
     drop(downgraded);
     assert!(lock.try_write().is_some());
     assert!(lock.try_read().is_some());
 }
-
-
