@@ -1,5 +1,5 @@
 //! A hybrid lock: optimistic, shared and exclusive modes on one version word and a parking
-//! lock (LeanStore's hybrid latch), soundly in Rust's memory model.
+//! lock (the hybrid latch of the `LeanStore` engine), soundly in Rust's memory model.
 //!
 //! | mode | how | writes shared memory? |
 //! |---|---|---|
@@ -9,7 +9,7 @@
 //!
 //! An optimistic reader writes nothing, so readers on many cores do not bounce the cache line
 //! of a lock between them, which is what makes hand-over-hand reading of an in-memory tree
-//! cheap (Leis et al., "The ART of Practical Synchronization", DaMoN 2016: optimistic lock
+//! cheap (Leis et al., "The ART of Practical Synchronization", `DaMoN` 2016: optimistic lock
 //! coupling). The price is that a reader may run concurrently with a writer, and must be
 //! ready to find that what it read does not hang together and start again.
 //!

@@ -139,6 +139,9 @@ fn filesystem(c: &mut Criterion) {
     group.finish();
 }
 
+/// One client operation, run by `run` on each thread.
+type Op<'a> = dyn Fn(&mut Rng) + Sync + 'a;
+
 /// The maps of the `ordered_map` groups, filled alike: 50,000 keys of 100,000 present.
 struct Maps {
     ordered_map: OrderedMap<u64, u64>,
@@ -234,16 +237,16 @@ fn ordered_map(c: &mut Criterion) {
         });
         let maps = &maps;
         for threads in THREADS {
-            let sides: [(&str, &(dyn Fn(&mut Rng) + Sync)); 4] = [
+            let sides: [(&str, &Op<'_>); 4] = [
                 ("ordered_map", &|rng| {
-                    op_ordered_map(&maps.ordered_map, rng, get_percent)
+                    op_ordered_map(&maps.ordered_map, rng, get_percent);
                 }),
                 ("global", &|rng| op_global(&maps.global, rng, get_percent)),
                 ("skip_map", &|rng| {
-                    op_skip_map(&maps.skip_map, rng, get_percent)
+                    op_skip_map(&maps.skip_map, rng, get_percent);
                 }),
                 ("tree_index", &|rng| {
-                    op_tree_index(&maps.tree_index, rng, get_percent)
+                    op_tree_index(&maps.tree_index, rng, get_percent);
                 }),
             ];
             for (name, op) in sides {

@@ -93,7 +93,9 @@ pub trait Word: Copy {
 macro_rules! word_for_integers {
     ($($t:ty),*) => {$(
         impl Word for $t {
+            // The word is the value's bits (sign-extended); the round trip is exact.
             #[inline]
+            #[allow(clippy::cast_lossless, clippy::cast_sign_loss)]
             fn to_word(self) -> u64 {
                 self as u64
             }
@@ -117,6 +119,10 @@ impl Word for bool {
 }
 
 type Slot<K, V> = HybridLock<Node<K, V>>;
+type AnchorRead<'a, K, V> = OptimisticRead<'a, AtomicPtr<Slot<K, V>>>;
+type NodeRead<'a, K, V> = OptimisticRead<'a, Node<K, V>>;
+type AnchorWrite<'a, K, V> = HybridWriteGuard<'a, AtomicPtr<Slot<K, V>>>;
+type NodeWrite<'a, K, V> = HybridWriteGuard<'a, Node<K, V>>;
 
 /// A leaf (`level == 0`: `keys` and `values`) or an inner node (`keys` separate `children`:
 /// child `i` holds the keys in `keys[i - 1]..keys[i]`). `level` never changes.
@@ -459,8 +465,10 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
         self.slot(anchor.load(Ordering::Acquire)).read().level
     }
 
-    /// The node behind a pointer read from a node or the anchor.
+    /// The node behind a pointer read from a node or the anchor. Takes `&self` so that the
+    /// reference lives no longer than the map (which frees the nodes when dropped).
     #[inline]
+    #[allow(clippy::unused_self)]
     fn slot(&self, node: *mut Slot<K, V>) -> &Slot<K, V> {
         assert!(!node.is_null(), "a live child slot is never null");
         // SAFETY: a non-null pointer in any slot of this map points to a node made by
@@ -494,7 +502,10 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
         let every = self.inject_every.load(Ordering::Relaxed);
         let hit = every != 0
             && level == self.inject_level.load(Ordering::Relaxed)
-            && self.injected.fetch_add(1, Ordering::Relaxed) % every == 0;
+            && self
+                .injected
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(every);
         if hit {
             self.injected_by_level[level.min(15)].fetch_add(1, Ordering::Relaxed);
         }
@@ -663,13 +674,13 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
                         Ok(None)
                     }
                     Err(_) => {
-                        self.split_optimistic(parent, node)?;
+                        Self::split_optimistic(parent, node)?;
                         Err(Restart)
                     }
                 };
             }
             if node.len() >= self.inner_capacity() {
-                self.split_optimistic(parent, node)?;
+                Self::split_optimistic(parent, node)?;
                 return Err(Restart);
             }
             let child = self.step::<I>(&node, &key)?;
@@ -681,8 +692,7 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
     /// Upgrades `parent` then `node` by version (top-down, as every path locks) and splits
     /// `node`.
     fn split_optimistic<'a>(
-        &'a self,
-        parent: Parent<OptimisticRead<'a, AtomicPtr<Slot<K, V>>>, OptimisticRead<'a, Node<K, V>>>,
+        parent: Parent<AnchorRead<'a, K, V>, NodeRead<'a, K, V>>,
         node: OptimisticRead<'a, Node<K, V>>,
     ) -> Result<(), Restart> {
         let parent = match parent {
@@ -690,19 +700,14 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
             Parent::Node(parent) => Parent::Node(parent.upgrade()?),
         };
         let node = node.upgrade()?;
-        self.split_under(&parent, &node);
+        Self::split_under(&parent, &node);
         Ok(())
     }
 
     /// Splits `node` (held exclusively, full) and links the right half into `parent` (held
     /// exclusively, with room); returns the separator and the right half. Compares no keys.
-    #[allow(clippy::type_complexity)]
     fn split_under(
-        &self,
-        parent: &Parent<
-            HybridWriteGuard<'_, AtomicPtr<Slot<K, V>>>,
-            HybridWriteGuard<'_, Node<K, V>>,
-        >,
+        parent: &Parent<AnchorWrite<'_, K, V>, NodeWrite<'_, K, V>>,
         node: &HybridWriteGuard<'_, Node<K, V>>,
     ) -> (u64, *mut Slot<K, V>) {
         let (separator, right) = node.split();
@@ -740,7 +745,7 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
                 node.len() >= self.inner_capacity()
             };
             if full && !present {
-                let (separator, right) = self.split_under(&parent, &node);
+                let (separator, right) = Self::split_under(&parent, &node);
                 // The split is complete: a panicking comparison here loses nothing. Only
                 // this thread can reach the right half to lock it (its parent is held).
                 if key >= K::from_word(separator) {

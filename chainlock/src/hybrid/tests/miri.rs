@@ -129,7 +129,7 @@ fn a_reader_sees_a_writer_in_the_middle_and_after() {
     );
     assert!(lock.try_write().is_none());
     assert_eq!(
-        lock.raw().optimistic().map(|v| v.get()),
+        lock.raw().optimistic().map(crate::hybrid::Version::get),
         Ok(4),
         "a failed try changes nothing"
     );
