@@ -485,6 +485,25 @@ unsafe impl lock_api::RawRwLockDowngrade for RawHybridLock {
 /// lock.write().push(2);
 /// assert_eq!(lock.read().len(), 2);
 /// ```
+///
+/// As the nodes of a walk:
+///
+/// ```
+/// use chainlock::hybrid::HybridRwLock;
+/// use chainlock::walk::{Shared, Step, Walker};
+/// use chainlock::ChainNode;
+/// use std::sync::Arc;
+///
+/// struct Person { name: &'static str, reports: Vec<Arc<HybridRwLock<Person>>> }
+/// impl ChainNode for Person {}
+///
+/// let dev = Arc::new(HybridRwLock::new(Person { name: "dev", reports: vec![] }));
+/// let boss = Arc::new(HybridRwLock::new(Person { name: "boss", reports: vec![dev] }));
+/// let bottom = Walker::new()
+///     .descend(&boss, Shared, |p, _| p.reports.first().cloned().map_or(Step::Here, Step::Descend))
+///     .unwrap();
+/// assert_eq!(bottom.name, "dev");
+/// ```
 #[cfg(not(loom))]
 pub type HybridRwLock<T> = lock_api::RwLock<RawHybridLock, T>;
 
