@@ -115,6 +115,12 @@
 //! writers do not starve each other; optimistic readers never block writers. A reader that
 //! keeps meeting writers keeps restarting: bound its attempts, then take the shared mode
 //! ([`read`](HybridLock::read)), which waits its turn like any reader of a reader-writer lock.
+//!
+//! # No async face
+//!
+//! An optimistic read never waits, so it needs no async twin; the shared and exclusive modes
+//! park the thread (parking_lot), for short critical sections: hold no hybrid guard across an
+//! `.await` (the guards are not `Send`).
 
 use crate::loom::sync::RawRwLock as ParkingLock;
 use crate::loom::sync::atomic::{AtomicU64, Ordering, fence};
