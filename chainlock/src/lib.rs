@@ -5,6 +5,7 @@
 //! | [`chain_locker!`], [`ChainNode`](macro@ChainNode), [`chain`] | hand-over-hand locking down a tree: lock the parent, find the child, lock the child, only then release the parent; generated and typed for chains of any depth |
 //! | [`striped`] | lock striping: a key hashed onto one of a fixed set of locks |
 //! | [`keyed`] | a keyed lock manager: exact per-key locks, reentrant, FIFO-fair, timeouts, bounded memory, all-or-nothing multi-key; per-key readers/writers ([`keyed::KeyedRwLocks`]) and per-key permits ([`keyed::KeyedPermits`]) |
+//! | [`hybrid`] | a hybrid lock (the hybrid latch of the `LeanStore` engine): optimistic reads that write nothing and validate a version, shared and exclusive modes, upgrade by version; sound in Rust's memory model (data changed through atomics, never a `&mut T` while shared) |
 //! | [`rooms`] | shared rooms (group mutual exclusion): many threads in one room, one room at a time, exit actions, no starvation |
 //! | [`mapped`] | owned guards (from chain descents and walks) narrowed to a part of the locked data, still holding the lock |
 //! | [`walk`] | hand-over-hand walks of run-time depth down recursive trees (file systems, B-trees, lists): key paths or step closures, latch crabbing, retaining (Bayer–Schkolnick) and optimistic descents |
@@ -80,6 +81,7 @@ pub mod chain;
 #[cfg(feature = "distributed")]
 #[cfg_attr(docsrs, doc(cfg(feature = "distributed")))]
 pub mod distributed;
+pub mod hybrid;
 pub mod keyed;
 mod lock_order;
 mod loom;

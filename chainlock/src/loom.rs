@@ -19,6 +19,65 @@ mod imp {
             pub(crate) use std::sync::atomic::*;
         }
         pub(crate) use parking_lot::{Condvar, Mutex, MutexGuard};
+
+        /// parking_lot's raw reader-writer lock behind inherent methods, so that code above
+        /// reads the same in both configurations (the loom twin is a model of it). Its
+        /// per-acquisition states are stateless markers, made again on release.
+        pub(crate) struct RawRwLock(parking_lot::RawRwLock);
+        type Shared = <parking_lot::RawRwLock as lock_api::RawRwLock>::SharedGuard;
+        type Exclusive = <parking_lot::RawRwLock as lock_api::RawRwLock>::ExclusiveGuard;
+        impl RawRwLock {
+            pub(crate) const fn new() -> Self {
+                use lock_api::RawRwLock as _;
+                Self(parking_lot::RawRwLock::INIT)
+            }
+            #[inline]
+            pub(crate) fn lock_exclusive(&self) {
+                let _: Exclusive = lock_api::RawRwLock::lock_exclusive(&self.0);
+            }
+            #[inline]
+            pub(crate) fn try_lock_exclusive(&self) -> bool {
+                lock_api::RawRwLock::try_lock_exclusive(&self.0).is_some()
+            }
+            /// # Safety
+            ///
+            /// Held exclusively by the caller.
+            #[inline]
+            pub(crate) unsafe fn unlock_exclusive(&self) {
+                // SAFETY: forwarded from the caller; the state is a stateless marker.
+                unsafe { lock_api::RawRwLock::unlock_exclusive(&self.0, Exclusive::default()) }
+            }
+            #[inline]
+            pub(crate) fn lock_shared(&self) {
+                let _: Shared = lock_api::RawRwLock::lock_shared(&self.0);
+            }
+            #[inline]
+            pub(crate) fn try_lock_shared(&self) -> bool {
+                lock_api::RawRwLock::try_lock_shared(&self.0).is_some()
+            }
+            /// # Safety
+            ///
+            /// Held shared by the caller.
+            #[inline]
+            pub(crate) unsafe fn unlock_shared(&self) {
+                // SAFETY: forwarded from the caller; the state is a stateless marker.
+                unsafe { lock_api::RawRwLock::unlock_shared(&self.0, Shared::default()) }
+            }
+            /// # Safety
+            ///
+            /// Held exclusively by the caller.
+            #[inline]
+            pub(crate) unsafe fn downgrade(&self) {
+                // SAFETY: forwarded from the caller; the state is a stateless marker.
+                let _: Shared = unsafe {
+                    lock_api::RawRwLockDowngrade::downgrade(&self.0, Exclusive::default())
+                };
+            }
+            #[inline]
+            pub(crate) fn is_locked(&self) -> bool {
+                lock_api::RawRwLock::is_locked(&self.0)
+            }
+        }
     }
     pub(crate) mod thread {
         pub(crate) use std::thread::{Thread, current, park, park_timeout, yield_now};
@@ -104,6 +163,68 @@ mod imp {
             pub(crate) fn notify_all(&self) -> usize {
                 self.0.notify_all();
                 0
+            }
+        }
+
+        /// A model of a raw reader-writer lock (`-1`: held exclusively, `n > 0`: `n`
+        /// readers), with the inherent methods of the `std` configuration's wrapper.
+        #[derive(Debug, Default)]
+        pub(crate) struct RawRwLock {
+            state: Mutex<isize>,
+            changed: Condvar,
+        }
+        impl RawRwLock {
+            pub(crate) fn new() -> Self {
+                Self::default()
+            }
+            pub(crate) fn lock_exclusive(&self) {
+                let mut state = self.state.lock();
+                while *state != 0 {
+                    self.changed.wait(&mut state);
+                }
+                *state = -1;
+            }
+            pub(crate) fn try_lock_exclusive(&self) -> bool {
+                let mut state = self.state.lock();
+                let free = *state == 0;
+                if free {
+                    *state = -1;
+                }
+                free
+            }
+            pub(crate) unsafe fn unlock_exclusive(&self) {
+                *self.state.lock() = 0;
+                self.changed.notify_all();
+            }
+            pub(crate) fn lock_shared(&self) {
+                let mut state = self.state.lock();
+                while *state < 0 {
+                    self.changed.wait(&mut state);
+                }
+                *state += 1;
+            }
+            pub(crate) fn try_lock_shared(&self) -> bool {
+                let mut state = self.state.lock();
+                let free = *state >= 0;
+                if free {
+                    *state += 1;
+                }
+                free
+            }
+            pub(crate) unsafe fn unlock_shared(&self) {
+                let mut state = self.state.lock();
+                *state -= 1;
+                if *state == 0 {
+                    drop(state);
+                    self.changed.notify_all();
+                }
+            }
+            pub(crate) unsafe fn downgrade(&self) {
+                *self.state.lock() = 1;
+                self.changed.notify_all();
+            }
+            pub(crate) fn is_locked(&self) -> bool {
+                *self.state.lock() != 0
             }
         }
 
