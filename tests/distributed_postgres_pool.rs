@@ -84,7 +84,7 @@ fn a_thousand_held_locks_share_the_bounded_connections() {
         let mut tasks = tokio::task::JoinSet::new();
         for key in keys(1, 1000) {
             let locks = locks.clone();
-            tasks.spawn(async move { locks.acquire(key).await.unwrap() });
+            tasks.spawn(async move { locks.lock(key).await.unwrap() });
         }
         let mut guards = Vec::new();
         while let Some(guard) = tasks.join_next().await {
@@ -113,6 +113,19 @@ fn a_thousand_held_locks_share_the_bounded_connections() {
     });
 }
 
+/// How many sessions wait for the pair key `key` on the server.
+async fn waiting_on_server(control: &tokio_postgres::Client, key: (i32, i32)) -> i64 {
+    control
+        .query_one(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+             AND objsubid = 2 AND classid::bigint = $1 AND objid::bigint = $2",
+            &[&i64::from(key.0), &i64::from(key.1)],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
 #[test]
 fn waiters_at_the_bound_all_get_the_lock_in_turn_without_exceeding_it() {
     let Some(url) = pg_url() else { return };
@@ -122,13 +135,13 @@ fn waiters_at_the_bound_all_get_the_lock_in_turn_without_exceeding_it() {
     runtime().block_on(async {
         let control = raw(&url).await;
         let holder = LockClient::postgres(&url).await.unwrap();
-        let held = holder.acquire(contended).await.unwrap();
+        let held = holder.lock(contended).await.unwrap();
         let before = chainlock_pids(&control).await;
         let options = PostgresOptions::new(&url).unwrap().max_connections(2);
         let locks = LockClient::postgres_with(options).await.unwrap();
         let mut guards = Vec::new();
         for &key in &others {
-            guards.push(locks.acquire(key).await.unwrap());
+            guards.push(locks.lock(key).await.unwrap());
         }
         // Ten waiters for the held key: one can wait on the server, the others are at the
         // bound (every session holds locks or waits).
@@ -139,7 +152,7 @@ fn waiters_at_the_bound_all_get_the_lock_in_turn_without_exceeding_it() {
             let (locks, inside, most) = (locks.clone(), inside.clone(), most.clone());
             waiters.spawn(async move {
                 let guard = locks
-                    .acquire_timeout(contended, Duration::from_mins(1))
+                    .try_lock_for(contended, Duration::from_mins(1))
                     .await
                     .unwrap()
                     .expect("granted in turn");
@@ -178,7 +191,7 @@ fn waiters_at_the_bound_all_get_the_lock_in_turn_without_exceeding_it() {
             tokio::task::yield_now().await;
         }
         let free = locks
-            .try_acquire(keys(4, 1)[0])
+            .try_lock(keys(4, 1)[0])
             .await
             .unwrap()
             .expect("a free key is granted while waiters wait");
@@ -208,27 +221,35 @@ fn a_waiter_at_the_bound_times_out_cleanly() {
     let key = keys(5, 2);
     runtime().block_on(async {
         let holder = LockClient::postgres(&url).await.unwrap();
-        let held = holder.acquire(key[0]).await.unwrap();
+        let held = holder.lock(key[0]).await.unwrap();
         let options = PostgresOptions::new(&url).unwrap().max_connections(1);
         let locks = LockClient::postgres_with(options).await.unwrap();
-        let mine = locks.acquire(key[1]).await.unwrap();
+        let mine = locks.lock(key[1]).await.unwrap();
         let start = Instant::now();
         let late = locks
-            .acquire_timeout(key[0], Duration::from_millis(200))
+            .try_lock_for(key[0], Duration::from_millis(200))
             .await
             .unwrap();
         assert!(late.is_none(), "still held after the timeout");
         assert!(start.elapsed() >= Duration::from_millis(200));
-        // Polling at the bound gets the lock once the holder lets go.
+        // Nothing polls: a waiter at the bound waits in line for a session that holds nothing
+        // (here the one session, once `mine` is released), then waits on the server.
         let waiter = {
+            let contended = key[0];
             let locks = locks.clone();
-            tokio::spawn(async move { locks.acquire(key[0]).await })
+            tokio::spawn(async move { locks.lock(contended).await })
         };
+        mine.release().await.unwrap();
+        let control = raw(&url).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while waiting_on_server(&control, key[0]).await == 0 {
+            assert!(Instant::now() < deadline, "the waiter never waited on the server");
+            tokio::task::yield_now().await;
+        }
         held.release().await.unwrap();
         let got = waiter.await.unwrap().unwrap();
-        assert!(!got.is_lost() && !mine.is_lost());
+        assert!(!got.is_lost());
         got.release().await.unwrap();
-        mine.release().await.unwrap();
     });
 }
 
@@ -241,13 +262,13 @@ fn a_session_never_grants_a_key_twice_within_a_client() {
         for max in [1, 4] {
             let options = PostgresOptions::new(&url).unwrap().max_connections(max);
             let locks = LockClient::postgres_with(options).await.unwrap();
-            let guard = locks.acquire(key).await.unwrap();
+            let guard = locks.lock(key).await.unwrap();
             // PostgreSQL would grant the key again on the session holding it: chainlock must
             // not ask there.
-            assert!(locks.try_acquire(key).await.unwrap().is_none(), "max {max}");
+            assert!(locks.try_lock(key).await.unwrap().is_none(), "max {max}");
             assert!(
                 locks
-                    .acquire_timeout(key, Duration::from_millis(50))
+                    .try_lock_for(key, Duration::from_millis(50))
                     .await
                     .unwrap()
                     .is_none(),
@@ -256,7 +277,7 @@ fn a_session_never_grants_a_key_twice_within_a_client() {
             let mut tries = tokio::task::JoinSet::new();
             for _ in 0..20 {
                 let locks = locks.clone();
-                tries.spawn(async move { locks.try_acquire(key).await.unwrap().is_some() });
+                tries.spawn(async move { locks.try_lock(key).await.unwrap().is_some() });
             }
             while let Some(got) = tries.join_next().await {
                 assert!(!got.unwrap(), "granted twice (max {max})");
@@ -278,13 +299,13 @@ fn a_cancelled_ask_leaves_nothing_held() {
         for &key in &keys {
             // Dropped at its first await: the ask is on the wire, or not sent yet.
             let cancelled =
-                tokio::time::timeout(Duration::ZERO, locks.acquire(LockKey::from(key))).await;
+                tokio::time::timeout(Duration::ZERO, locks.lock(LockKey::from(key))).await;
             drop(cancelled);
         }
         let deadline = Instant::now() + Duration::from_secs(10);
         for &key in &keys {
             loop {
-                if let Some(guard) = observer.try_acquire(key).await.unwrap() {
+                if let Some(guard) = observer.try_lock(key).await.unwrap() {
                     guard.release().await.unwrap();
                     break;
                 }
@@ -310,7 +331,7 @@ fn losing_a_shared_session_loses_and_reports_every_lock_on_it() {
         let locks = LockClient::postgres_with(options).await.unwrap();
         let mut guards = Vec::new();
         for &key in &keys {
-            guards.push(locks.acquire(key).await.unwrap());
+            guards.push(locks.lock(key).await.unwrap());
         }
         let open = ours(&control, &before).await;
         assert_eq!(open.len(), 1, "one session holds all five");
@@ -327,7 +348,7 @@ fn losing_a_shared_session_loses_and_reports_every_lock_on_it() {
         for &key in &keys {
             drop(
                 locks
-                    .try_acquire(key)
+                    .try_lock(key)
                     .await
                     .unwrap()
                     .expect("freed by the server"),

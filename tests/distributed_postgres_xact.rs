@@ -5,7 +5,7 @@
 
 mod distributed_common;
 
-use chainlock::distributed::{LockClient, xact_lock, xact_lock_timeout, xact_try_lock};
+use chainlock::distributed::{LockClient, xact_lock, xact_try_lock_for, xact_try_lock};
 use distributed_common::{pg_url, runtime, unique};
 use std::time::{Duration, Instant};
 
@@ -34,12 +34,12 @@ fn released_at_commit_and_at_rollback_and_not_before() {
             xact_lock(&transaction, &name).await.unwrap();
             // Held: a session lock of chainlock and another transaction are refused.
             assert!(
-                locks.try_acquire(&name).await.unwrap().is_none(),
+                locks.try_lock(&name).await.unwrap().is_none(),
                 "held by the transaction"
             );
             transaction.execute("SELECT 1", &[]).await.unwrap();
             assert!(
-                locks.try_acquire(&name).await.unwrap().is_none(),
+                locks.try_lock(&name).await.unwrap().is_none(),
                 "still held"
             );
             {
@@ -53,7 +53,7 @@ fn released_at_commit_and_at_rollback_and_not_before() {
             } else {
                 transaction.rollback().await.unwrap();
             }
-            let guard = locks.try_acquire(&name).await.unwrap();
+            let guard = locks.try_lock(&name).await.unwrap();
             assert!(
                 guard.is_some(),
                 "released at the end of the transaction (commit {commit})"
@@ -102,7 +102,7 @@ fn a_timed_wait_gives_up_cleanly_and_a_waiter_gets_the_lock_on_release() {
     let name = unique("xact-timeout");
     runtime().block_on(async {
         let locks = LockClient::postgres(&url).await.unwrap();
-        let guard = locks.acquire(&name).await.unwrap();
+        let guard = locks.lock(&name).await.unwrap();
         let mut client = connect(&url).await;
         let transaction = client.transaction().await.unwrap();
         transaction
@@ -111,7 +111,7 @@ fn a_timed_wait_gives_up_cleanly_and_a_waiter_gets_the_lock_on_release() {
             .unwrap();
         assert!(!xact_try_lock(&transaction, &name).await.unwrap());
         let start = Instant::now();
-        let got = xact_lock_timeout(&transaction, &name, Duration::from_millis(100))
+        let got = xact_try_lock_for(&transaction, &name, Duration::from_millis(100))
             .await
             .unwrap();
         assert!(!got, "held by the session lock");
@@ -125,7 +125,7 @@ fn a_timed_wait_gives_up_cleanly_and_a_waiter_gets_the_lock_on_release() {
         assert_eq!(setting, "1234ms");
         // A waiter in the transaction is granted the lock when the session lock is released.
         let waiting = async {
-            xact_lock_timeout(&transaction, &name, Duration::from_secs(30))
+            xact_try_lock_for(&transaction, &name, Duration::from_secs(30))
                 .await
                 .unwrap()
         };
@@ -142,12 +142,12 @@ fn a_timed_wait_gives_up_cleanly_and_a_waiter_gets_the_lock_on_release() {
             .get(0);
         assert_eq!(setting, "1234ms", "restored after the wait too");
         assert!(
-            locks.try_acquire(&name).await.unwrap().is_none(),
+            locks.try_lock(&name).await.unwrap().is_none(),
             "held until commit"
         );
         transaction.commit().await.unwrap();
         assert!(
-            locks.try_acquire(&name).await.unwrap().is_some(),
+            locks.try_lock(&name).await.unwrap().is_some(),
             "released at commit"
         );
     });

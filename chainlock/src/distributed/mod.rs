@@ -95,6 +95,7 @@
 //! # Ok(()) }
 //! ```
 
+mod backend;
 mod fencing;
 mod file;
 mod multi;
@@ -105,21 +106,26 @@ mod runtime;
 mod rwlock;
 mod semaphore;
 
+use backend::{Backend, Hold, Mode, Wait};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use fencing::FencingToken;
-pub use multi::MultiGuard;
+pub use multi::DistributedGuards;
 pub use name::LockKey;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::PostgresOptions;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-pub use postgres::{xact_lock, xact_lock_timeout, xact_try_lock};
-pub use semaphore::{Permit, Semaphore};
+pub use postgres::{
+    blocking_xact_lock, blocking_xact_try_lock, blocking_xact_try_lock_for,
+    blocking_xact_try_lock_until, xact_lock, xact_try_lock, xact_try_lock_for,
+    xact_try_lock_until,
+};
+pub use semaphore::{DistributedPermit, DistributedSemaphore};
 
 /// Why an operation of a [`LockClient`] or a [`DistributedGuard`] failed.
 #[derive(Debug, thiserror::Error)]
@@ -252,59 +258,35 @@ fn postgres_message(error: &tokio_postgres::Error) -> String {
     message
 }
 
-/// How long an acquisition may wait.
-#[derive(Clone, Copy, Debug)]
-enum Wait {
-    /// Not at all.
-    Never,
-    /// At most this long.
-    For(Duration),
-    /// Until the lock is free.
-    Forever,
-}
-
-impl Wait {
-    fn from_timeout(timeout: Duration) -> Self {
-        if timeout.is_zero() {
-            Self::Never
-        } else {
-            Self::For(timeout)
-        }
-    }
-}
-
-/// A client of one lock backend: acquires named locks.
+/// A client of one lock backend: acquires locks by key ([`LockKey`]: a name or an integer).
 ///
 /// Cloning is cheap and shares the backend (and, for PostgreSQL, its bounded set of
-/// connections).
+/// connections). Dropping the last clone and the last guard of a PostgreSQL client closes
+/// every connection it opened (see the [module docs](self#connections-and-their-lifecycle)).
 ///
-/// Every method comes in an async form (cancel safe, to use inside a Tokio runtime) and a
-/// `blocking_` form (for callers without a runtime).
+/// The methods are async-first (cancel safe, to use inside a Tokio runtime); each has a
+/// blocking twin named `blocking_` + the same name, for callers without a runtime. Every
+/// acquiring method takes every key kind: a name (`&str`, `&String`), an `i64` (or `i32`) or
+/// an `(i32, i32)` advisory key.
+///
+/// | wait | exclusive (mutex, writer) | shared (reader) | several keys, all or nothing |
+/// |---|---|---|---|
+/// | as long as it takes | [`lock`](Self::lock) | [`lock_shared`](Self::lock_shared) | [`lock_all`](Self::lock_all) |
+/// | not at all | [`try_lock`](Self::try_lock) | [`try_lock_shared`](Self::try_lock_shared) | [`try_lock_all`](Self::try_lock_all) |
+/// | at most a `Duration` | [`try_lock_for`](Self::try_lock_for) | [`try_lock_shared_for`](Self::try_lock_shared_for) | [`try_lock_all_for`](Self::try_lock_all_for) |
+/// | until an `Instant` | [`try_lock_until`](Self::try_lock_until) | [`try_lock_shared_until`](Self::try_lock_shared_until) | [`try_lock_all_until`](Self::try_lock_all_until) |
+///
+/// and a counting semaphore by key, [`semaphore`](Self::semaphore).
 #[derive(Clone)]
 pub struct LockClient {
-    backend: Backend,
-}
-
-#[derive(Clone)]
-enum Backend {
-    File(Arc<file::FileBackend>),
-    #[cfg(feature = "postgres")]
-    Postgres(Arc<postgres::PgBackend>),
+    backend: Arc<dyn Backend>,
 }
 
 impl fmt::Debug for LockClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.backend {
-            Backend::File(file) => f
-                .debug_struct("LockClient")
-                .field("dir", &file.dir())
-                .finish(),
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(_) => f
-                .debug_struct("LockClient")
-                .field("backend", &"postgres")
-                .finish(),
-        }
+        let mut debug = f.debug_struct("LockClient");
+        self.backend.describe(&mut debug);
+        debug.finish()
     }
 }
 
@@ -338,7 +320,7 @@ impl LockClient {
     /// ```
     pub fn file(dir: impl Into<PathBuf>) -> Result<Self, Error> {
         Ok(Self {
-            backend: Backend::File(Arc::new(file::FileBackend::new(&dir.into())?)),
+            backend: Arc::new(file::FileBackend::new(&dir.into())?),
         })
     }
 
@@ -403,7 +385,7 @@ impl LockClient {
         let backend =
             postgres::PgBackend::connect(options, tokio::runtime::Handle::current()).await?;
         Ok(Self {
-            backend: Backend::Postgres(Arc::new(backend)),
+            backend: Arc::new(backend),
         })
     }
 
@@ -437,40 +419,30 @@ impl LockClient {
         let handle = runtime::handle().clone();
         let backend = runtime::block_on(postgres::PgBackend::connect(options, handle))?;
         Ok(Self {
-            backend: Backend::Postgres(Arc::new(backend)),
+            backend: Arc::new(backend),
         })
     }
 
-    /// [`Self::acquire_key_with`] by name (for the primitives built on the mutex).
-    #[allow(
-        dead_code,
-        reason = "the name-only entry of the primitives built on the mutex"
-    )]
-    async fn acquire_with(
-        &self,
-        name: &str,
-        wait: Wait,
-    ) -> Result<Option<DistributedGuard>, Error> {
-        self.acquire_key_with(LockKey::Name(name), wait).await
-    }
-
-    async fn acquire_key_with(
+    /// The one acquisition every primitive goes through: `key` in `mode`, as `wait` allows.
+    async fn lock_in(
         &self,
         key: LockKey<'_>,
+        mode: Mode,
         wait: Wait,
     ) -> Result<Option<DistributedGuard>, Error> {
-        let held = match &self.backend {
-            Backend::File(file) => file.acquire(key, wait).await?.map(Held::File),
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(pg) => pg.acquire(key, wait).await?.map(Held::Postgres),
-        };
+        let held = self.backend.acquire(key, mode, wait).await?;
         Ok(held.map(|held| DistributedGuard {
+            key: key.into(),
             name: key.to_string().into(),
+            mode,
             held: Some(held),
         }))
     }
+}
 
-    /// Acquires the lock `key`, waiting as long as it takes.
+/// The exclusive mode: the mutex (and the writer of the reader-writer lock).
+impl LockClient {
+    /// Locks `key` exclusively, waiting as long as it takes.
     ///
     /// `key` is a name (`&str`, `&String`) or an integer advisory key (`i64`, `i32`,
     /// `(i32, i32)`): see [`LockKey`]. The same holds for every method taking a `key`.
@@ -491,29 +463,30 @@ impl LockClient {
     /// # async fn main() -> Result<(), chainlock::distributed::Error> {
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.acquire("orders").await?;
+    /// let guard = locks.lock("orders").await?;
     /// // ... work on the orders, passing `guard.token()` to the storage ...
     /// guard.release().await?;
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn acquire<'k>(
-        &self,
-        key: impl Into<LockKey<'k>>,
-    ) -> Result<DistributedGuard, Error> {
-        let guard = self.acquire_key_with(key.into(), Wait::Forever).await?;
+    pub async fn lock<'k>(&self, key: impl Into<LockKey<'k>>) -> Result<DistributedGuard, Error> {
+        let guard = self
+            .lock_in(key.into(), Mode::Exclusive, Wait::Forever)
+            .await?;
         Ok(guard.expect("an unbounded wait ends with the lock"))
     }
 
-    /// Acquires the lock `key` if it is free now; `Ok(None)` if it is held.
+    /// Locks `key` exclusively if it is free now; `Ok(None)` if it is held (by anyone, this
+    /// client included).
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`LockClient::acquire`].    ///
+    /// Cancel safe, as [`LockClient::lock`].
+    ///
     /// # Examples
     ///
     /// ```
@@ -521,32 +494,34 @@ impl LockClient {
     /// # async fn main() -> Result<(), chainlock::distributed::Error> {
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let held = locks.try_acquire("orders").await?.expect("free");
-    /// assert!(locks.try_acquire("orders").await?.is_none(), "held by `held`");
+    /// let held = locks.try_lock("orders").await?.expect("free");
+    /// assert!(locks.try_lock("orders").await?.is_none(), "held by `held`");
     /// held.release().await?;
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn try_acquire<'k>(
+    pub async fn try_lock<'k>(
         &self,
         key: impl Into<LockKey<'k>>,
     ) -> Result<Option<DistributedGuard>, Error> {
-        self.acquire_key_with(key.into(), Wait::Never).await
+        self.lock_in(key.into(), Mode::Exclusive, Wait::Never).await
     }
 
-    /// Acquires the lock `key`, waiting at most `timeout`; `Ok(None)` if it is still held then.
-    /// A zero timeout is [`LockClient::try_acquire`].
+    /// Locks `key` exclusively, waiting at most `timeout`; `Ok(None)` if it is still held then.
+    /// A zero timeout is [`LockClient::try_lock`].
     ///
-    /// The PostgreSQL backend waits with the server's `lock_timeout`; a grant that races with
-    /// the timeout is released before this returns `Ok(None)`.
+    /// The PostgreSQL backend waits with the server's `lock_timeout` (whole milliseconds, at
+    /// most `i32::MAX`); a grant that races with the timeout is released before this returns
+    /// `Ok(None)`.
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`LockClient::acquire`].    ///
+    /// Cancel safe, as [`LockClient::lock`].
+    ///
     /// # Examples
     ///
     /// ```
@@ -555,127 +530,190 @@ impl LockClient {
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
     /// use std::time::Duration;
-    /// let held = locks.acquire("orders").await?;
-    /// let late = locks.acquire_timeout("orders", Duration::from_millis(10)).await?;
+    /// let held = locks.lock("orders").await?;
+    /// let late = locks.try_lock_for("orders", Duration::from_millis(10)).await?;
     /// assert!(late.is_none(), "still held after 10 ms");
     /// held.release().await?;
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_timeout<'k>(
+    pub async fn try_lock_for<'k>(
         &self,
         key: impl Into<LockKey<'k>>,
         timeout: Duration,
     ) -> Result<Option<DistributedGuard>, Error> {
-        self.acquire_key_with(key.into(), Wait::from_timeout(timeout))
+        self.lock_in(key.into(), Mode::Exclusive, Wait::at_most(timeout))
             .await
     }
 
-    /// Blocking [`LockClient::acquire`].
+    /// Locks `key` exclusively, waiting until `deadline` at most; `Ok(None)` if it is still
+    /// held then. A deadline already passed is [`LockClient::try_lock`].
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`LockClient::lock`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// use std::time::{Duration, Instant};
+    /// let held = locks.lock(42).await?;
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// assert!(locks.try_lock_until(42, deadline).await?.is_none());
+    /// held.release().await?;
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_lock_until<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+        deadline: Instant,
+    ) -> Result<Option<DistributedGuard>, Error> {
+        self.lock_in(key.into(), Mode::Exclusive, Wait::until(deadline))
+            .await
+    }
+
+    /// Blocking [`LockClient::lock`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::lock`].
     ///
     /// # Panics
     ///
-    /// Panics when called from an asynchronous context (use [`LockClient::acquire`] there).    ///
+    /// Panics when called from an asynchronous context (use [`LockClient::lock`] there).
+    ///
     /// # Examples
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.blocking_acquire("orders")?;
+    /// let guard = locks.blocking_lock("orders")?;
     /// guard.blocking_release()?;
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_acquire<'k>(
+    pub fn blocking_lock<'k>(
         &self,
         key: impl Into<LockKey<'k>>,
     ) -> Result<DistributedGuard, Error> {
-        runtime::block_on(self.acquire(key))
+        runtime::block_on(self.lock(key))
     }
 
-    /// Blocking [`LockClient::try_acquire`].
+    /// Blocking [`LockClient::try_lock`].
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
     ///
     /// # Panics
     ///
-    /// Panics when called from an asynchronous context.    ///
+    /// Panics when called from an asynchronous context.
+    ///
     /// # Examples
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let held = locks.blocking_try_acquire("orders")?.expect("free");
-    /// assert!(locks.blocking_try_acquire("orders")?.is_none());
+    /// let held = locks.blocking_try_lock("orders")?.expect("free");
+    /// assert!(locks.blocking_try_lock("orders")?.is_none());
     /// drop(held);
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_try_acquire<'k>(
+    pub fn blocking_try_lock<'k>(
         &self,
         key: impl Into<LockKey<'k>>,
     ) -> Result<Option<DistributedGuard>, Error> {
-        runtime::block_on(self.try_acquire(key))
+        runtime::block_on(self.try_lock(key))
     }
 
-    /// Blocking [`LockClient::acquire_timeout`].
+    /// Blocking [`LockClient::try_lock_for`].
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
     ///
     /// # Panics
     ///
-    /// Panics when called from an asynchronous context.    ///
+    /// Panics when called from an asynchronous context.
+    ///
     /// # Examples
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
     /// use std::time::Duration;
-    /// let held = locks.blocking_acquire("orders")?;
-    /// assert!(locks.blocking_acquire_timeout("orders", Duration::from_millis(10))?.is_none());
+    /// let held = locks.blocking_lock("orders")?;
+    /// assert!(locks.blocking_try_lock_for("orders", Duration::from_millis(10))?.is_none());
     /// drop(held);
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_acquire_timeout<'k>(
+    pub fn blocking_try_lock_for<'k>(
         &self,
         key: impl Into<LockKey<'k>>,
         timeout: Duration,
     ) -> Result<Option<DistributedGuard>, Error> {
-        runtime::block_on(self.acquire_timeout(key, timeout))
+        runtime::block_on(self.try_lock_for(key, timeout))
+    }
+
+    /// Blocking [`LockClient::try_lock_until`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::lock`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// use std::time::{Duration, Instant};
+    /// let held = locks.blocking_lock((7, 42))?;
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// assert!(locks.blocking_try_lock_until((7, 42), deadline)?.is_none());
+    /// drop(held);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn blocking_try_lock_until<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+        deadline: Instant,
+    ) -> Result<Option<DistributedGuard>, Error> {
+        runtime::block_on(self.try_lock_until(key, deadline))
     }
 }
 
-enum Held {
-    File(file::FileHeld),
-    #[cfg(feature = "postgres")]
-    Postgres(postgres::PgHeld),
-    /// A shared hold of the reader-writer lock (`rwlock`).
-    #[cfg(feature = "postgres")]
-    PostgresShared(postgres::PgSharedHeld),
-}
-
-/// Proof of holding a named lock of a [`LockClient`]; releases it when dropped.
+/// Proof of holding a lock of a [`LockClient`] (exclusive or shared); releases it when dropped.
 ///
 /// Dropping releases without reporting errors (the PostgreSQL backend unlocks on a background
 /// task); [`DistributedGuard::release`] reports them.
 #[must_use = "if unused the lock will immediately unlock"]
 #[clippy::has_significant_drop]
 pub struct DistributedGuard {
+    key: name::OwnedKey,
     name: Box<str>,
+    mode: Mode,
     /// `None` only after an explicit release took it.
-    held: Option<Held>,
+    held: Option<Box<dyn Hold>>,
 }
 
 impl fmt::Debug for DistributedGuard {
@@ -683,6 +721,7 @@ impl fmt::Debug for DistributedGuard {
         let name: String = self.name.chars().take(64).collect();
         f.debug_struct("DistributedGuard")
             .field("name", &name)
+            .field("shared", &self.is_shared())
             .field("token", &self.token())
             .field("lost", &self.is_lost())
             .finish_non_exhaustive()
@@ -690,8 +729,13 @@ impl fmt::Debug for DistributedGuard {
 }
 
 impl DistributedGuard {
-    fn held(&self) -> &Held {
-        self.held.as_ref().expect("a live guard holds its lock")
+    fn held(&self) -> &dyn Hold {
+        self.held.as_deref().expect("a live guard holds its lock")
+    }
+
+    /// The key this guard holds.
+    pub(crate) fn key(&self) -> LockKey<'_> {
+        self.key.as_key()
     }
 
     /// The name this guard holds; for an integer key, its [`LockKey`]'s display form
@@ -702,9 +746,9 @@ impl DistributedGuard {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.blocking_acquire("orders")?;
+    /// let guard = locks.blocking_lock("orders")?;
     /// assert_eq!(guard.name(), "orders");
-    /// let numbered = locks.blocking_acquire((7, 42))?;
+    /// let numbered = locks.blocking_lock((7, 42))?;
     /// assert_eq!(numbered.name(), "advisory(7, 42)");
     /// # drop(guard); drop(numbered);
     /// # std::fs::remove_dir_all(&dir).ok();
@@ -715,28 +759,41 @@ impl DistributedGuard {
         &self.name
     }
 
-    /// The fencing token of this acquisition: greater than the token of every earlier
-    /// acquisition of this name.    ///
+    /// Whether this is a shared hold ([`LockClient::lock_shared`]) rather than an exclusive
+    /// one.
+    ///
     /// # Examples
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let first = locks.blocking_acquire("orders")?.token();
-    /// let second = locks.blocking_acquire("orders")?.token();
+    /// assert!(locks.blocking_lock_shared("catalog")?.is_shared());
+    /// assert!(!locks.blocking_lock("orders")?.is_shared());
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn is_shared(&self) -> bool {
+        self.mode == Mode::Shared
+    }
+
+    /// The fencing token of this acquisition: greater than the token of every earlier
+    /// exclusive acquisition of this key (see [`LockClient::lock_shared`] for shared holds).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// let first = locks.blocking_lock("orders")?.token();
+    /// let second = locks.blocking_lock("orders")?.token();
     /// assert!(second > first);
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[must_use]
     pub fn token(&self) -> FencingToken {
-        match self.held() {
-            Held::File(held) => held.token,
-            #[cfg(feature = "postgres")]
-            Held::Postgres(held) => held.token(),
-            #[cfg(feature = "postgres")]
-            Held::PostgresShared(held) => held.token(),
-        }
+        self.held().token()
     }
 
     /// Whether the lock is known to be lost (another holder may have it now). Once `true`, it
@@ -752,13 +809,20 @@ impl DistributedGuard {
     /// [`PostgresOptions::server_release_after`] after that contact (9 s), so a silent
     /// holder's guard says `true` at least `heartbeat_interval + heartbeat_timeout` (3 s)
     /// before anyone else can hold the name. A contact counts from the instant its request was
-    /// sent; a healthy connection confirms one every `heartbeat_interval`.    ///
+    /// sent; a healthy connection confirms one every `heartbeat_interval`.
+    ///
+    /// **Not before the server acts:** when the server ends the holding session itself (an
+    /// administrator's `pg_terminate_backend`, a crash of that backend), the server frees the
+    /// lock at once, and a waiter elsewhere may hold it *before* this guard can see the
+    /// connection closed (a fraction of a millisecond to a round trip later). Only the
+    /// [fencing token](Self::token) protects the resource in that window.
+    ///
     /// # Examples
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.blocking_acquire("orders")?;
+    /// let guard = locks.blocking_lock("orders")?;
     /// assert!(!guard.is_lost(), "file locks are lost only with the process");
     /// # drop(guard);
     /// # std::fs::remove_dir_all(&dir).ok();
@@ -766,13 +830,7 @@ impl DistributedGuard {
     /// ```
     #[must_use]
     pub fn is_lost(&self) -> bool {
-        match self.held() {
-            Held::File(_) => false,
-            #[cfg(feature = "postgres")]
-            Held::Postgres(held) => held.is_lost(),
-            #[cfg(feature = "postgres")]
-            Held::PostgresShared(held) => held.is_lost(),
-        }
+        self.held().is_lost()
     }
 
     /// Completes when the lock is lost (see [`DistributedGuard::is_lost`]); never completes for
@@ -787,7 +845,7 @@ impl DistributedGuard {
     /// ```no_run
     /// # async fn write_report() {}
     /// # async fn demo(locks: chainlock::distributed::LockClient) -> Result<(), chainlock::distributed::Error> {
-    /// let guard = locks.acquire("report").await?;
+    /// let guard = locks.lock("report").await?;
     /// tokio::select! {
     ///     () = write_report() => guard.release().await?,
     ///     () = guard.lost() => eprintln!("lock lost: stopped writing"),
@@ -795,13 +853,7 @@ impl DistributedGuard {
     /// # Ok(()) }
     /// ```
     pub async fn lost(&self) {
-        match self.held() {
-            Held::File(_) => std::future::pending().await,
-            #[cfg(feature = "postgres")]
-            Held::Postgres(held) => held.lost().await,
-            #[cfg(feature = "postgres")]
-            Held::PostgresShared(held) => held.lost().await,
-        }
+        self.held().lost().await;
     }
 
     /// Releases the lock and reports whether that worked.
@@ -809,13 +861,15 @@ impl DistributedGuard {
     /// # Errors
     ///
     /// [`Error::Lost`] if the lock had been lost before; [`Error::Io`], [`Error::Postgres`] or
-    /// [`Error::Unresponsive`] (after `heartbeat_timeout`) if unlocking failed (the lock is then released by the kernel or the server when the file
-    /// or connection is closed, which this does).
+    /// [`Error::Unresponsive`] (after `heartbeat_timeout`) if unlocking failed (the lock is
+    /// then released by the kernel or the server when the file or connection is closed, which
+    /// this does).
     ///
     /// # Cancel safety
     ///
     /// Not cancel safe in the sense that the outcome is unknown when the future is dropped; the
-    /// lock is released either way.    ///
+    /// lock is released either way.
+    ///
     /// # Examples
     ///
     /// ```
@@ -823,20 +877,18 @@ impl DistributedGuard {
     /// # async fn main() -> Result<(), chainlock::distributed::Error> {
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.acquire("orders").await?;
+    /// let guard = locks.lock("orders").await?;
     /// guard.release().await?;
-    /// assert!(locks.try_acquire("orders").await?.is_some(), "free right after a release");
+    /// assert!(locks.try_lock("orders").await?.is_some(), "free right after a release");
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
     pub async fn release(mut self) -> Result<(), Error> {
-        match self.held.take().expect("a live guard holds its lock") {
-            Held::File(held) => held.release(),
-            #[cfg(feature = "postgres")]
-            Held::Postgres(held) => held.release().await,
-            #[cfg(feature = "postgres")]
-            Held::PostgresShared(held) => held.release().await,
-        }
+        self.held
+            .take()
+            .expect("a live guard holds its lock")
+            .release()
+            .await
     }
 
     /// Blocking [`DistributedGuard::release`].
@@ -847,13 +899,14 @@ impl DistributedGuard {
     ///
     /// # Panics
     ///
-    /// Panics when called from an asynchronous context.    ///
+    /// Panics when called from an asynchronous context.
+    ///
     /// # Examples
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.blocking_acquire("orders")?;
+    /// let guard = locks.blocking_lock("orders")?;
     /// guard.blocking_release()?;
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
