@@ -362,3 +362,142 @@ fn losing_a_shared_session_loses_and_reports_every_lock_on_it() {
         }
     });
 }
+
+/// Waits until none of `pids` is a backend of the server any more; how long that took.
+async fn wait_closed(control: &tokio_postgres::Client, pids: &[i32]) -> Duration {
+    let start = Instant::now();
+    loop {
+        let open: Vec<i32> = chainlock_pids(control)
+            .await
+            .into_iter()
+            .filter(|pid| pids.contains(pid))
+            .collect();
+        if open.is_empty() {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "sessions of a dropped client still open after 10 s: {open:?}"
+        );
+        tokio::task::yield_now().await;
+    }
+}
+
+#[test]
+fn dropping_a_client_and_its_last_guard_closes_every_connection() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    let held = keys(9, 1)[0];
+    let name = distributed_common::unique("lifecycle");
+    runtime().block_on(async {
+        let control = raw(&url).await;
+        let other = LockClient::postgres(&url).await.unwrap();
+        let blocker = other.lock(held).await.unwrap();
+        let before = chainlock_pids(&control).await;
+        let mut slowest = Duration::ZERO;
+        for round in 0..5 {
+            let options = PostgresOptions::new(&url).unwrap().max_connections(3);
+            let locks = LockClient::postgres_with(options).await.unwrap();
+            let clone = locks.clone();
+            let a = locks.lock(&name).await.unwrap();
+            let b = clone.lock_shared((7, round)).await.unwrap();
+            // A timed wait on the server takes a session of its own: two sessions now.
+            assert!(
+                locks
+                    .try_lock_for(held, Duration::from_millis(20))
+                    .await
+                    .unwrap()
+                    .is_none()
+            );
+            let opened = ours(&control, &before).await;
+            assert!(
+                (2..=3).contains(&opened.len()),
+                "round {round}: {opened:?}"
+            );
+            a.release().await.unwrap();
+            drop(locks);
+            drop(clone);
+            // The last guard keeps the client's sessions: its lock is still held.
+            assert!(!b.is_lost());
+            let reader = other.try_lock_shared((7, round)).await.unwrap();
+            reader.expect("shared with `b`").release().await.unwrap();
+            assert!(other.try_lock((7, round)).await.unwrap().is_none(), "still held");
+            drop(b);
+            slowest = slowest.max(wait_closed(&control, &opened).await);
+            assert!(
+                other.try_lock((7, round)).await.unwrap().is_some(),
+                "freed with the sessions"
+            );
+        }
+        eprintln!("slowest close after the last drop: {slowest:?}");
+        // The stated bound: at once, or after the release of the last dropped guard, which
+        // takes at most `heartbeat_timeout` (2 s); slack for a loaded machine.
+        assert!(slowest < Duration::from_secs(5), "{slowest:?}");
+        blocker.release().await.unwrap();
+    });
+    // A blocking client (driven by chainlock's background runtime) closes its sessions too.
+    let control_runtime = runtime();
+    let control = control_runtime.block_on(raw(&url));
+    let before = control_runtime.block_on(chainlock_pids(&control));
+    let locks = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
+    let guard = locks.blocking_lock_shared("blocking-lifecycle").unwrap();
+    let opened = control_runtime.block_on(ours(&control, &before));
+    assert!(!opened.is_empty());
+    drop(locks);
+    drop(guard);
+    control_runtime.block_on(wait_closed(&control, &opened));
+}
+
+#[test]
+fn shared_holds_are_granted_within_the_bound_at_any_number_of_readers() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    let free = keys(10, 40);
+    runtime().block_on(async {
+        let control = raw(&url).await;
+        let before = chainlock_pids(&control).await;
+        let options = PostgresOptions::new(&url).unwrap().max_connections(3);
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        // Readers of 20 free keys, one after another: each granted at once (the issue: the 4th
+        // failed with `Unresponsive` after 2 s, each shared hold taking a connection).
+        let mut readers = Vec::new();
+        for &key in &free[..20] {
+            let start = Instant::now();
+            let reader = locks
+                .try_lock_shared(key)
+                .await
+                .unwrap()
+                .expect("a free key is granted shared");
+            assert!(start.elapsed() < Duration::from_secs(1), "{:?}", start.elapsed());
+            readers.push(reader);
+        }
+        // 30 concurrent readers of one key.
+        let one = free[20];
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..30 {
+            let locks = locks.clone();
+            tasks.spawn(async move { locks.lock_shared(one).await.unwrap() });
+        }
+        while let Some(reader) = tasks.join_next().await {
+            readers.push(reader.unwrap());
+        }
+        // Exclusive holds still go through while 50 shared ones are held.
+        let writer = locks
+            .try_lock(free[21])
+            .await
+            .unwrap()
+            .expect("a free key is granted exclusively");
+        let open = ours(&control, &before).await;
+        assert!(open.len() <= 3, "at most max_connections sessions: {open:?}");
+        let other = LockClient::postgres(&url).await.unwrap();
+        assert!(other.try_lock(one).await.unwrap().is_none(), "30 readers hold it");
+        let another = other.try_lock_shared(one).await.unwrap();
+        another.expect("readers share").release().await.unwrap();
+        writer.release().await.unwrap();
+        for reader in readers {
+            assert!(reader.is_shared());
+            reader.release().await.unwrap();
+        }
+        assert!(other.try_lock(one).await.unwrap().is_some(), "every reader released");
+    });
+}

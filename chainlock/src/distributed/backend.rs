@@ -52,8 +52,10 @@ pub(crate) enum Mode {
 pub(crate) enum Wait {
     /// Not at all.
     Never,
-    /// Until this instant.
-    Until(Instant),
+    /// Until `deadline`; `timeout` is the wait's length as the caller gave it (a
+    /// `try_lock_for` timeout, or the time left when a `try_lock_until` was called), which
+    /// backends report in their errors.
+    Until { deadline: Instant, timeout: Duration },
     /// Until the lock is free.
     Forever,
 }
@@ -67,22 +69,23 @@ impl Wait {
         }
         Instant::now()
             .checked_add(timeout)
-            .map_or(Self::Forever, Self::Until)
+            .map_or(Self::Forever, |deadline| Self::Until { deadline, timeout })
     }
 
     /// A wait until `deadline` (already passed: [`Wait::Never`]).
     pub(crate) fn until(deadline: Instant) -> Self {
-        if deadline <= Instant::now() {
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        if timeout.is_zero() {
             Self::Never
         } else {
-            Self::Until(deadline)
+            Self::Until { deadline, timeout }
         }
     }
 
     /// What is left of this wait now: `Never` once a deadline passed.
     pub(crate) fn now(self) -> Self {
         match self {
-            Self::Until(deadline) => Self::until(deadline),
+            Self::Until { deadline, .. } if deadline <= Instant::now() => Self::Never,
             other => other,
         }
     }
@@ -91,7 +94,9 @@ impl Wait {
     pub(crate) fn remaining(self) -> Option<Duration> {
         match self {
             Self::Never => Some(Duration::ZERO),
-            Self::Until(deadline) => Some(deadline.saturating_duration_since(Instant::now())),
+            Self::Until { deadline, .. } => {
+                Some(deadline.saturating_duration_since(Instant::now()))
+            }
             Self::Forever => None,
         }
     }
@@ -99,8 +104,17 @@ impl Wait {
     /// The deadline, if any.
     pub(crate) fn deadline(self) -> Option<Instant> {
         match self {
-            Self::Until(deadline) => Some(deadline),
+            Self::Until { deadline, .. } => Some(deadline),
             Self::Never | Self::Forever => None,
+        }
+    }
+
+    /// The wait's length as the caller gave it (`None`: unbounded).
+    pub(crate) fn timeout(self) -> Option<Duration> {
+        match self {
+            Self::Never => Some(Duration::ZERO),
+            Self::Until { timeout, .. } => Some(timeout),
+            Self::Forever => None,
         }
     }
 }

@@ -15,6 +15,10 @@
 //!     acquires NAME in shared mode, prints `held <token>`, then sleeps until killed
 //! distributed-worker hold-permit BACKEND TARGET NAME PERMITS
 //!     acquires a permit of the semaphore NAME, prints `held <token>`, then sleeps until killed
+//! distributed-worker read-stream BACKEND TARGET NAME HOLD_MS
+//!     forever: holds NAME in shared mode for HOLD_MS, releases it, takes it again at once;
+//!     prints `held <token>` after the first hold (several of these keep NAME read-held
+//!     without a gap)
 //! distributed-worker hold-all BACKEND TARGET NAME...
 //!     acquires every NAME at once, prints `held 0`, then sleeps until killed
 //! ```
@@ -104,6 +108,22 @@ fn main() {
                 .blocking_acquire()
                 .expect("acquire");
             hold_forever(permit.token().get(), permit);
+        }
+        "read-stream" => {
+            let locks = client(arg(1), arg(2));
+            let hold = std::time::Duration::from_millis(arg(4).parse().expect("HOLD_MS"));
+            let mut first = true;
+            loop {
+                let guard = locks.blocking_lock_shared(arg(3)).expect("acquire");
+                if first {
+                    println!("held {}", guard.token().get());
+                    std::io::stdout().flush().expect("stdout");
+                    first = false;
+                }
+                // The reader's work (a load, not a synchronization).
+                std::thread::sleep(hold);
+                drop(guard);
+            }
         }
         "hold-all" => {
             let locks = client(arg(1), arg(2));

@@ -176,12 +176,20 @@ impl PgBackend {
     ) -> Result<Option<PgHeld>, Error> {
         let key = name::Advisory::from(key);
         let wait = wait.now();
-        match wait.remaining() {
-            Some(remaining) => {
-                let limit = remaining.saturating_add(self.0.options.heartbeat_timeout);
-                bounded(Stage::Acquire, limit, self.acquire_now(key, mode, wait)).await
+        let heartbeat_timeout = self.0.options.heartbeat_timeout;
+        match (wait.remaining(), wait.timeout()) {
+            (Some(remaining), Some(timeout)) => {
+                // Bounded by the deadline plus `heartbeat_timeout`; reported as the timeout the
+                // caller gave plus `heartbeat_timeout`.
+                let limit = remaining.saturating_add(heartbeat_timeout);
+                tokio::time::timeout(limit, self.acquire_now(key, mode, wait))
+                    .await
+                    .map_err(|_| Error::Unresponsive {
+                        stage: Stage::Acquire,
+                        after: timeout.saturating_add(heartbeat_timeout),
+                    })?
             }
-            None => self.acquire_now(key, mode, wait).await,
+            _ => self.acquire_now(key, mode, wait).await,
         }
     }
 
@@ -205,7 +213,7 @@ impl PgBackend {
                 }
                 let remaining = match wait.now() {
                     Wait::Never => return Ok(None),
-                    Wait::Until(_) => wait.remaining(),
+                    Wait::Until { .. } => wait.remaining(),
                     Wait::Forever => None,
                 };
                 // A session of its own, unless others are in line before this one.
@@ -231,7 +239,7 @@ impl PgBackend {
             }
             match wait.now() {
                 Wait::Never => return Ok(None),
-                Wait::Until(deadline) => {
+                Wait::Until { deadline, .. } => {
                     let deadline = tokio::time::Instant::from_std(deadline);
                     tokio::select! {
                         () = changed => {}

@@ -550,3 +550,37 @@ impl Drop for Ticket<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Pool;
+
+    #[test]
+    fn waiters_at_the_bound_are_first_in_the_order_they_came() {
+        let pool = Pool::new(1, 1);
+        assert!(pool.is_first(None), "nobody in line: a newcomer may go");
+        let first = pool.enqueue();
+        let second = pool.enqueue();
+        let third = pool.enqueue();
+        assert!(!pool.is_first(None), "a newcomer does not pass the line");
+        assert!(pool.is_first(Some(&first)));
+        assert!(!pool.is_first(Some(&second)) && !pool.is_first(Some(&third)));
+        // One that gives up (a timeout, a cancellation) leaves its place.
+        drop(second);
+        assert!(pool.is_first(Some(&first)));
+        drop(first);
+        assert!(pool.is_first(Some(&third)));
+        drop(third);
+        assert!(pool.is_first(None));
+    }
+
+    #[test]
+    fn a_slot_does_not_keep_its_pool_alive() {
+        let pool = Pool::new(2, 1);
+        let slot = pool.slot().expect("a free slot");
+        let weak = std::sync::Arc::downgrade(&pool.0);
+        drop(pool);
+        assert!(weak.upgrade().is_none(), "a session's slot must not own the pool");
+        drop(slot);
+    }
+}
