@@ -1,31 +1,52 @@
-//! A named mutex across processes and machines, with fencing tokens and a lost-lock signal.
+//! Locks by key across processes and machines — a mutex, a reader-writer lock, a counting
+//! semaphore and several keys at once — with fencing tokens and a lost-lock signal.
 //!
-//! A [`LockClient`] hands out [`DistributedGuard`]s by name: at most one guard of a name is
-//! alive at a time across every process (and machine) sharing the backend. Two backends sit
+//! A [`LockClient`] hands out [`DistributedGuard`]s by key ([`LockKey`]: a name, an `i64` or
+//! an `(i32, i32)`): at most one exclusive guard of a key is alive at a time across every
+//! process (and machine) sharing the backend, or any number of shared ones. Two backends sit
 //! behind the one API:
 //!
 //! - **File** ([`LockClient::file`], feature `distributed`): one machine, many processes. Each
-//!   name is an OS file lock (`flock` on Unix, `LockFileEx` on Windows, through
+//!   key is an OS file lock (`flock` on Unix, `LockFileEx` on Windows, through
 //!   [`std::fs::File::lock`]) on a file of a lock directory. The kernel releases it when the
 //!   holder dies, however it dies; a waiter sleeps in the kernel, it does not poll. Threads of
 //!   one process exclude each other too.
 //! - **PostgreSQL** ([`LockClient::postgres`], feature `postgres`): many machines. Each held
-//!   name is a session advisory lock; held locks share a bounded set of connections
-//!   ([`PostgresOptions::max_connections`]); waiting happens on the
-//!   server; the server releases the lock when the holder's connection dies.
+//!   key is a session advisory lock; held locks of both modes share a bounded set of
+//!   connections ([`PostgresOptions::max_connections`]); waiting happens on the server; the
+//!   server releases the lock when the holder's connection dies.
 //!
-//! Every acquisition gets a [`FencingToken`] greater than every earlier token of its name, and
-//! every guard tells whether its lock was lost ([`DistributedGuard::is_lost`],
+//! | | exclusive | shared | several keys | permits |
+//! |---|---|---|---|---|
+//! | wait | [`lock`](LockClient::lock) | [`lock_shared`](LockClient::lock_shared) | [`lock_all`](LockClient::lock_all) → [`DistributedGuards`] | [`semaphore`](LockClient::semaphore)`(key, n)`[`.acquire()`](DistributedSemaphore::acquire) → [`DistributedPermit`] |
+//! | don't wait | `try_lock` | `try_lock_shared` | `try_lock_all` | `try_acquire` |
+//! | at most a `Duration` | `try_lock_for` | `try_lock_shared_for` | `try_lock_all_for` | `try_acquire_for` |
+//! | until an `Instant` | `try_lock_until` | `try_lock_shared_until` | `try_lock_all_until` | `try_acquire_until` |
+//!
+//! Every method is `async`, with a blocking twin named `blocking_` + the same name
+//! (`blocking_lock`, `blocking_try_lock_shared_for`, …) for callers without a runtime. Every
+//! acquiring method takes every key kind. `None` from a `try_` form means "held in a
+//! conflicting mode (now, or until the wait ended)" and nothing else.
+//!
+//! Every exclusive acquisition gets a [`FencingToken`] greater than every earlier token of
+//! its key, and every guard tells whether its lock was lost ([`DistributedGuard::is_lost`],
 //! [`DistributedGuard::lost`]).
 //!
-//! Beyond the mutex, on both backends: the lock of a name is also a **reader-writer lock**
-//! ([`LockClient::acquire_shared`]: many shared holders, or the one exclusive holder that
-//! [`LockClient::acquire`] is); a **counting semaphore** by name ([`LockClient::semaphore`]:
-//! at most N [`Permit`]s at once); and **all-or-nothing acquisition of several names**
-//! ([`LockClient::acquire_all`] → [`MultiGuard`]) in one global order, so that multi-name
-//! acquirers never deadlock one another.
+//! Transaction-scoped locks ([`xact_lock`] and its forms, PostgreSQL) take the same advisory
+//! lock inside the caller's own `tokio_postgres` transaction.
 //!
-//! # Names
+//! # One protocol per backend
+//!
+//! Each backend implements one internal seam (`backend.rs`: acquire a key in a mode —
+//! exclusive or shared — with a deadline, or not waiting; and of a hold: its token, its loss,
+//! its release), and everything above is built on it without knowing the backend: the mutex
+//! and the reader-writer lock are its two modes, the semaphore is N slots (exclusive locks of
+//! derived names), several keys are exclusive locks taken in one global order. Both modes of
+//! a backend share one path: the same sessions and bound, deadlines, re-entrancy guard, loss
+//! signal and tokens. A new backend (etcd, say) is one new module implementing the seam and
+//! one constructor of [`LockClient`].
+//!
+//! # Names and keys
 //!
 //! Names are arbitrary strings: `/`, `..`, NUL, non-UTF-8-looking text and megabytes of text are
 //! all valid and map to distinct locks. The file backend percent-encodes a name into a file name
@@ -36,9 +57,47 @@
 //! default) the file backend maps `Orders` and `orders` to one file, hence one lock: also safe.
 //!
 //! Besides names, locks can be taken by the integer keys of PostgreSQL's advisory-lock
-//! functions ([`LockKey`]: `i64` and `(i32, i32)`), to share them with SQL or programs in other
-//! languages that already use them: `locks.acquire(42)` excludes `SELECT
-//! pg_advisory_lock(42)` and vice versa.
+//! functions ([`LockKey`]: `i64` and `(i32, i32)`), on every acquiring method of both
+//! backends, to share them with SQL or programs in other languages that already use them:
+//! `locks.lock(42)` excludes `SELECT pg_advisory_lock(42)` and vice versa, and
+//! `locks.lock_shared(42)` is `pg_advisory_lock_shared(42)`. A semaphore of an integer key
+//! is named by its display form (`advisory(42)`).
+//!
+//! # Connections and their lifecycle
+//!
+//! A PostgreSQL client opens at most [`PostgresOptions::max_connections`] connections (16 by
+//! default), whatever it holds or waits for: exclusive holds, shared holds, permits and
+//! several keys all share them (one connection holds any number of locks; a semaphore's
+//! permits may sit on one connection). A lock wait on the server needs a connection that
+//! holds nothing; at the bound, waiters wait in line for one, first come first served, and
+//! nothing polls (see [`PostgresOptions::max_connections`] for what that means for a task that
+//! holds one key while it waits for another).
+//!
+//! **Dropping a client:** clones share the connections; the connections stay open while any
+//! clone or any guard, permit or [`DistributedGuards`] of the client is alive (a guard's lock
+//! lives on them). Once the last clone and the last guard are dropped, every connection the
+//! client opened is closed: at once if nothing was being released, otherwise once the release
+//! of the last dropped guard ends (within `heartbeat_timeout`, 2 s by default). The server
+//! then releases whatever they held. (Tested against `pg_stat_activity`: the slowest close
+//! seen was under 150 ms.)
+//!
+//! # Fairness and bounds
+//!
+//! - **PostgreSQL:** waiters of a key are served in the server's queue order; a shared
+//!   request waits behind an exclusive request queued before it (except a reader joining a
+//!   shared hold of its own client on the same connection, which the server grants at once).
+//! - **File, reader-writer lock:** writers first. Every waiting acquisition passes the key's
+//!   *turnstile* (a second lock file, `<lock file>.turn`, locked exclusively): a waiting
+//!   writer holds it until the readers inside have left, so readers arriving after it wait
+//!   behind it. A writer's wait is bounded by the holds already inside when it reached the
+//!   turnstile, plus its turn there, where each acquirer ahead of it stays only until its own
+//!   lock is granted (in order within a process; across processes in the kernel's wake-up
+//!   order). Tested with three reader processes holding a key in an overlapping stream (30 ms
+//!   each): a writer got it within 40 ms (it starved for seconds without the turnstile).
+//!   `try_lock_shared` does not wait and does not pass the turnstile: it may overtake a
+//!   waiting writer. A reader that takes a second shared hold of a key while holding one
+//!   (recursive read) can deadlock with a waiting writer, as with any writer-preferring lock.
+//! - **Semaphore:** no global queue across slots (see [`DistributedSemaphore`]).
 //!
 //! # Limits
 //!
@@ -55,14 +114,23 @@
 //! - **PostgreSQL:** the server enforces timeouts through `lock_timeout`, at most `i32::MAX`
 //!   milliseconds (about 24.8 days): longer timeouts end there. Every wait on the network is
 //!   bounded on the client ([`Error::Unresponsive`]): opening a session by `connect_timeout`,
-//!   `try_acquire` by `heartbeat_timeout`, `acquire_timeout(t)` by `t + heartbeat_timeout`
-//!   (pool checkout included), a release by `heartbeat_timeout`. Only the server-side wait
-//!   of an unbounded `acquire` is unbounded: it relies on TCP keepalives (about 16 s unless
-//!   you configured them) to notice a dead peer. The bounds are listed on
-//!   [`PostgresOptions`].
+//!   `try_lock` by `heartbeat_timeout`, `try_lock_for(t)` by `t + heartbeat_timeout`
+//!   (pool checkout and the line at the bound included), a release by `heartbeat_timeout`.
+//!   Only the server-side wait of an unbounded `lock` is unbounded: it relies on TCP
+//!   keepalives (about 16 s unless you configured them) to notice a dead peer. The bounds are
+//!   listed on [`PostgresOptions`].
+//! - **PostgreSQL, a terminated server backend:** when the server ends the session holding a
+//!   lock (`pg_terminate_backend`, a crash of that backend), the server frees the lock at
+//!   once, and a waiter elsewhere may get it before the holder's connection can tell the
+//!   holder (measured: 0.6 ms before the guard said lost). The lost signal cannot be earlier
+//!   than the holder learns of it: only the [fencing token](FencingToken) protects the
+//!   resource in that window. (A *silent* holder, by contrast, is told first: see
+//!   [`DistributedGuard::is_lost`].)
 //! - **Dropping a PostgreSQL guard** releases its lock on a background task: an acquisition of
-//!   the same name right after the drop may still find it held. Use
-//!   [`DistributedGuard::release`] when the next step depends on the name being free.
+//!   the same key right after the drop may still find it held. Use
+//!   [`DistributedGuard::release`] when the next step depends on the key being free.
+//! - **Transaction-scoped locks** ([`xact_lock`]) end with the transaction, and also when the
+//!   caller rolls back to a savepoint taken before the lock (`ROLLBACK TO SAVEPOINT`).
 //!
 //! # Examples
 //!
@@ -72,10 +140,13 @@
 //! # fn main() -> Result<(), chainlock::distributed::Error> {
 //! # let dir = std::env::temp_dir().join(format!("chainlock-doc-mod-{}", std::process::id()));
 //! let locks = LockClient::file(&dir)?; // e.g. /run/myapp/locks
-//! let guard = locks.blocking_acquire("orders")?;
+//! let guard = locks.blocking_lock("orders")?;
 //! // ... append to the orders file, passing `guard.token()` along ...
-//! assert!(locks.blocking_try_acquire("orders")?.is_none());
+//! assert!(locks.blocking_try_lock("orders")?.is_none());
 //! guard.blocking_release()?;
+//! let readers = (locks.blocking_lock_shared(42)?, locks.blocking_lock_shared(42)?);
+//! assert!(locks.blocking_try_lock(42)?.is_none(), "readers exclude the writer");
+//! # drop(readers);
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(()) }
 //! ```
@@ -88,7 +159,7 @@
 //! # async fn main() -> Result<(), chainlock::distributed::Error> {
 //! # let dir = std::env::temp_dir().join(format!("chainlock-doc-mod-async-{}", std::process::id()));
 //! let locks = LockClient::file(&dir)?;
-//! let guard = locks.acquire("orders").await?;
+//! let guard = locks.lock("orders").await?;
 //! println!("holding orders with token {}", guard.token());
 //! guard.release().await?;
 //! # std::fs::remove_dir_all(&dir).ok();
@@ -223,8 +294,9 @@ pub enum Stage {
     /// Opening a session: connect, start-up, authentication, session set-up, preparing
     /// statements (bounded by [`PostgresOptions::connect_timeout`]).
     Connect,
-    /// An acquisition (`try_acquire`: `heartbeat_timeout`; `acquire_timeout(t)`:
-    /// `t + heartbeat_timeout`; `acquire`: each statement that does not wait for the lock).
+    /// An acquisition in either mode (`try_lock`: `heartbeat_timeout`; `try_lock_for(t)` and
+    /// `try_lock_until`: `t + heartbeat_timeout`; `lock`: each statement that does not wait
+    /// for the lock).
     Acquire,
     /// A release (`heartbeat_timeout`).
     Release,
@@ -314,7 +386,7 @@ impl LockClient {
     /// # fn main() -> Result<(), chainlock::distributed::Error> {
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-file-{}", std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.blocking_acquire("../../etc/passwd")?; // any name is safe
+    /// let guard = locks.blocking_lock("../../etc/passwd")?; // any name is safe
     /// # drop(guard); std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
@@ -352,7 +424,7 @@ impl LockClient {
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), chainlock::distributed::Error> {
     /// let locks = chainlock::distributed::LockClient::postgres("postgres://locks@db.internal/app").await?;
-    /// let guard = locks.acquire("orders").await?;
+    /// let guard = locks.lock("orders").await?;
     /// guard.release().await?;
     /// # Ok(()) }
     /// ```
@@ -408,7 +480,7 @@ impl LockClient {
     /// use chainlock::distributed::{LockClient, PostgresOptions};
     ///
     /// let locks = LockClient::blocking_postgres(PostgresOptions::new("postgres://locks@db.internal/app")?)?;
-    /// let guard = locks.blocking_acquire("orders")?;
+    /// let guard = locks.blocking_lock("orders")?;
     /// guard.blocking_release()?;
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```

@@ -208,7 +208,7 @@ impl DistributedSemaphore {
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`LockClient::acquire`].
+    /// Cancel safe, as [`LockClient::lock`].
     ///
     /// # Examples
     ///
@@ -236,7 +236,7 @@ impl DistributedSemaphore {
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`LockClient::acquire`].
+    /// Cancel safe, as [`LockClient::lock`].
     ///
     /// # Examples
     ///
@@ -263,7 +263,7 @@ impl DistributedSemaphore {
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`LockClient::acquire`].
+    /// Cancel safe, as [`LockClient::lock`].
     ///
     /// # Examples
     ///

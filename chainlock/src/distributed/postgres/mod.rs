@@ -5,9 +5,10 @@
 //! (every statement, the session settings, creating the objects), [`epoch`] (the epoch/token
 //! protocol), [`session`] (a connection's driver, heartbeats and loss), [`pool`] (the bounded
 //! set of sessions: shared ones holding many locks, and sessions of their own for waits); this
-//! file puts them together. [`xact`] is the transaction-scoped mode (the caller's
-//! transaction, no connection of ours). [`shared`] is the reader-writer lock's shared mode
-//! (the same protocol with the `_shared` functions).
+//! file puts them together and implements the seam ([`Backend`], [`Hold`]) for both modes: a
+//! shared hold is the same protocol with the `_shared` functions (`sql::SHARED`), on the same
+//! sessions, under the same bound. [`xact`] is the transaction-scoped mode (the caller's
+//! transaction, no connection of ours).
 //!
 //! Design, and why it is correct:
 //! - Held locks share sessions ([`Host`]): an acquisition first asks on a shared session
@@ -21,9 +22,13 @@
 //!   queue behind the wait). The server may grant the lock in the same instant it raises the
 //!   timeout, so a timed-out session runs `pg_advisory_unlock_all()` before it is reused.
 //!   Cancelling a wait drops its session, which releases a lock granted meanwhile.
-//! - At most `max_connections` sessions are open at once; at that bound a waiter asks again
-//!   after a growing pause (woken early by any release of its client), see
+//! - At most `max_connections` sessions are open at once; at that bound waiters wait in line
+//!   (first come, first served) for a session that holds nothing, and the first in line asks
+//!   again when a lock of its client is released; nothing polls. See
 //!   [`PostgresOptions::max_connections`].
+//! - Lifecycle: the client owns the pool, the pool its sessions, a session's driver task its
+//!   slot, and the slot refers to the pool weakly: dropping the client's last clone and its
+//!   last guard drops the sessions, which aborts their drivers and closes the connections.
 //! - A release that fails, goes unanswered or finds the lock not held closes the session: the
 //!   server releases everything it held, and the other guards on it report the loss.
 //! - Lock, timeout and fencing token take one round trip: one statement sets `lock_timeout`,
@@ -39,7 +44,7 @@
 //! - Every network wait is bounded on the client: opening a session by `connect_timeout`,
 //!   a timed acquisition by its timeout plus `heartbeat_timeout` (pool checkout included),
 //!   every statement that does not wait for a lock (and a release) by `heartbeat_timeout`.
-//!   An unbounded `acquire` waits on the server as long as it takes (TCP keepalives notice a
+//!   An unbounded `lock` waits on the server as long as it takes (TCP keepalives notice a
 //!   dead peer).
 //!
 //! # Fencing tokens without a disk flush per acquisition
@@ -271,7 +276,7 @@ impl PgBackend {
                 Pick::Full => changed.await,
             }
         };
-        // Bounded by the caller (`acquire`); a session that stops answering is closed by its
+        // Bounded by the caller (`acquire`, below its timeout); a session that stops answering is closed by its
         // driver once a heartbeat goes unanswered, which fails this ask.
         self.ask(host, key, mode).await
     }

@@ -25,7 +25,7 @@ use tokio_postgres::types::{ToSql, Type};
 /// everything else after the savepoint). There is no guard and no other early release.
 ///
 /// `key` is a name or an integer key ([`LockKey`]), the same lock as
-/// [`LockClient::acquire`](super::super::LockClient::acquire) takes: a transaction-scoped holder
+/// [`LockClient::lock`](super::super::LockClient::lock) takes: a transaction-scoped holder
 /// and a session-scoped holder of one name exclude each other.
 ///
 /// **No fencing token, no lost signal**, and none needed for writes made in the same
