@@ -84,8 +84,8 @@ struct NaiveRwManager {
 
 /// Held only to be dropped (which unlocks).
 enum NaiveRwHold {
-    Read(#[allow(dead_code)] ArcRwLockReadGuard<RawRwLock, ()>),
-    Write(#[allow(dead_code)] ArcRwLockWriteGuard<RawRwLock, ()>),
+    Read(#[expect(dead_code, reason = "held for its drop")] ArcRwLockReadGuard<RawRwLock, ()>),
+    Write(#[expect(dead_code, reason = "held for its drop")] ArcRwLockWriteGuard<RawRwLock, ()>),
 }
 
 struct NaiveRwGuard<'a> {

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The test command of the README: everything CI checks, with its own set-up, on a fresh
-# machine. Run from anywhere: `bash scripts/test.sh`.
+# machine. Run from anywhere: `bash scripts/test.sh`. A step it promises either runs or fails
+# the command (with the reason): nothing is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
+fail() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 
 # Every test runner's output also goes to this log; the last line sums up its results.
 mkdir -p target
@@ -13,9 +15,10 @@ results=target/test-results.log
 run_tests() { "$@" 2>&1 | tee -a "$results"; }
 
 step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots)"
-rustup component add rustfmt clippy >/dev/null 2>&1 || true
+rustup component add rustfmt clippy >/dev/null 2>&1 \
+  || fail "rustup could not install rustfmt and clippy (the format and clippy steps need them)"
 if ! command -v cargo-expand >/dev/null 2>&1; then
-  cargo install cargo-expand --locked --quiet
+  cargo install cargo-expand --locked --quiet || fail "cargo could not install cargo-expand (the macrotest snapshots need it)"
 fi
 
 step "format"
@@ -31,6 +34,38 @@ if [ -n "$heavy" ]; then
   printf 'cargo run -p chainlock-scheduler would build:\n%s\n' "$heavy" >&2
   exit 1
 fi
+
+step "the stated rust-version builds (with a toolchain of exactly that version)"
+# `rust-version` of the workspace (e.g. "1.95" means 1.95.0): a toolchain named after it
+# (`rustup run 1.95` / `1.95.0`), or the default one if its rustc is that version.
+msrv=$(cargo metadata --no-deps --format-version 1 \
+  | python3 -c 'import json, sys; print({p["rust_version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "chainlock"}.pop())')
+want=$msrv; [[ $want =~ ^[0-9]+\.[0-9]+$ ]] && want="$want.0"
+msrv_toolchain=""
+for toolchain in "$msrv" "$want"; do
+  if [[ "$(rustup run "$toolchain" rustc --version 2>/dev/null | awk '{print $2}')" == "$want" ]]; then
+    msrv_toolchain=$toolchain
+    break
+  fi
+done
+if [[ -z "$msrv_toolchain" ]]; then
+  [[ "$(rustc --version | awk '{print $2}')" == "$want" ]] \
+    || fail "no toolchain of rust-version $msrv: \`rustup toolchain install $want\` (the default is $(rustc --version))"
+  msrv_toolchain=$(rustup show active-toolchain | awk '{print $1}')
+fi
+echo "rust-version $msrv: $(rustup run "$msrv_toolchain" rustc --version) ($msrv_toolchain)"
+rustup run "$msrv_toolchain" cargo check --workspace --all-targets --all-features --locked --quiet
+
+step "features of chainlock: none, and each alone"
+features=$(cargo metadata --no-deps --format-version 1 \
+  | python3 -c 'import json, sys; print(*sorted(f for p in json.load(sys.stdin)["packages"] if p["name"] == "chainlock" for f in p["features"] if f != "default"))')
+[[ -n "$features" ]] || fail "no features of chainlock read from cargo metadata"
+echo "none"
+cargo check -p chainlock --no-default-features --quiet
+for feature in $features; do
+  echo "$feature"
+  cargo check -p chainlock --no-default-features --features "$feature" --quiet
+done
 
 step "docs (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
@@ -53,14 +88,11 @@ cargo run --quiet --example workers -- --workers 4 --messages 200
 cargo run --quiet --example workers -- --workers 4 --messages 200 --backend postgres --url "$CHAINLOCK_PG_URL"
 
 step "miri: the unsafe code of owned mapped guards (chainlock::mapped) under stacked and tree borrows"
-# Miri is a nightly component; on a machine where it cannot be installed this step says so
-# and is skipped (the rest of the suite still runs).
-if rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1; then
-  run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
-  MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
-else
-  echo "SKIPPED: miri could not be installed on this machine"
-fi
+# Miri is a nightly component: a machine where it cannot be installed fails this command.
+rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1 \
+  || fail "miri could not be installed (rustup component add miri rust-src --toolchain nightly)"
+run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
+MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
 
 step "loom models (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \

@@ -74,7 +74,11 @@ mod renamed {
 /// Generated code uses no prelude name: it compiles in a `#![no_implicit_prelude]` module
 /// that also defines types called `Option`, `Result`, `Some`, `Ok`, `Vec`, `bool` and
 /// `drop`, which would capture any unqualified use.
-#[allow(dead_code, non_camel_case_types)]
+#[expect(
+    dead_code,
+    non_camel_case_types,
+    reason = "types named like the prelude's, only to shadow them"
+)]
 mod no_prelude {
     #![no_implicit_prelude]
 

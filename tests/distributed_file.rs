@@ -421,6 +421,26 @@ fn new_lock_files_are_mode_0660_whatever_the_umask() {
     assert_eq!(mode & 0o7777, 0o660, "mode {mode:o}");
 }
 
+/// The worker binary as a second OS user can run it: linked (or copied, across file systems)
+/// into `dir`, a scratch directory under the temporary directory that the caller makes
+/// reachable and that is removed with it, mode 0755, started there. The build's own path sits
+/// in the checkout's `target/`, which other users cannot reach when the checkout is private (a
+/// home directory with mode 0700, any `mktemp -d`). A link is tried first: a file this process
+/// just wrote can be "busy" to `exec` while another test thread forks.
+#[cfg(unix)]
+fn worker_runnable_by_others(dir: &Scratch) -> std::process::Command {
+    use std::os::unix::fs::PermissionsExt;
+    let built = env!("CARGO_BIN_EXE_distributed-worker");
+    let exe = dir.join("distributed-worker");
+    if std::fs::hard_link(built, &exe).is_err() {
+        std::fs::copy(built, &exe).unwrap();
+    }
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut command = std::process::Command::new(exe);
+    command.current_dir(dir.path());
+    command
+}
+
 /// Runs as a second OS user (`postgres`, when the tests run as root and that user exists):
 /// two users sharing a lock directory through a group exclude each other and share tokens.
 #[cfg(unix)]
@@ -450,7 +470,7 @@ fn a_second_user_shares_a_group_lock_directory() {
     let locks = LockClient::file(&shared).unwrap();
     let first = locks.blocking_lock("shared").unwrap().token().get();
 
-    let mut child = distributed_common::worker()
+    let mut child = worker_runnable_by_others(&dir)
         .args(["hold", "file", shared.to_str().unwrap(), "shared"])
         .uid(uid)
         .gid(gid)

@@ -10,26 +10,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use chainlock::keyed::{AsyncKeyedLocks, KeyedLocks};
+use chainlock_suite::watchdog::{HANG, watchdog};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
-
-/// How long a test waits for something that must happen before it declares a hang.
-const HANG: Duration = Duration::from_secs(20);
-
-/// Ends the test process with an error if the test is still running after [`HANG`]: a
-/// deadlock fails the run instead of hanging it. Disarmed when dropped.
-#[must_use]
-struct Watchdog(#[allow(dead_code)] mpsc::Sender<()>);
-
-fn watchdog(test: &'static str) -> Watchdog {
-    let (disarm, disarmed) = mpsc::channel::<()>();
-    thread::spawn(move || {
-        if disarmed.recv_timeout(HANG) == Err(mpsc::RecvTimeoutError::Timeout) {
-            eprintln!("{test}: still running after {HANG:?}: deadlock");
-            std::process::exit(101);
-        }
-    });
-    Watchdog(disarm)
-}
 
 /// Counters updated with a non-atomic read-modify-write: only mutual exclusion keeps them
 /// exact, so a lost update reveals two holders of one key.

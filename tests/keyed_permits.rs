@@ -5,37 +5,13 @@
 use std::hash::{Hash, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chainlock::keyed::{AsyncKeyedPermits, KeyedPermits};
+use chainlock_suite::watchdog::{HANG, eventually, watchdog};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
-
-const HANG: Duration = Duration::from_secs(30);
-
-#[must_use]
-struct Watchdog(#[allow(dead_code)] mpsc::Sender<()>);
-
-/// Ends the test process if the test is still running after [`HANG`].
-fn watchdog(test: &'static str) -> Watchdog {
-    let (disarm, disarmed) = mpsc::channel::<()>();
-    thread::spawn(move || {
-        if disarmed.recv_timeout(HANG) == Err(mpsc::RecvTimeoutError::Timeout) {
-            eprintln!("{test}: still running after {HANG:?}: deadlock");
-            std::process::exit(101);
-        }
-    });
-    Watchdog(disarm)
-}
-
-fn eventually(what: &str, condition: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < HANG, "never happened: {what}");
-        thread::yield_now();
-    }
-}
 
 /// Counts the holders of one key from inside; fails if they ever exceed the permits.
 struct Inside {

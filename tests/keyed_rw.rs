@@ -6,40 +6,13 @@
 use std::hash::{Hash, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chainlock::keyed::{AsyncKeyedRwLocks, KeyedRwLocks};
+use chainlock_suite::watchdog::{HANG, eventually, watchdog};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
-
-/// How long a test waits for something that must happen before it declares a hang.
-const HANG: Duration = Duration::from_secs(30);
-
-/// Ends the test process if the test is still running after [`HANG`]: a deadlock fails the
-/// run instead of hanging it. Disarmed when dropped.
-#[must_use]
-struct Watchdog(#[allow(dead_code)] mpsc::Sender<()>);
-
-fn watchdog(test: &'static str) -> Watchdog {
-    let (disarm, disarmed) = mpsc::channel::<()>();
-    thread::spawn(move || {
-        if disarmed.recv_timeout(HANG) == Err(mpsc::RecvTimeoutError::Timeout) {
-            eprintln!("{test}: still running after {HANG:?}: deadlock");
-            std::process::exit(101);
-        }
-    });
-    Watchdog(disarm)
-}
-
-/// Waits until `condition` holds, failing the test instead of hanging.
-fn eventually(what: &str, condition: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < HANG, "never happened: {what}");
-        thread::yield_now();
-    }
-}
 
 fn until_waiting<K: Eq + Hash>(locks: &KeyedRwLocks<K>, key: &K, n: usize) {
     eventually("waiters queued", || locks.waiting(key) >= n);

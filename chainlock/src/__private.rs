@@ -4,7 +4,10 @@
 //! The one-line step helpers are `#[inline(always)]`: they stand for a few tokens of the
 //! generated body, and the zero-cost benchmark is measured with them inlined (callgrind,
 //! README "Zero cost").
-#![allow(clippy::inline_always)]
+#![expect(
+    clippy::inline_always,
+    reason = "generated code's steps must inline into the caller to cost nothing"
+)]
 
 pub use crate::chain::ChainNode;
 pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};

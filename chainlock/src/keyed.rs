@@ -115,6 +115,8 @@
 //! [`lock_all`](KeyedLocks::lock_all) requires `K: Ord` and locks keys in ascending `Ord`
 //! order (equal keys once). Keys held already by the calling thread (reentrancy) are outside
 //! that order: hold nothing else when calling it, or use a deadline.
+//!
+#![doc = include_str!("../docs/named-locks.md")]
 
 pub(crate) mod blocking;
 #[cfg(feature = "tokio")]

@@ -52,6 +52,7 @@
 //! | `tokio` | no | async chain lockers over `tokio::sync::{Mutex, RwLock}` (owned guards), [`keyed::AsyncKeyedLocks`], async room entry |
 //! | `distributed` | no | the distributed named mutex with its embedded file backend (one machine, many processes); pulls in tokio |
 //! | `postgres` | no | the PostgreSQL backend of the distributed named mutex (many machines), on `tokio-postgres` |
+//! | `postgres-tls` | no | TLS to PostgreSQL (rustls with `ring`, no OpenSSL; the server's certificate verified: system roots or a given CA) |
 //!
 //! # Versions of `lock_api` and `parking_lot`
 //!
@@ -71,8 +72,8 @@
 //! [`striped::Striped`] do not accept it.
 //!
 //! parking_lot's `send_guard` is deliberately not enabled: it conflicts with its
-//! `deadlock_detection`. Blocking guards therefore stay on their thread; hold tokio guards
-//! across `.await`.
+//! `deadlock_detection`. Blocking guards therefore stay on their thread; use the tokio flavor
+//! to hold a guard across `.await` on a multi-threaded runtime.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod chain;

@@ -77,7 +77,8 @@
 //!
 //! As with a mutex, a thread that holds a guard and waits for another room (or for its
 //! own room while others wait) waits for itself. An exit action must not enter the lock.
-#![allow(clippy::doc_markdown)] // "readers-writer", "round-robin"
+//!
+#![doc = include_str!("../docs/rooms.md")]
 
 mod state;
 
@@ -772,7 +773,10 @@ fn out_of_range(error: RoomError) -> ! {
 struct Wakers(#[cfg(feature = "tokio")] Vec<std::task::Waker>);
 
 impl Wakers {
-    #[cfg_attr(not(feature = "tokio"), allow(clippy::unused_self))]
+    #[cfg_attr(
+        not(feature = "tokio"),
+        expect(clippy::unused_self, reason = "`self` is used by the async face")
+    )]
     fn wake_all(self) {
         #[cfg(feature = "tokio")]
         for waker in self.0 {

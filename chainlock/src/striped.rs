@@ -2,10 +2,11 @@
 //!
 //! [`Striped<L>`] hashes a key onto one of N locks ("stripes"). Memory stays bounded no
 //! matter how many keys exist, at the price of rare false sharing: two different keys that
-//! land on the same stripe exclude each other. This is Guava's `Striped` (and
-//! jkeylockmanager's striping), built on [`lock_api`] so that any lock of the
-//! `lock_api` family works as a stripe: `parking_lot::Mutex<T>`, `parking_lot::RwLock<T>`,
-//! or your own `lock_api::Mutex<MyRawMutex, T>`.
+//! land on the same stripe exclude each other. This is Guava's `Striped`, built on
+//! [`lock_api`] so that any lock of the `lock_api` family works as a stripe:
+//! `parking_lot::Mutex<T>`, `parking_lot::RwLock<T>`, or your own
+//! `lock_api::Mutex<MyRawMutex, T>`. (jkeylockmanager, which stripes only the bookkeeping of
+//! its exact per-key locks, is a peer of [`KeyedLocks`](crate::keyed::KeyedLocks) instead.)
 //!
 //! - The stripe count is rounded up to a power of two so that a stripe is picked by a mask.
 //! - Each stripe sits in its own cache line ([`CachePadded`]): locking one stripe never

@@ -525,3 +525,9 @@ fn first_choice(student: StudentId, classes: usize) -> usize {
     // A multiplicative hash: consecutive students land far apart.
     (student.wrapping_mul(0x9E37_79B9) as usize) % classes.max(1)
 }
+
+/// The Rust blocks of `scheduler/README.md`, compiled and run as doc tests so that they
+/// cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -275,7 +275,7 @@ pub struct Report {
 
 impl Report {
     /// Operations per second.
-    #[allow(
+    #[expect(
         clippy::cast_precision_loss,
         reason = "operation counts stay far below 2^52"
     )]
@@ -450,7 +450,7 @@ impl Session {
 
     /// Until every client is done: stops them at the deadline, checks the invariants and
     /// reports progress on time.
-    #[allow(
+    #[expect(
         clippy::too_many_arguments,
         reason = "the run's shared state, borrowed"
     )]

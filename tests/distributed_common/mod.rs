@@ -1,6 +1,10 @@
 //! Helpers shared by the `distributed_*` tests: worker processes, the interleaving checker,
 //! scratch directories and the PostgreSQL server's address.
-#![allow(dead_code, unreachable_pub)]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    reason = "each `distributed_*` test crate uses a different part of this module: `expect` would be unfulfilled in some"
+)]
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};

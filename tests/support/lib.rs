@@ -1,7 +1,8 @@
 //! Test instrumentation of chainlock's integration tests, examples and benchmarks (not
-//! published): locks that log what they do, and the baselines the benchmarks and tests
+//! published): locks that log what they do, a watchdog against hangs, and the baselines the benchmarks and tests
 //! compare against. The scheduling service is not here: it is the workspace member
 //! `scheduler/` (package `chainlock-scheduler`).
 
 pub mod logged;
 pub mod rooms_baseline;
+pub mod watchdog;

@@ -44,7 +44,6 @@ impl LoggedRawMutex {
 // SAFETY: every method forwards to parking_lot's `RawMutex`, which upholds the contract;
 // logging happens after acquiring and before releasing, and never panics.
 unsafe impl lock_api::RawMutex for LoggedRawMutex {
-    #[allow(clippy::declare_interior_mutable_const)]
     const INIT: Self = LoggedRawMutex(<parking_lot::RawMutex as lock_api::RawMutex>::INIT);
     type Guard = <parking_lot::RawMutex as lock_api::RawMutex>::Guard;
 
@@ -130,7 +129,6 @@ type Raw = parking_lot::RawRwLock;
 // SAFETY: every method forwards to parking_lot's `RawRwLock`, which upholds the contract;
 // logging happens after acquiring and before releasing, and never panics.
 unsafe impl lock_api::RawRwLock for LoggedRawRwLock {
-    #[allow(clippy::declare_interior_mutable_const)]
     const INIT: Self = LoggedRawRwLock(<Raw as lock_api::RawRwLock>::INIT);
     type SharedGuard = <Raw as lock_api::RawRwLock>::SharedGuard;
     type ExclusiveGuard = <Raw as lock_api::RawRwLock>::ExclusiveGuard;

@@ -13,16 +13,17 @@
 //! The root may split, so the tree hangs from a fixed *anchor* node whose one child is the
 //! root: a root split changes the anchor, which the retaining descent then holds.
 //!
-//! Keys and values are user code: a `K: Ord` or `Clone` that panics in the middle of a split
-//! leaves that split half done (parking_lot's locks do not poison), so use keys whose
-//! comparison and cloning do not panic.
+//! Keys are user code: an insert makes every comparison and the one clone of a key it needs
+//! before it changes anything, so a `K: Ord` or `Clone` that panics leaves the map as it was
+//! (see [`OrderedMap`]'s "Panics" section). A split finds its place in the parent by the
+//! address of the node that split, not by comparing keys.
 
 use chainlock::ChainNode;
 use chainlock::parking_lot::RwLock;
 use chainlock::walk::{Crab, Shared, Step, Walker};
-use std::mem;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::{cmp, mem, ptr};
 
 type Handle<K, V> = Arc<RwLock<Node<K, V>>>;
 
@@ -56,6 +57,48 @@ impl<K: Ord, V> Node<K, V> {
 }
 
 /// A concurrent ordered map on a B+-tree locked hand over hand.
+///
+/// # Panics in keys
+///
+/// Inserts are panic-safe: if `K`'s `Ord` or `Clone` panics during an [`insert`](Self::insert)
+/// (at any comparison, splits included), the panic reaches the caller and the map is left as
+/// it was before that insert: every other entry is still there, the key that failed is not
+/// inserted (or keeps its old value), and [`len`](Self::len) is exact. A panic in
+/// [`get`](Self::get) or [`remove`](Self::remove) changes nothing either. No lock stays held
+/// (guards are released as the panic unwinds) and the map is not poisoned: it can be used
+/// after the panic, as `std::collections::BTreeMap` can.
+///
+/// ```
+/// use chainlock_trees::OrderedMap;
+/// use std::cmp::Ordering;
+/// use std::panic::AssertUnwindSafe;
+///
+/// // A key whose comparison panics when it meets 13.
+/// #[derive(Clone, PartialEq, Eq, Debug)]
+/// struct Fragile(u32);
+/// impl Ord for Fragile {
+///     fn cmp(&self, other: &Self) -> Ordering {
+///         assert!(self.0 != 13 && other.0 != 13, "13 cannot be compared");
+///         self.0.cmp(&other.0)
+///     }
+/// }
+/// impl PartialOrd for Fragile {
+///     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+///         Some(self.cmp(other))
+///     }
+/// }
+///
+/// let map = OrderedMap::with_node_capacity(2);
+/// for key in 0..10 {
+///     map.insert(Fragile(key), key);
+/// }
+/// let insert = AssertUnwindSafe(|| map.insert(Fragile(13), 13));
+/// assert!(std::panic::catch_unwind(insert).is_err());
+/// assert_eq!(map.len(), 10);
+/// assert_eq!(map.to_vec().len(), 10);
+/// assert_eq!(map.get(&Fragile(7)), Some(7));
+/// map.check().unwrap();
+/// ```
 ///
 /// # Examples
 ///
@@ -144,6 +187,11 @@ impl<K: Ord + Clone, V: Clone> OrderedMap<K, V> {
     }
 
     /// Inserts `value` under `key`; returns the value it replaces.
+    ///
+    /// # Panics
+    ///
+    /// If `K`'s `Ord` or `Clone` panics; the map is then left as it was before this call (see
+    /// [the type's docs](OrderedMap#panics-in-keys)).
     pub fn insert(&self, key: K, value: V) -> Option<V> {
         let capacity = self.capacity;
         // Safe: a node with room for one more key absorbs a split below it, and a leaf that
@@ -162,6 +210,11 @@ impl<K: Ord + Clone, V: Clone> OrderedMap<K, V> {
             Ok(index) => return Some(mem::replace(&mut leaf.values[index], value)),
             Err(index) => index,
         };
+        // The last call into user code: if the leaf will split, the copy of the key that goes
+        // up as its separator. From here on nothing can panic half way (panic safety: a
+        // split left half done would lose the entries of its right half).
+        let mut leaf_separator =
+            (leaf.keys.len() == capacity).then(|| leaf_separator(&leaf.keys, index, &key));
         leaf.keys.insert(index, key);
         leaf.values.insert(index, value);
         self.len.fetch_add(1, Ordering::Relaxed);
@@ -172,7 +225,8 @@ impl<K: Ord + Clone, V: Clone> OrderedMap<K, V> {
             if node.keys.len() <= capacity {
                 return None;
             }
-            let (separator, right) = split(node);
+            let (separator, right) = split(node, leaf_separator.take());
+            let split_node: *const Node<K, V> = node;
             up += 1;
             let is_anchor = path.target_depth() == up;
             let parent = path
@@ -191,7 +245,13 @@ impl<K: Ord + Clone, V: Clone> OrderedMap<K, V> {
                 parent.level += 1;
                 return None;
             }
-            let index = parent.keys.partition_point(|k| *k <= separator);
+            // The split node's place among its siblings, found by address: comparing the
+            // separator with the parent's keys would call user code after the split.
+            let index = parent
+                .children
+                .iter()
+                .position(|child| ptr::eq(child.data_ptr(), split_node))
+                .expect("the parent of a split node holds it");
             parent.keys.insert(index, separator);
             parent.children.insert(index + 1, right);
         }
@@ -240,8 +300,21 @@ impl<K: Ord + Clone, V: Clone> OrderedMap<K, V> {
     }
 }
 
-/// Splits an overflowing node in two; returns the separator and the new right half.
-fn split<K: Clone, V>(node: &mut Node<K, V>) -> (K, Handle<K, V>) {
+/// The separator of a full leaf that `key` will enter at `index`: a copy of the first key of
+/// its right half once `key` is in, as [`split`] cuts it.
+fn leaf_separator<K: Clone>(keys: &[K], index: usize, key: &K) -> K {
+    // `split` cuts the `keys.len() + 1` keys there is once `key` is in at half their number.
+    let middle = keys.len().div_ceil(2);
+    match middle.cmp(&index) {
+        cmp::Ordering::Less => keys[middle].clone(),
+        cmp::Ordering::Equal => key.clone(),
+        cmp::Ordering::Greater => keys[middle - 1].clone(),
+    }
+}
+
+/// Splits an overflowing node in two; returns the separator and the new right half. Calls no
+/// user code: a leaf's separator is the copy [`leaf_separator`] made before the insert.
+fn split<K, V>(node: &mut Node<K, V>, leaf_separator: Option<K>) -> (K, Handle<K, V>) {
     let middle = node.keys.len() / 2;
     let right = if node.level == 0 {
         Node {
@@ -261,7 +334,7 @@ fn split<K: Clone, V>(node: &mut Node<K, V>) -> (K, Handle<K, V>) {
         }
     };
     let separator = if node.level == 0 {
-        right.keys[0].clone()
+        leaf_separator.expect("a leaf's separator is copied before the insert")
     } else {
         node.keys.pop().expect("the middle key moves up")
     };

@@ -2,6 +2,8 @@
 //!
 //! See [`chain_locker!`](crate::chain_locker) for the generated lockers, [`Exit`] for how a
 //! descent ends early, and the lock traits for what a level may be.
+//!
+#![doc = include_str!("../../docs/chain.md")]
 
 mod children;
 mod exit;

@@ -165,6 +165,8 @@
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(()) }
 //! ```
+//!
+#![doc = include_str!("../../docs/distributed.md")]
 
 mod backend;
 mod fencing;

@@ -33,7 +33,6 @@ use crate::loom::{thread, unique_token};
 /// ```
 pub trait Flavor: sealed::Sealed {}
 
-#[allow(unreachable_pub)] // the sealed-trait pattern: public in name, unreachable by design
 pub(super) mod sealed {
     /// What the core needs to know about a [`Flavor`](super::Flavor).
     pub trait Sealed: 'static {

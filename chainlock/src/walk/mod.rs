@@ -54,6 +54,8 @@
 //! assert_eq!(Walker::new().descend_keys(&root, Crab, &missing).err(), Some(WalkExit::Absent { depth: 2, cause: Absence::Missing }));
 //! # Ok::<(), WalkExit>(())
 //! ```
+//!
+#![doc = include_str!("../../docs/walk.md")]
 
 mod exit;
 mod mode;
@@ -1213,7 +1215,10 @@ impl Walker {
     /// (absent, too deep, or a lock in `held` handed back).
     // Always inlined: it is a few instructions per level on every walk's hot path, and an
     // out-of-line call costs more than its body (callgrind: +30 instructions per 16 levels).
-    #[allow(clippy::inline_always)]
+    #[expect(
+        clippy::inline_always,
+        reason = "measured: a few instructions per level on the hot path"
+    )]
     #[inline(always)]
     fn follow<L: ?Sized>(
         self,
