@@ -440,7 +440,7 @@ fn rwlock_shared(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// DistributedSemaphore hand-offs: a holder takes all `permits` permits, a waiter (another client,
+/// Semaphore hand-offs: a holder takes all `permits` permits, a waiter (another client,
 /// already waiting) asks for one; from the holder starting to give them back (`t0`) to the
 /// waiter holding (`t1`). Returns the sorted `t1 - t0`.
 fn semaphore_hand_offs<F, Fut>(make: F, permits: usize, samples: usize) -> Vec<Duration>

@@ -91,9 +91,7 @@ fn integer_keys_are_the_advisory_locks_of_sql_both_ways() {
             // A waiter on the server is granted the key when SQL unlocks it.
             let waiter = {
                 let locks = locks.clone();
-                tokio::spawn(
-                    async move { locks.try_lock_for(key, Duration::from_secs(30)).await },
-                )
+                tokio::spawn(async move { locks.try_lock_for(key, Duration::from_secs(30)).await })
             };
             wait_for_advisory_waiter(&sql, key).await;
             assert!(sql_unlock(&sql, key).await);
@@ -168,10 +166,7 @@ fn names_ints_and_pairs_are_distinct_locks_on_postgres() {
             );
         }
         for key in keys {
-            assert!(
-                other.try_lock(key).await.unwrap().is_none(),
-                "{key} held"
-            );
+            assert!(other.try_lock(key).await.unwrap().is_none(), "{key} held");
         }
         for guard in guards {
             guard.release().await.unwrap();

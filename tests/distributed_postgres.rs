@@ -102,11 +102,7 @@ fn timeouts_zero_short_and_infinite() {
 
     let waiter = {
         let (locks, name) = (locks.clone(), name.clone());
-        std::thread::spawn(move || {
-            locks
-                .blocking_lock(&name)
-                .map(|guard| guard.token().get())
-        })
+        std::thread::spawn(move || locks.blocking_lock(&name).map(|guard| guard.token().get()))
     };
     wait_for_server_waiter(&url, &name);
     assert!(
@@ -143,9 +139,7 @@ fn a_grant_racing_a_timeout_is_released() {
         let racer = {
             let (other, name) = (other.clone(), name.clone());
             std::thread::spawn(move || {
-                let guard = other
-                    .blocking_try_lock_for(&name, racer_timeout)
-                    .unwrap();
+                let guard = other.blocking_try_lock_for(&name, racer_timeout).unwrap();
                 // Released before the thread ends: the observer below looks at a settled
                 // server (no background unlock still on its way).
                 guard.map(|guard| {

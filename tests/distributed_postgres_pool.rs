@@ -243,7 +243,10 @@ fn a_waiter_at_the_bound_times_out_cleanly() {
         let control = raw(&url).await;
         let deadline = Instant::now() + Duration::from_secs(10);
         while waiting_on_server(&control, key[0]).await == 0 {
-            assert!(Instant::now() < deadline, "the waiter never waited on the server");
+            assert!(
+                Instant::now() < deadline,
+                "the waiter never waited on the server"
+            );
             tokio::task::yield_now().await;
         }
         held.release().await.unwrap();
@@ -410,10 +413,7 @@ fn dropping_a_client_and_its_last_guard_closes_every_connection() {
                     .is_none()
             );
             let opened = ours(&control, &before).await;
-            assert!(
-                (2..=3).contains(&opened.len()),
-                "round {round}: {opened:?}"
-            );
+            assert!((2..=3).contains(&opened.len()), "round {round}: {opened:?}");
             a.release().await.unwrap();
             drop(locks);
             drop(clone);
@@ -421,7 +421,10 @@ fn dropping_a_client_and_its_last_guard_closes_every_connection() {
             assert!(!b.is_lost());
             let reader = other.try_lock_shared((7, round)).await.unwrap();
             reader.expect("shared with `b`").release().await.unwrap();
-            assert!(other.try_lock((7, round)).await.unwrap().is_none(), "still held");
+            assert!(
+                other.try_lock((7, round)).await.unwrap().is_none(),
+                "still held"
+            );
             drop(b);
             slowest = slowest.max(wait_closed(&control, &opened).await);
             assert!(
@@ -468,7 +471,11 @@ fn shared_holds_are_granted_within_the_bound_at_any_number_of_readers() {
                 .await
                 .unwrap()
                 .expect("a free key is granted shared");
-            assert!(start.elapsed() < Duration::from_secs(1), "{:?}", start.elapsed());
+            assert!(
+                start.elapsed() < Duration::from_secs(1),
+                "{:?}",
+                start.elapsed()
+            );
             readers.push(reader);
         }
         // 30 concurrent readers of one key.
@@ -488,9 +495,15 @@ fn shared_holds_are_granted_within_the_bound_at_any_number_of_readers() {
             .unwrap()
             .expect("a free key is granted exclusively");
         let open = ours(&control, &before).await;
-        assert!(open.len() <= 3, "at most max_connections sessions: {open:?}");
+        assert!(
+            open.len() <= 3,
+            "at most max_connections sessions: {open:?}"
+        );
         let other = LockClient::postgres(&url).await.unwrap();
-        assert!(other.try_lock(one).await.unwrap().is_none(), "30 readers hold it");
+        assert!(
+            other.try_lock(one).await.unwrap().is_none(),
+            "30 readers hold it"
+        );
         let another = other.try_lock_shared(one).await.unwrap();
         another.expect("readers share").release().await.unwrap();
         writer.release().await.unwrap();
@@ -498,6 +511,9 @@ fn shared_holds_are_granted_within_the_bound_at_any_number_of_readers() {
             assert!(reader.is_shared());
             reader.release().await.unwrap();
         }
-        assert!(other.try_lock(one).await.unwrap().is_some(), "every reader released");
+        assert!(
+            other.try_lock(one).await.unwrap().is_some(),
+            "every reader released"
+        );
     });
 }

@@ -5,7 +5,7 @@
 
 mod distributed_common;
 
-use chainlock::distributed::{LockClient, xact_lock, xact_try_lock_for, xact_try_lock};
+use chainlock::distributed::{LockClient, try_xact_lock, try_xact_lock_for, xact_lock};
 use distributed_common::{pg_url, runtime, unique};
 use std::time::{Duration, Instant};
 
@@ -38,14 +38,11 @@ fn released_at_commit_and_at_rollback_and_not_before() {
                 "held by the transaction"
             );
             transaction.execute("SELECT 1", &[]).await.unwrap();
-            assert!(
-                locks.try_lock(&name).await.unwrap().is_none(),
-                "still held"
-            );
+            assert!(locks.try_lock(&name).await.unwrap().is_none(), "still held");
             {
                 let mut other = connect(&url).await;
                 let theirs = other.transaction().await.unwrap();
-                assert!(!xact_try_lock(&theirs, &name).await.unwrap());
+                assert!(!try_xact_lock(&theirs, &name).await.unwrap());
                 theirs.rollback().await.unwrap();
             }
             if commit {
@@ -74,7 +71,7 @@ fn integer_keys_exclude_raw_sql_session_locks() {
         let raw = connect(&url).await;
         let transaction = client.transaction().await.unwrap();
         xact_lock(&transaction, key).await.unwrap();
-        assert!(xact_try_lock(&transaction, int).await.unwrap());
+        assert!(try_xact_lock(&transaction, int).await.unwrap());
         let pair_free: bool = raw
             .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&key.0, &key.1])
             .await
@@ -109,9 +106,9 @@ fn a_timed_wait_gives_up_cleanly_and_a_waiter_gets_the_lock_on_release() {
             .batch_execute("SET LOCAL lock_timeout = '1234ms'")
             .await
             .unwrap();
-        assert!(!xact_try_lock(&transaction, &name).await.unwrap());
+        assert!(!try_xact_lock(&transaction, &name).await.unwrap());
         let start = Instant::now();
-        let got = xact_try_lock_for(&transaction, &name, Duration::from_millis(100))
+        let got = try_xact_lock_for(&transaction, &name, Duration::from_millis(100))
             .await
             .unwrap();
         assert!(!got, "held by the session lock");
@@ -125,7 +122,7 @@ fn a_timed_wait_gives_up_cleanly_and_a_waiter_gets_the_lock_on_release() {
         assert_eq!(setting, "1234ms");
         // A waiter in the transaction is granted the lock when the session lock is released.
         let waiting = async {
-            xact_try_lock_for(&transaction, &name, Duration::from_secs(30))
+            try_xact_lock_for(&transaction, &name, Duration::from_secs(30))
                 .await
                 .unwrap()
         };

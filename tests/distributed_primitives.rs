@@ -337,12 +337,7 @@ fn a_semaphore_waiter_takes_whichever_slot_frees_first() {
                     t.backend
                 )
             });
-            assert_eq!(
-                permit.slot(),
-                freed,
-                "{}",
-                t.backend
-            );
+            assert_eq!(permit.slot(), freed, "{}", t.backend);
             permit.blocking_release().unwrap();
         }
     }

@@ -55,7 +55,10 @@ pub(crate) enum Wait {
     /// Until `deadline`; `timeout` is the wait's length as the caller gave it (a
     /// `try_lock_for` timeout, or the time left when a `try_lock_until` was called), which
     /// backends report in their errors.
-    Until { deadline: Instant, timeout: Duration },
+    Until {
+        deadline: Instant,
+        timeout: Duration,
+    },
     /// Until the lock is free.
     Forever,
 }

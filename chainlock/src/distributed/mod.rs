@@ -194,9 +194,8 @@ pub use postgres::PostgresOptions;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use postgres::{
-    blocking_xact_lock, blocking_xact_try_lock, blocking_xact_try_lock_for,
-    blocking_xact_try_lock_until, xact_lock, xact_try_lock, xact_try_lock_for,
-    xact_try_lock_until,
+    blocking_try_xact_lock, blocking_try_xact_lock_for, blocking_try_xact_lock_until,
+    blocking_xact_lock, try_xact_lock, try_xact_lock_for, try_xact_lock_until, xact_lock,
 };
 pub use semaphore::{DistributedPermit, DistributedSemaphore};
 
@@ -456,8 +455,12 @@ impl LockClient {
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     pub async fn postgres_with(options: PostgresOptions) -> Result<Self, Error> {
-        let backend =
-            postgres::PgBackend::connect(options, tokio::runtime::Handle::current()).await?;
+        // Boxed: opening a session (a TLS handshake, preparing statements) is a large future.
+        let backend = Box::pin(postgres::PgBackend::connect(
+            options,
+            tokio::runtime::Handle::current(),
+        ))
+        .await?;
         Ok(Self {
             backend: Arc::new(backend),
         })
@@ -491,7 +494,7 @@ impl LockClient {
     #[track_caller]
     pub fn blocking_postgres(options: PostgresOptions) -> Result<Self, Error> {
         let handle = runtime::handle().clone();
-        let backend = runtime::block_on(postgres::PgBackend::connect(options, handle))?;
+        let backend = runtime::block_on(Box::pin(postgres::PgBackend::connect(options, handle)))?;
         Ok(Self {
             backend: Arc::new(backend),
         })

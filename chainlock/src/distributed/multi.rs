@@ -16,7 +16,11 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 impl LockClient {
-    async fn lock_all_in<'k, I>(&self, keys: I, wait: Wait) -> Result<Option<DistributedGuards>, Error>
+    async fn lock_all_in<'k, I>(
+        &self,
+        keys: I,
+        wait: Wait,
+    ) -> Result<Option<DistributedGuards>, Error>
     where
         I: IntoIterator,
         I::Item: Into<LockKey<'k>>,
@@ -243,10 +247,7 @@ impl LockClient {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_try_lock_all<'k, I>(
-        &self,
-        keys: I,
-    ) -> Result<Option<DistributedGuards>, Error>
+    pub fn blocking_try_lock_all<'k, I>(&self, keys: I) -> Result<Option<DistributedGuards>, Error>
     where
         I: IntoIterator,
         I::Item: Into<LockKey<'k>>,

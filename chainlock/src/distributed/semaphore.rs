@@ -65,7 +65,11 @@ impl LockClient {
     /// ```
     #[must_use]
     #[track_caller]
-    pub fn semaphore<'k>(&self, key: impl Into<LockKey<'k>>, permits: usize) -> DistributedSemaphore {
+    pub fn semaphore<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+        permits: usize,
+    ) -> DistributedSemaphore {
         assert!(permits > 0, "a semaphore needs at least one permit");
         DistributedSemaphore {
             client: self.clone(),
@@ -151,7 +155,11 @@ impl DistributedSemaphore {
         for slot in 0..self.permits {
             let slot_name = slot_name(&self.name, slot);
             let key = LockKey::Name(&slot_name);
-            if let Some(guard) = self.client.lock_in(key, Mode::Exclusive, Wait::Never).await? {
+            if let Some(guard) = self
+                .client
+                .lock_in(key, Mode::Exclusive, Wait::Never)
+                .await?
+            {
                 return Ok(Some(self.permit(slot, guard)));
             }
         }

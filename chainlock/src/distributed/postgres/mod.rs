@@ -86,9 +86,8 @@ mod xact;
 
 pub use options::PostgresOptions;
 pub use xact::{
-    blocking_xact_lock, blocking_xact_try_lock, blocking_xact_try_lock_for,
-    blocking_xact_try_lock_until, xact_lock, xact_try_lock, xact_try_lock_for,
-    xact_try_lock_until,
+    blocking_try_xact_lock, blocking_try_xact_lock_for, blocking_try_xact_lock_until,
+    blocking_xact_lock, try_xact_lock, try_xact_lock_for, try_xact_lock_until, xact_lock,
 };
 
 use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
@@ -259,11 +258,7 @@ impl PgBackend {
     /// `pg_try_advisory_lock` of `key` on a shared session (opening one if none can ask and
     /// the bound allows; waiting for one if not): the guard, or `None` if the key is held
     /// (by someone else, or by a guard of this client).
-    async fn try_shared(
-        &self,
-        key: name::Advisory,
-        mode: Mode,
-    ) -> Result<Option<PgHeld>, Error> {
+    async fn try_shared(&self, key: name::Advisory, mode: Mode) -> Result<Option<PgHeld>, Error> {
         let host = loop {
             let changed = self.0.pool.changed();
             match self.0.pool.pick(key, mode) {
@@ -444,12 +439,7 @@ impl PgBackend {
 
     /// Unlocks `key` on `host` within `heartbeat_timeout`; on any failure the session is
     /// closed, which releases the lock on the server (and loses the other locks it held).
-    async fn release(
-        &self,
-        host: Arc<Host>,
-        key: name::Advisory,
-        mode: Mode,
-    ) -> Result<(), Error> {
+    async fn release(&self, host: Arc<Host>, key: name::Advisory, mode: Mode) -> Result<(), Error> {
         if host.is_lost() {
             self.0.pool.close(&host);
             return Err(Error::Lost);

@@ -42,8 +42,8 @@ use super::session::Session;
 use super::sql;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Weak};
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
@@ -363,10 +363,7 @@ impl Pool {
         let number = state.next_ticket;
         state.next_ticket += 1;
         state.line.push_back(number);
-        Ticket {
-            pool: self,
-            number,
-        }
+        Ticket { pool: self, number }
     }
 
     /// Whether `ticket` (or a waiter without one, when nobody is in line) is first in line.
@@ -580,7 +577,10 @@ mod tests {
         let slot = pool.slot().expect("a free slot");
         let weak = std::sync::Arc::downgrade(&pool.0);
         drop(pool);
-        assert!(weak.upgrade().is_none(), "a session's slot must not own the pool");
+        assert!(
+            weak.upgrade().is_none(),
+            "a session's slot must not own the pool"
+        );
         drop(slot);
     }
 }

@@ -99,8 +99,7 @@ pub(super) const XACT_LOCK_PAIR: &str = "WITH old AS MATERIALIZED \
     locked AS MATERIALIZED (SELECT pg_catalog.pg_advisory_xact_lock($1, $3) FROM timeout) \
     SELECT pg_catalog.set_config('lock_timeout', old.value, true) FROM old, locked";
 pub(super) const XACT_TRY_LOCK: &str = "SELECT pg_catalog.pg_try_advisory_xact_lock($1)";
-pub(super) const XACT_TRY_LOCK_PAIR: &str =
-    "SELECT pg_catalog.pg_try_advisory_xact_lock($1, $2)";
+pub(super) const XACT_TRY_LOCK_PAIR: &str = "SELECT pg_catalog.pg_try_advisory_xact_lock($1, $2)";
 pub(super) const XACT_SAVEPOINT: &str = "SAVEPOINT chainlock_xact_lock";
 pub(super) const XACT_RELEASE: &str = "RELEASE SAVEPOINT chainlock_xact_lock";
 /// Undoes the timed-out wait (and a grant racing the timeout), keeps the transaction usable.

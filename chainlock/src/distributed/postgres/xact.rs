@@ -85,13 +85,13 @@ pub async fn xact_lock<'k>(
 /// ```no_run
 /// # async fn demo(client: &mut tokio_postgres::Client) -> Result<(), chainlock::distributed::Error> {
 /// let transaction = client.transaction().await?;
-/// if chainlock::distributed::xact_try_lock(&transaction, 42).await? {
+/// if chainlock::distributed::try_xact_lock(&transaction, 42).await? {
 ///     // ... work that needs key 42 ...
 /// }
 /// transaction.commit().await?;
 /// # Ok(()) }
 /// ```
-pub async fn xact_try_lock<'k>(
+pub async fn try_xact_lock<'k>(
     transaction: &Transaction<'_>,
     key: impl Into<LockKey<'k>>,
 ) -> Result<bool, Error> {
@@ -107,7 +107,7 @@ pub async fn xact_try_lock<'k>(
 
 /// Takes the lock `key` for the rest of `transaction`, waiting at most `timeout` (on the
 /// server, with `lock_timeout`, in whole milliseconds): `true` if taken, `false` if still held
-/// then. A zero timeout is [`xact_try_lock`]. See [`xact_lock`].
+/// then. A zero timeout is [`try_xact_lock`]. See [`xact_lock`].
 ///
 /// The wait runs under a savepoint: a timeout rolls back to it, so the transaction stays
 /// usable (and a grant racing the timeout is undone with it); the transaction's
@@ -128,18 +128,18 @@ pub async fn xact_try_lock<'k>(
 /// use std::time::{Duration, Instant};
 ///
 /// let transaction = client.transaction().await?;
-/// let got = chainlock::distributed::xact_try_lock_for(&transaction, "orders", Duration::from_secs(1)).await?;
+/// let got = chainlock::distributed::try_xact_lock_for(&transaction, "orders", Duration::from_secs(1)).await?;
 /// // The transaction is usable whether or not `got`.
 /// transaction.commit().await?;
 /// # Ok(()) }
 /// ```
-pub async fn xact_try_lock_for<'k>(
+pub async fn try_xact_lock_for<'k>(
     transaction: &Transaction<'_>,
     key: impl Into<LockKey<'k>>,
     timeout: Duration,
 ) -> Result<bool, Error> {
     if timeout.is_zero() {
-        return xact_try_lock(transaction, key).await;
+        return try_xact_lock(transaction, key).await;
     }
     let millis = timeout.as_millis().clamp(1, i32::MAX as u128).to_string();
     transaction.batch_execute(SAVEPOINT).await?;
@@ -156,8 +156,8 @@ pub async fn xact_try_lock_for<'k>(
     }
 }
 
-/// [`xact_try_lock_for`] with a deadline: waits until `deadline` at most (a deadline already
-/// passed is [`xact_try_lock`]).
+/// [`try_xact_lock_for`] with a deadline: waits until `deadline` at most (a deadline already
+/// passed is [`try_xact_lock`]).
 ///
 /// # Errors
 ///
@@ -165,7 +165,7 @@ pub async fn xact_try_lock_for<'k>(
 ///
 /// # Cancel safety
 ///
-/// As [`xact_try_lock_for`].
+/// As [`try_xact_lock_for`].
 ///
 /// # Examples
 ///
@@ -175,16 +175,16 @@ pub async fn xact_try_lock_for<'k>(
 ///
 /// let deadline = Instant::now() + Duration::from_secs(1);
 /// let transaction = client.transaction().await?;
-/// let got = chainlock::distributed::xact_try_lock_until(&transaction, (7, 42), deadline).await?;
+/// let got = chainlock::distributed::try_xact_lock_until(&transaction, (7, 42), deadline).await?;
 /// transaction.commit().await?;
 /// # let _ = got; Ok(()) }
 /// ```
-pub async fn xact_try_lock_until<'k>(
+pub async fn try_xact_lock_until<'k>(
     transaction: &Transaction<'_>,
     key: impl Into<LockKey<'k>>,
     deadline: Instant,
 ) -> Result<bool, Error> {
-    xact_try_lock_for(
+    try_xact_lock_for(
         transaction,
         key,
         deadline.saturating_duration_since(Instant::now()),
@@ -218,11 +218,11 @@ pub fn blocking_xact_lock<'k>(
     super::super::runtime::block_on(xact_lock(transaction, key))
 }
 
-/// Blocking [`xact_try_lock`]; see [`blocking_xact_lock`].
+/// Blocking [`try_xact_lock`]; see [`blocking_xact_lock`].
 ///
 /// # Errors
 ///
-/// As [`xact_try_lock`].
+/// As [`try_xact_lock`].
 ///
 /// # Panics
 ///
@@ -232,22 +232,22 @@ pub fn blocking_xact_lock<'k>(
 ///
 /// ```no_run
 /// # fn demo(transaction: &tokio_postgres::Transaction<'_>) -> Result<(), chainlock::distributed::Error> {
-/// let got = chainlock::distributed::blocking_xact_try_lock(transaction, 42)?;
+/// let got = chainlock::distributed::blocking_try_xact_lock(transaction, 42)?;
 /// # let _ = got; Ok(()) }
 /// ```
 #[track_caller]
-pub fn blocking_xact_try_lock<'k>(
+pub fn blocking_try_xact_lock<'k>(
     transaction: &Transaction<'_>,
     key: impl Into<LockKey<'k>>,
 ) -> Result<bool, Error> {
-    super::super::runtime::block_on(xact_try_lock(transaction, key))
+    super::super::runtime::block_on(try_xact_lock(transaction, key))
 }
 
-/// Blocking [`xact_try_lock_for`]; see [`blocking_xact_lock`].
+/// Blocking [`try_xact_lock_for`]; see [`blocking_xact_lock`].
 ///
 /// # Errors
 ///
-/// As [`xact_try_lock_for`].
+/// As [`try_xact_lock_for`].
 ///
 /// # Panics
 ///
@@ -258,23 +258,23 @@ pub fn blocking_xact_try_lock<'k>(
 /// ```no_run
 /// # fn demo(transaction: &tokio_postgres::Transaction<'_>) -> Result<(), chainlock::distributed::Error> {
 /// use std::time::{Duration, Instant};
-/// let got = chainlock::distributed::blocking_xact_try_lock_for(transaction, 42, Duration::from_secs(1))?;
+/// let got = chainlock::distributed::blocking_try_xact_lock_for(transaction, 42, Duration::from_secs(1))?;
 /// # let _ = got; Ok(()) }
 /// ```
 #[track_caller]
-pub fn blocking_xact_try_lock_for<'k>(
+pub fn blocking_try_xact_lock_for<'k>(
     transaction: &Transaction<'_>,
     key: impl Into<LockKey<'k>>,
     timeout: Duration,
 ) -> Result<bool, Error> {
-    super::super::runtime::block_on(xact_try_lock_for(transaction, key, timeout))
+    super::super::runtime::block_on(try_xact_lock_for(transaction, key, timeout))
 }
 
-/// Blocking [`xact_try_lock_until`]; see [`blocking_xact_lock`].
+/// Blocking [`try_xact_lock_until`]; see [`blocking_xact_lock`].
 ///
 /// # Errors
 ///
-/// As [`xact_try_lock_until`].
+/// As [`try_xact_lock_until`].
 ///
 /// # Panics
 ///
@@ -286,16 +286,16 @@ pub fn blocking_xact_try_lock_for<'k>(
 /// # fn demo(transaction: &tokio_postgres::Transaction<'_>) -> Result<(), chainlock::distributed::Error> {
 /// use std::time::{Duration, Instant};
 /// let deadline = Instant::now() + Duration::from_secs(1);
-/// let got = chainlock::distributed::blocking_xact_try_lock_until(transaction, 42, deadline)?;
+/// let got = chainlock::distributed::blocking_try_xact_lock_until(transaction, 42, deadline)?;
 /// # let _ = got; Ok(()) }
 /// ```
 #[track_caller]
-pub fn blocking_xact_try_lock_until<'k>(
+pub fn blocking_try_xact_lock_until<'k>(
     transaction: &Transaction<'_>,
     key: impl Into<LockKey<'k>>,
     deadline: Instant,
 ) -> Result<bool, Error> {
-    super::super::runtime::block_on(xact_try_lock_until(transaction, key, deadline))
+    super::super::runtime::block_on(try_xact_lock_until(transaction, key, deadline))
 }
 
 /// The wait of [`LOCK`] or [`LOCK_PAIR`] under `lock_timeout = timeout_ms`.
