@@ -175,3 +175,66 @@ async fn wait_for_waiter(url: &str) {
         tokio::task::yield_now().await;
     }
 }
+
+#[test]
+fn a_rollback_to_an_earlier_savepoint_releases_the_lock() {
+    let Some(url) = pg_url() else { return };
+    runtime().block_on(async {
+        let locks = LockClient::postgres(&url).await.unwrap();
+        let mut client = connect(&url).await;
+        let name = unique("xact-savepoint");
+        let transaction = client.transaction().await.unwrap();
+        transaction.batch_execute("SAVEPOINT before").await.unwrap();
+        xact_lock(&transaction, &name).await.unwrap();
+        assert!(locks.try_lock(&name).await.unwrap().is_none(), "held");
+        // As documented: undone with everything after the savepoint.
+        transaction
+            .batch_execute("ROLLBACK TO SAVEPOINT before")
+            .await
+            .unwrap();
+        let guard = locks.try_lock(&name).await.unwrap();
+        assert!(guard.is_some(), "released by the rollback to the savepoint");
+        guard.unwrap().release().await.unwrap();
+        transaction.rollback().await.unwrap();
+    });
+}
+
+#[test]
+fn blocking_twins_lock_inside_a_transaction_from_a_plain_thread() {
+    let Some(url) = pg_url() else { return };
+    // The connection is driven by a runtime on another thread; the calls block this one.
+    let driver = runtime();
+    let mut client = driver.block_on(connect(&url));
+    let name = unique("xact-blocking");
+    let locks =
+        LockClient::blocking_postgres(chainlock::distributed::PostgresOptions::new(&url).unwrap())
+            .unwrap();
+    let held = locks.blocking_lock(&name).unwrap();
+    let transaction = driver.block_on(client.transaction()).unwrap();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                use chainlock::distributed::{
+                    blocking_try_xact_lock, blocking_try_xact_lock_for,
+                    blocking_try_xact_lock_until, blocking_xact_lock,
+                };
+                assert!(!blocking_try_xact_lock(&transaction, &name).unwrap());
+                assert!(
+                    !blocking_try_xact_lock_for(&transaction, &name, Duration::from_millis(50))
+                        .unwrap()
+                );
+                let deadline = Instant::now() + Duration::from_millis(50);
+                assert!(!blocking_try_xact_lock_until(&transaction, &name, deadline).unwrap());
+                held.blocking_release().unwrap();
+                blocking_xact_lock(&transaction, &name).unwrap();
+            })
+            .join()
+            .unwrap();
+    });
+    assert!(
+        locks.blocking_try_lock(&name).unwrap().is_none(),
+        "held by the transaction"
+    );
+    driver.block_on(transaction.commit()).unwrap();
+    assert!(locks.blocking_try_lock(&name).unwrap().is_some());
+}
