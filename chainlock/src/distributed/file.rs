@@ -115,6 +115,16 @@ async fn lock_waiting<K: Send + 'static>(
         return Ok(Some((file, keep)));
     }
     let granted = wait_in_kernel(file, mode, keep, path)?;
+    await_grant(granted, deadline, path).await
+}
+
+/// The lock a helper thread waits for, once granted (with what it kept); `None` once
+/// `deadline` passed (the helper then releases what it is granted, and drops what it kept).
+async fn await_grant<K>(
+    granted: Granted<K>,
+    deadline: Option<Instant>,
+    path: &Path,
+) -> Result<Option<(File, K)>, Error> {
     let outcome = match deadline {
         Some(deadline) => match timeout_at(deadline, granted).await {
             Ok(outcome) => outcome,
@@ -182,18 +192,49 @@ impl FileBackend {
                     None => gate.lock_owned().await,
                 };
                 // The turnstile (exclusive), then the lock; the turnstile and the gate open
-                // once the lock is granted (they drop at the end of this block).
-                let Some((turnstile, gate_guard)) =
-                    lock_waiting(&turn_path, Mode::Exclusive, gate_guard, deadline).await?
-                else {
-                    return Ok(None);
+                // once the lock is granted (they drop at the end of this block). Fast path,
+                // one blocking task: both free now.
+                let (turn, main) = {
+                    let (turn_path, path) = (turn_path.clone(), path.clone());
+                    off_executor(move || {
+                        let turn = open_lock_file(&turn_path)?;
+                        if !try_lock_in(&turn, Mode::Exclusive, &turn_path)? {
+                            return Ok((turn, None));
+                        }
+                        let main = open_lock_file(&path)?;
+                        let free = try_lock_in(&main, mode, &path)?;
+                        Ok((turn, Some((main, free))))
+                    })
+                    .await?
                 };
-                let Some((file, _kept)) =
-                    lock_waiting(&path, mode, (turnstile, gate_guard), deadline).await?
-                else {
-                    return Ok(None);
-                };
-                file
+                match main {
+                    Some((main, true)) => main,
+                    Some((main, false)) => {
+                        // Through the turnstile; wait for the lock, keeping it meanwhile.
+                        let granted = wait_in_kernel(main, mode, (turn, gate_guard), &path)?;
+                        let Some((file, _kept)) = await_grant(granted, deadline, &path).await?
+                        else {
+                            return Ok(None);
+                        };
+                        file
+                    }
+                    None => {
+                        // Someone is in the turnstile (a waiting writer, or a passing acquirer).
+                        let granted =
+                            wait_in_kernel(turn, Mode::Exclusive, gate_guard, &turn_path)?;
+                        let Some((turnstile, gate_guard)) =
+                            await_grant(granted, deadline, &turn_path).await?
+                        else {
+                            return Ok(None);
+                        };
+                        let Some((file, _kept)) =
+                            lock_waiting(&path, mode, (turnstile, gate_guard), deadline).await?
+                        else {
+                            return Ok(None);
+                        };
+                        file
+                    }
+                }
             };
             // The token's `fdatasync` takes milliseconds: never on the async executor.
             let locked = path.clone();
