@@ -368,7 +368,7 @@ fn rwlock_shared_interleaved() {
         "raw pg_advisory_lock_shared + unlock_shared",
         "chainlock lock_shared + release",
         "raw pg_advisory_lock + unlock",
-        "chainlock acquire + release",
+        "chainlock lock + release",
     ];
     let mut medians = Vec::new();
     for (label, mut means) in labels.iter().zip(means) {
