@@ -94,7 +94,7 @@ fn uncontended(c: &mut Criterion) {
     group.bench_function("file", |b| {
         b.iter(|| {
             rt.block_on(async {
-                file.acquire(black_box("bench"))
+                file.lock(black_box("bench"))
                     .await
                     .unwrap()
                     .release()
@@ -108,7 +108,7 @@ fn uncontended(c: &mut Criterion) {
         group.bench_function("postgres/chainlock", |b| {
             b.iter(|| {
                 rt.block_on(async {
-                    ours.acquire(black_box("bench"))
+                    ours.lock(black_box("bench"))
                         .await
                         .unwrap()
                         .release()
@@ -191,7 +191,7 @@ enum Held {
 impl Contender {
     async fn lock(&self, name: &str) -> Held {
         match self {
-            Self::Ours(locks) => Held::Ours(locks.acquire(name).await.unwrap()),
+            Self::Ours(locks) => Held::Ours(locks.lock(name).await.unwrap()),
             Self::Reference(poll) => {
                 poll.lock(name).await;
                 Held::Reference
@@ -300,7 +300,7 @@ fn main() {
 /// benchmarks and whose round trip depends on where the scheduler puts each server backend
 /// (on this 2-vCPU VM one connection can be 3x slower than another for its whole life): rounds
 /// of 200 acquire + release cycles alternate between raw `pg_advisory_lock_shared` and
-/// chainlock's `acquire_shared` (and the mutex pair, for scale), each side rotating over four
+/// chainlock's `lock_shared` (and the mutex pair, for scale), each side rotating over four
 /// connections (four raw connections, four clients); prints the median of the rounds' means.
 fn rwlock_shared_interleaved() {
     let Some(url) = pg_url() else { return };
@@ -344,14 +344,14 @@ fn rwlock_shared_interleaved() {
                                 .unwrap();
                         }
                         1 => ours
-                            .acquire_shared(black_box("bench-interleaved"))
+                            .lock_shared(black_box("bench-interleaved"))
                             .await
                             .unwrap()
                             .release()
                             .await
                             .unwrap(),
                         _ => ours
-                            .acquire(black_box("bench-interleaved"))
+                            .lock(black_box("bench-interleaved"))
                             .await
                             .unwrap()
                             .release()
@@ -366,9 +366,9 @@ fn rwlock_shared_interleaved() {
     });
     let labels = [
         "raw pg_advisory_lock_shared + unlock_shared",
-        "chainlock acquire_shared + release",
+        "chainlock lock_shared + release",
         "raw pg_advisory_lock + unlock",
-        "chainlock acquire + release",
+        "chainlock lock + release",
     ];
     let mut medians = Vec::new();
     for (label, mut means) in labels.iter().zip(means) {
@@ -397,7 +397,7 @@ fn rwlock_shared(c: &mut Criterion) {
     group.bench_function("file", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let guard = file.acquire_shared(black_box("bench")).await.unwrap();
+                let guard = file.lock_shared(black_box("bench")).await.unwrap();
                 guard.release().await.unwrap();
             });
         });
@@ -407,7 +407,7 @@ fn rwlock_shared(c: &mut Criterion) {
         group.bench_function("postgres/chainlock", |b| {
             b.iter(|| {
                 rt.block_on(async {
-                    let guard = ours.acquire_shared(black_box("bench")).await.unwrap();
+                    let guard = ours.lock_shared(black_box("bench")).await.unwrap();
                     guard.release().await.unwrap();
                 });
             });
@@ -443,7 +443,7 @@ fn rwlock_shared(c: &mut Criterion) {
 /// Semaphore hand-offs: a holder takes all `permits` permits, a waiter (another client,
 /// already waiting) asks for one; from the holder starting to give them back (`t0`) to the
 /// waiter holding (`t1`). Returns the sorted `t1 - t0`.
-fn semaphore_hand_offs<F, Fut>(make: F, permits: u32, samples: usize) -> Vec<Duration>
+fn semaphore_hand_offs<F, Fut>(make: F, permits: usize, samples: usize) -> Vec<Duration>
 where
     F: Fn() -> Fut,
     Fut: Future<Output = LockClient>,

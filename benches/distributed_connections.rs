@@ -52,7 +52,7 @@ async fn hold_all(locks: &LockClient) -> Vec<chainlock::distributed::Distributed
     let mut tasks = JoinSet::new();
     for key in keys() {
         let locks = locks.clone();
-        tasks.spawn(async move { locks.acquire(key).await.unwrap() });
+        tasks.spawn(async move { locks.lock(key).await.unwrap() });
     }
     tasks.join_all().await
 }

@@ -136,7 +136,7 @@ async fn work(args: &Args, id: usize) -> Result<(), Box<dyn std::error::Error>> 
         // A message: its data type and payload (a real worker would take it from a queue).
         let data_type = &args.types[(id * 7 + seq * 13) % args.types.len()];
         let payload = format!("message {seq} of worker {id}");
-        let guard = locks.acquire(data_type).await?;
+        let guard = locks.lock(data_type).await?;
         append(
             &out.join(format!("{data_type}.data")),
             guard.token(),

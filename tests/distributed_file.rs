@@ -28,13 +28,13 @@ fn kill_9_of_the_holder_frees_the_name_within_a_second() {
     let mut holder = Holder::spawn("file", target, "orders");
     let locks = LockClient::file(dir.path()).unwrap();
     assert!(
-        locks.blocking_try_acquire("orders").unwrap().is_none(),
+        locks.blocking_try_lock("orders").unwrap().is_none(),
         "the holder holds it"
     );
     holder.kill();
     let start = Instant::now();
     let guard = locks
-        .blocking_acquire_timeout("orders", Duration::from_secs(1))
+        .blocking_try_lock_for("orders", Duration::from_secs(1))
         .unwrap();
     let guard = guard.expect("acquired within 1 s of the kill");
     assert!(start.elapsed() < Duration::from_secs(1));
@@ -61,7 +61,7 @@ fn threads_of_one_process_never_hold_a_name_at_once() {
             let (inside, rounds) = (Arc::clone(&inside), Arc::clone(&rounds));
             scope.spawn(move || {
                 for _ in 0..200 {
-                    let guard = locks.blocking_acquire("shared").unwrap();
+                    let guard = locks.blocking_lock("shared").unwrap();
                     assert_eq!(
                         inside.fetch_add(1, Ordering::SeqCst),
                         0,
@@ -86,7 +86,7 @@ fn tokens_increase_across_clients_and_releases() {
     let mut last = 0;
     for round in 0..20 {
         let locks = if round % 2 == 0 { &a } else { &b };
-        let guard = locks.blocking_acquire("counter").unwrap();
+        let guard = locks.blocking_lock("counter").unwrap();
         assert!(guard.token().get() > last);
         last = guard.token().get();
         if round % 3 == 0 {
@@ -107,7 +107,7 @@ fn timeouts_zero_short_and_infinite() {
     let start = Instant::now();
     assert!(
         locks
-            .blocking_acquire_timeout("t", Duration::ZERO)
+            .blocking_try_lock_for("t", Duration::ZERO)
             .unwrap()
             .is_none()
     );
@@ -119,7 +119,7 @@ fn timeouts_zero_short_and_infinite() {
     let start = Instant::now();
     assert!(
         locks
-            .blocking_acquire_timeout("t", Duration::from_millis(200))
+            .blocking_try_lock_for("t", Duration::from_millis(200))
             .unwrap()
             .is_none()
     );
@@ -132,13 +132,13 @@ fn timeouts_zero_short_and_infinite() {
     // Infinite: blocks until the holder dies; `Duration::MAX` means the same (no overflow).
     let waiter = {
         let locks = locks.clone();
-        std::thread::spawn(move || locks.blocking_acquire("t").map(|guard| guard.token().get()))
+        std::thread::spawn(move || locks.blocking_lock("t").map(|guard| guard.token().get()))
     };
     let huge = {
         let locks = locks.clone();
         std::thread::spawn(move || {
             locks
-                .blocking_acquire_timeout("t", Duration::MAX)
+                .blocking_try_lock_for("t", Duration::MAX)
                 .map(|guard| guard.map(|guard| guard.token().get()))
         })
     };
@@ -161,13 +161,13 @@ fn a_grant_racing_a_timeout_is_released() {
     let locks = LockClient::file(dir.path()).unwrap();
     let other = LockClient::file(dir.path()).unwrap();
     for step in 0..20_u64 {
-        let guard = locks.blocking_acquire("race").unwrap();
+        let guard = locks.blocking_lock("race").unwrap();
         let timeout = Duration::from_millis(20);
         let racer = {
             let other = other.clone();
             std::thread::spawn(move || {
                 other
-                    .blocking_acquire_timeout("race", timeout)
+                    .blocking_try_lock_for("race", timeout)
                     .unwrap()
                     .map(|g| g.token().get())
             })
@@ -179,7 +179,7 @@ fn a_grant_racing_a_timeout_is_released() {
         let outcome = racer.join().unwrap();
         // Whatever happened, the name is free again right after, and tokens still increase.
         let again = locks
-            .blocking_acquire_timeout("race", Duration::from_secs(2))
+            .blocking_try_lock_for("race", Duration::from_secs(2))
             .unwrap();
         let again = again.expect("the name is not left locked by a timed-out waiter");
         if let Some(token) = outcome {
@@ -197,11 +197,11 @@ fn cancelled_acquire_leaves_the_name_free() {
         .unwrap();
     runtime.block_on(async {
         let locks = LockClient::file(dir.path()).unwrap();
-        let guard = locks.acquire("c").await.unwrap();
-        let pending = tokio::time::timeout(Duration::from_millis(50), locks.acquire("c")).await;
+        let guard = locks.lock("c").await.unwrap();
+        let pending = tokio::time::timeout(Duration::from_millis(50), locks.lock("c")).await;
         assert!(pending.is_err(), "the second acquire waits");
         guard.release().await.unwrap();
-        let again = tokio::time::timeout(Duration::from_secs(2), locks.acquire("c")).await;
+        let again = tokio::time::timeout(Duration::from_secs(2), locks.lock("c")).await;
         assert!(
             again
                 .expect("not left locked by the cancelled acquire")
@@ -219,12 +219,12 @@ fn hostile_names_stay_inside_the_directory_and_stay_distinct() {
     // All held at once: distinct names are distinct locks.
     let guards: Vec<_> = names
         .iter()
-        .map(|name| locks.blocking_try_acquire(name).unwrap().expect("free"))
+        .map(|name| locks.blocking_try_lock(name).unwrap().expect("free"))
         .collect();
     for (name, guard) in names.iter().zip(&guards) {
         assert_eq!(guard.name(), name.as_str());
         assert!(
-            locks.blocking_try_acquire(name).unwrap().is_none(),
+            locks.blocking_try_lock(name).unwrap().is_none(),
             "same name, same lock"
         );
     }
@@ -253,7 +253,7 @@ fn hostile_names_stay_inside_the_directory_and_stay_distinct() {
 fn a_foreign_file_is_a_clear_error() {
     let dir = Scratch::new("file-corrupt");
     let locks = LockClient::file(dir.path()).unwrap();
-    drop(locks.blocking_acquire("x").unwrap());
+    drop(locks.blocking_lock("x").unwrap());
     let file = std::fs::read_dir(dir.path())
         .unwrap()
         .next()
@@ -262,7 +262,7 @@ fn a_foreign_file_is_a_clear_error() {
         .path();
     for len in [13, 100, 3] {
         std::fs::write(&file, vec![b'?'; len]).unwrap();
-        match locks.blocking_acquire("x") {
+        match locks.blocking_lock("x") {
             Err(Error::CorruptLockFile { len: reported, .. }) => {
                 assert_eq!(reported, len as u64, "the file's length");
             }
@@ -271,7 +271,7 @@ fn a_foreign_file_is_a_clear_error() {
     }
     // And the failed acquisition left the name free.
     std::fs::write(&file, 7_u64.to_le_bytes()).unwrap();
-    assert_eq!(locks.blocking_acquire("x").unwrap().token().get(), 8);
+    assert_eq!(locks.blocking_lock("x").unwrap().token().get(), 8);
 }
 
 #[test]
@@ -294,7 +294,7 @@ fn the_file_backend_never_reports_a_loss() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let guard = locks.acquire("l").await.unwrap();
+        let guard = locks.lock("l").await.unwrap();
         assert!(!guard.is_lost());
         assert!(
             tokio::time::timeout(Duration::from_millis(50), guard.lost())
@@ -353,10 +353,10 @@ fn a_planted_symlink_is_never_followed() {
     for name in ["victim", "dangling"] {
         for attempt in 0..2 {
             let outcome = if attempt == 0 {
-                locks.blocking_acquire(name)
+                locks.blocking_lock(name)
             } else {
                 locks
-                    .blocking_try_acquire(name)
+                    .blocking_try_lock(name)
                     .map(|guard| guard.expect("an error, not a held name"))
             };
             assert!(
@@ -393,7 +393,7 @@ fn only_regular_lock_files_of_our_own_are_used() {
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).unwrap();
     std::fs::create_dir(lock_file(dir.path(), "directory")).unwrap();
     for name in ["fifo", "hardlink", "open", "directory"] {
-        let outcome = locks.blocking_acquire_timeout(name, Duration::from_secs(5));
+        let outcome = locks.blocking_try_lock_for(name, Duration::from_secs(5));
         assert!(
             matches!(outcome, Err(Error::UnsafeLockFile { .. })),
             "{name}: {:?}",
@@ -410,7 +410,7 @@ fn new_lock_files_are_mode_0660_whatever_the_umask() {
     let dir = Scratch::new("file-mode");
     let locks = LockClient::file(dir.path()).unwrap();
     locks
-        .blocking_acquire("mode")
+        .blocking_lock("mode")
         .unwrap()
         .blocking_release()
         .unwrap();
@@ -468,7 +468,7 @@ fn a_second_user_shares_a_group_lock_directory() {
     // setgid: files created inside belong to the directory's group.
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o2770)).unwrap();
     let locks = LockClient::file(&shared).unwrap();
-    let first = locks.blocking_acquire("shared").unwrap().token().get();
+    let first = locks.blocking_lock("shared").unwrap().token().get();
 
     let mut child = worker_runnable_by_others(&dir)
         .args(["hold", "file", shared.to_str().unwrap(), "shared"])
@@ -494,13 +494,13 @@ fn a_second_user_shares_a_group_lock_directory() {
         .unwrap();
     assert!(theirs > first);
     assert!(
-        locks.blocking_try_acquire("shared").unwrap().is_none(),
+        locks.blocking_try_lock("shared").unwrap().is_none(),
         "the second user holds it"
     );
     child.kill().unwrap();
     child.wait().unwrap();
     let again = locks
-        .blocking_acquire_timeout("shared", Duration::from_secs(5))
+        .blocking_try_lock_for("shared", Duration::from_secs(5))
         .unwrap()
         .expect("freed when the second user's process died");
     assert!(again.token().get() > theirs);

@@ -29,7 +29,7 @@ fn cancelled_waiters_of_many_clients_leave_one_helper_thread() {
         let locks = LockClient::file(dir.path()).unwrap();
         assert!(
             locks
-                .blocking_acquire_timeout("busy", Duration::from_millis(1))
+                .blocking_try_lock_for("busy", Duration::from_millis(1))
                 .unwrap()
                 .is_none()
         );
@@ -38,7 +38,7 @@ fn cancelled_waiters_of_many_clients_leave_one_helper_thread() {
     assert!(helpers <= 1, "{helpers} threads wait in flock for one name");
     // While the other process holds it, the name is held: never a false "free".
     let locks = LockClient::file(dir.path()).unwrap();
-    assert!(locks.blocking_try_acquire("busy").unwrap().is_none());
+    assert!(locks.blocking_try_lock("busy").unwrap().is_none());
 
     holder.kill();
     // The helper left behind takes the lock, drops it and ends.
@@ -48,7 +48,7 @@ fn cancelled_waiters_of_many_clients_leave_one_helper_thread() {
         std::thread::yield_now();
     }
     for round in 0..300 {
-        let guard = locks.blocking_try_acquire("busy").unwrap();
+        let guard = locks.blocking_try_lock("busy").unwrap();
         let guard = guard.unwrap_or_else(|| panic!("round {round}: a free name looked held"));
         guard.blocking_release().unwrap();
     }

@@ -66,7 +66,7 @@ fn integer_keys_are_the_advisory_locks_of_sql_both_ways() {
         let sql = raw(&url).await;
         for key in [LockKey::Int(int), LockKey::Pair(pair.0, pair.1)] {
             // chainlock holds: SQL is refused, until the release.
-            let guard = locks.acquire(key).await.unwrap();
+            let guard = locks.lock(key).await.unwrap();
             assert_eq!(guard.name(), key.to_string());
             assert!(!sql_try_lock(&sql, key).await, "{key} held by chainlock");
             let first = guard.token();
@@ -77,12 +77,12 @@ fn integer_keys_are_the_advisory_locks_of_sql_both_ways() {
             );
             // SQL holds: chainlock is refused (try and timed), until SQL unlocks.
             assert!(
-                locks.try_acquire(key).await.unwrap().is_none(),
+                locks.try_lock(key).await.unwrap().is_none(),
                 "{key} held by SQL"
             );
             assert!(
                 locks
-                    .acquire_timeout(key, Duration::from_millis(50))
+                    .try_lock_for(key, Duration::from_millis(50))
                     .await
                     .unwrap()
                     .is_none(),
@@ -91,9 +91,7 @@ fn integer_keys_are_the_advisory_locks_of_sql_both_ways() {
             // A waiter on the server is granted the key when SQL unlocks it.
             let waiter = {
                 let locks = locks.clone();
-                tokio::spawn(
-                    async move { locks.acquire_timeout(key, Duration::from_secs(30)).await },
-                )
+                tokio::spawn(async move { locks.try_lock_for(key, Duration::from_secs(30)).await })
             };
             wait_for_advisory_waiter(&sql, key).await;
             assert!(sql_unlock(&sql, key).await);
@@ -161,17 +159,14 @@ fn names_ints_and_pairs_are_distinct_locks_on_postgres() {
         for key in keys {
             guards.push(
                 locks
-                    .try_acquire(key)
+                    .try_lock(key)
                     .await
                     .unwrap()
                     .unwrap_or_else(|| panic!("{key} is free: no other key holds it")),
             );
         }
         for key in keys {
-            assert!(
-                other.try_acquire(key).await.unwrap().is_none(),
-                "{key} held"
-            );
+            assert!(other.try_lock(key).await.unwrap().is_none(), "{key} held");
         }
         for guard in guards {
             guard.release().await.unwrap();
@@ -196,7 +191,7 @@ fn names_ints_and_pairs_are_distinct_locks_on_files() {
         .iter()
         .map(|&key| {
             locks
-                .blocking_try_acquire(key)
+                .blocking_try_lock(key)
                 .unwrap()
                 .unwrap_or_else(|| panic!("{key} is free"))
         })
@@ -206,7 +201,7 @@ fn names_ints_and_pairs_are_distinct_locks_on_files() {
     let other = LockClient::file(dir.path()).unwrap();
     for key in keys {
         assert!(
-            other.blocking_try_acquire(key).unwrap().is_none(),
+            other.blocking_try_lock(key).unwrap().is_none(),
             "{key} held"
         );
     }
@@ -214,7 +209,7 @@ fn names_ints_and_pairs_are_distinct_locks_on_files() {
     drop(guards);
     // Fencing tokens per integer key, as per name.
     for (key, before) in keys.into_iter().zip(tokens) {
-        let again = other.blocking_acquire(key).unwrap();
+        let again = other.blocking_lock(key).unwrap();
         assert!(again.token().get() > before, "{key}: tokens increase");
     }
 }
@@ -225,16 +220,16 @@ fn plain_integers_and_strings_convert() {
     let locks = LockClient::file(dir.path()).unwrap();
     let name = String::from("orders");
     let names = ["a", "b"];
-    let by_literal = locks.blocking_acquire(42).unwrap();
+    let by_literal = locks.blocking_lock(42).unwrap();
     assert_eq!(by_literal.name(), "advisory(42)");
     assert!(
-        locks.blocking_try_acquire(42_i64).unwrap().is_none(),
+        locks.blocking_try_lock(42_i64).unwrap().is_none(),
         "i32 42 is i64 42"
     );
-    let by_string = locks.blocking_acquire(&name).unwrap();
+    let by_string = locks.blocking_lock(&name).unwrap();
     assert_eq!(by_string.name(), "orders");
     for name in &names {
-        let guard = locks.blocking_acquire(name).unwrap();
+        let guard = locks.blocking_lock(name).unwrap();
         assert_eq!(guard.name(), *name);
     }
     drop((by_literal, by_string));

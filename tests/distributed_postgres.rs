@@ -52,13 +52,13 @@ fn kill_9_of_the_holder_frees_the_name_within_a_second() {
     let mut holder = Holder::spawn("postgres", &url, &name);
     let locks = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
     assert!(
-        locks.blocking_try_acquire(&name).unwrap().is_none(),
+        locks.blocking_try_lock(&name).unwrap().is_none(),
         "the holder holds it"
     );
     holder.kill();
     let start = Instant::now();
     let guard = locks
-        .blocking_acquire_timeout(&name, Duration::from_secs(1))
+        .blocking_try_lock_for(&name, Duration::from_secs(1))
         .unwrap();
     let guard = guard.expect("acquired within 1 s of the kill");
     assert!(start.elapsed() < Duration::from_secs(1));
@@ -78,7 +78,7 @@ fn timeouts_zero_short_and_infinite() {
     let start = Instant::now();
     assert!(
         locks
-            .blocking_acquire_timeout(&name, Duration::ZERO)
+            .blocking_try_lock_for(&name, Duration::ZERO)
             .unwrap()
             .is_none()
     );
@@ -90,7 +90,7 @@ fn timeouts_zero_short_and_infinite() {
     let start = Instant::now();
     assert!(
         locks
-            .blocking_acquire_timeout(&name, Duration::from_millis(200))
+            .blocking_try_lock_for(&name, Duration::from_millis(200))
             .unwrap()
             .is_none()
     );
@@ -102,11 +102,7 @@ fn timeouts_zero_short_and_infinite() {
 
     let waiter = {
         let (locks, name) = (locks.clone(), name.clone());
-        std::thread::spawn(move || {
-            locks
-                .blocking_acquire(&name)
-                .map(|guard| guard.token().get())
-        })
+        std::thread::spawn(move || locks.blocking_lock(&name).map(|guard| guard.token().get()))
     };
     wait_for_server_waiter(&url, &name);
     assert!(
@@ -137,15 +133,13 @@ fn a_grant_racing_a_timeout_is_released() {
     let (mut granted, mut timed_out) = (0, 0);
     for step in 0..60_u64 {
         let guard = locks
-            .blocking_acquire_timeout(&name, Duration::from_secs(5))
+            .blocking_try_lock_for(&name, Duration::from_secs(5))
             .unwrap();
         let guard = guard.unwrap_or_else(|| panic!("step {step}: the name stayed locked"));
         let racer = {
             let (other, name) = (other.clone(), name.clone());
             std::thread::spawn(move || {
-                let guard = other
-                    .blocking_acquire_timeout(&name, racer_timeout)
-                    .unwrap();
+                let guard = other.blocking_try_lock_for(&name, racer_timeout).unwrap();
                 // Released before the thread ends: the observer below looks at a settled
                 // server (no background unlock still on its way).
                 guard.map(|guard| {
@@ -167,7 +161,7 @@ fn a_grant_racing_a_timeout_is_released() {
         }
         // What must never happen: the racer's session went back to its pool still holding
         // the name (a grant racing its timeout, not undone).
-        let again = observer.blocking_try_acquire(&name).unwrap();
+        let again = observer.blocking_try_lock(&name).unwrap();
         assert!(
             again.is_some(),
             "step {step}: a timed-out session kept the lock"
@@ -190,12 +184,12 @@ fn cancelled_acquire_leaves_the_name_free() {
     runtime().block_on(async {
         let locks = LockClient::postgres(&url).await.unwrap();
         let name = unique("cancel");
-        let guard = locks.acquire(&name).await.unwrap();
-        let pending = tokio::time::timeout(Duration::from_millis(100), locks.acquire(&name)).await;
+        let guard = locks.lock(&name).await.unwrap();
+        let pending = tokio::time::timeout(Duration::from_millis(100), locks.lock(&name)).await;
         assert!(pending.is_err(), "the second acquire waits");
         guard.release().await.unwrap();
         let start = Instant::now();
-        let again = tokio::time::timeout(Duration::from_secs(2), locks.acquire(&name)).await;
+        let again = tokio::time::timeout(Duration::from_secs(2), locks.lock(&name)).await;
         assert!(
             again
                 .expect("not left locked by the cancelled acquire")
@@ -217,7 +211,7 @@ fn guards_dropped_or_released_return_clean_connections() {
         let mut last = 0;
         for round in 0..40 {
             let name = &names[round % names.len()];
-            let guard = locks.acquire(name).await.unwrap();
+            let guard = locks.lock(name).await.unwrap();
             assert!(guard.token().get() > last, "tokens increase");
             last = guard.token().get();
             assert!(!guard.is_lost());
@@ -234,7 +228,7 @@ fn guards_dropped_or_released_return_clean_connections() {
         let deadline = Instant::now() + Duration::from_secs(10);
         for name in &names {
             loop {
-                if let Some(guard) = observer.try_acquire(name).await.unwrap() {
+                if let Some(guard) = observer.try_lock(name).await.unwrap() {
                     guard.release().await.unwrap();
                     break;
                 }
@@ -244,7 +238,7 @@ fn guards_dropped_or_released_return_clean_connections() {
         }
         for _ in 0..3 {
             for name in &names {
-                let guard = observer.try_acquire(name).await.unwrap();
+                let guard = observer.try_lock(name).await.unwrap();
                 guard
                     .unwrap_or_else(|| panic!("{name} was locked again"))
                     .release()
@@ -267,11 +261,11 @@ fn hostile_names_are_distinct_locks() {
             .collect();
         let mut guards = Vec::new();
         for name in &names {
-            guards.push(locks.try_acquire(name).await.unwrap().expect("free"));
+            guards.push(locks.try_lock(name).await.unwrap().expect("free"));
         }
         for name in &names {
             assert!(
-                locks.try_acquire(name).await.unwrap().is_none(),
+                locks.try_lock(name).await.unwrap().is_none(),
                 "same name, same lock"
             );
         }
@@ -302,10 +296,10 @@ fn blocking_and_async_clients_share_the_server() {
     drop(dir);
     let name = unique("mixed");
     let blocking = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
-    let guard = blocking.blocking_acquire(&name).unwrap();
+    let guard = blocking.blocking_lock(&name).unwrap();
     runtime().block_on(async {
         let locks = LockClient::postgres(&url).await.unwrap();
-        assert!(locks.try_acquire(&name).await.unwrap().is_none());
+        assert!(locks.try_lock(&name).await.unwrap().is_none());
     });
     guard.blocking_release().unwrap();
 }

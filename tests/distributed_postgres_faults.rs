@@ -34,7 +34,7 @@ fn stalled_holder_child() {
     let guard = runtime
         .block_on(async {
             let locks = LockClient::postgres_with(options).await?;
-            locks.acquire(name).await
+            locks.lock(name).await
         })
         .unwrap();
     let mut out = std::io::stdout().lock();
@@ -140,7 +140,7 @@ fn a_stalled_holder_knows_it_lost_the_lock_before_anyone_else_holds_it() {
         std::thread::spawn(move || {
             let locks = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
             let guard = locks
-                .blocking_acquire_timeout(&name, Duration::from_secs(30))
+                .blocking_try_lock_for(&name, Duration::from_secs(30))
                 .unwrap()
                 .expect("the server releases a silent holder's lock");
             (Instant::now(), guard.token().get())
@@ -190,7 +190,7 @@ fn a_sigstopped_holder_sees_the_loss_the_instant_it_resumes() {
     let locks = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
     let start = Instant::now();
     let guard = locks
-        .blocking_acquire_timeout(&name, Duration::from_secs(30))
+        .blocking_try_lock_for(&name, Duration::from_secs(30))
         .unwrap();
     holder.signal("-CONT");
     let guard = guard.expect("the server released the stopped holder's lock");
@@ -329,7 +329,7 @@ fn clients_of_other_roles_and_search_paths_share_one_counter_and_keep_their_time
         let mut tokens = vec![];
         for round in 0..9 {
             let locks = [&first, &other, &pathed][round % 3];
-            let guard = locks.acquire(&name).await.unwrap();
+            let guard = locks.lock(&name).await.unwrap();
             tokens.push(guard.token().get());
             guard.release().await.unwrap();
         }
@@ -350,9 +350,9 @@ fn clients_of_other_roles_and_search_paths_share_one_counter_and_keep_their_time
         assert_eq!(stray, 0, "objects were created in the role's own schema");
 
         // The role's statement_timeout (500 ms) does not cut a 2 s lock wait short.
-        let held = first.acquire(&name).await.unwrap();
+        let held = first.lock(&name).await.unwrap();
         let start = Instant::now();
-        let outcome = other.acquire_timeout(&name, Duration::from_secs(2)).await;
+        let outcome = other.try_lock_for(&name, Duration::from_secs(2)).await;
         let elapsed = start.elapsed();
         assert!(
             matches!(outcome, Ok(None)),
@@ -430,7 +430,7 @@ fn tokens_keep_increasing_across_the_upgrade_from_the_first_release() {
         let locks = LockClient::postgres_with(PostgresOptions::from_config(config))
             .await
             .unwrap();
-        let guard = locks.acquire("upgraded").await.unwrap();
+        let guard = locks.lock("upgraded").await.unwrap();
         let first = guard.token().get();
         guard.release().await.unwrap();
         assert!(

@@ -84,7 +84,7 @@ fn a_thousand_held_locks_share_the_bounded_connections() {
         let mut tasks = tokio::task::JoinSet::new();
         for key in keys(1, 1000) {
             let locks = locks.clone();
-            tasks.spawn(async move { locks.acquire(key).await.unwrap() });
+            tasks.spawn(async move { locks.lock(key).await.unwrap() });
         }
         let mut guards = Vec::new();
         while let Some(guard) = tasks.join_next().await {
@@ -113,6 +113,19 @@ fn a_thousand_held_locks_share_the_bounded_connections() {
     });
 }
 
+/// How many sessions wait for the pair key `key` on the server.
+async fn waiting_on_server(control: &tokio_postgres::Client, key: (i32, i32)) -> i64 {
+    control
+        .query_one(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+             AND objsubid = 2 AND classid::bigint = $1 AND objid::bigint = $2",
+            &[&i64::from(key.0), &i64::from(key.1)],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
 #[test]
 fn waiters_at_the_bound_all_get_the_lock_in_turn_without_exceeding_it() {
     let Some(url) = pg_url() else { return };
@@ -122,13 +135,13 @@ fn waiters_at_the_bound_all_get_the_lock_in_turn_without_exceeding_it() {
     runtime().block_on(async {
         let control = raw(&url).await;
         let holder = LockClient::postgres(&url).await.unwrap();
-        let held = holder.acquire(contended).await.unwrap();
+        let held = holder.lock(contended).await.unwrap();
         let before = chainlock_pids(&control).await;
         let options = PostgresOptions::new(&url).unwrap().max_connections(2);
         let locks = LockClient::postgres_with(options).await.unwrap();
         let mut guards = Vec::new();
         for &key in &others {
-            guards.push(locks.acquire(key).await.unwrap());
+            guards.push(locks.lock(key).await.unwrap());
         }
         // Ten waiters for the held key: one can wait on the server, the others are at the
         // bound (every session holds locks or waits).
@@ -139,7 +152,7 @@ fn waiters_at_the_bound_all_get_the_lock_in_turn_without_exceeding_it() {
             let (locks, inside, most) = (locks.clone(), inside.clone(), most.clone());
             waiters.spawn(async move {
                 let guard = locks
-                    .acquire_timeout(contended, Duration::from_mins(1))
+                    .try_lock_for(contended, Duration::from_mins(1))
                     .await
                     .unwrap()
                     .expect("granted in turn");
@@ -178,7 +191,7 @@ fn waiters_at_the_bound_all_get_the_lock_in_turn_without_exceeding_it() {
             tokio::task::yield_now().await;
         }
         let free = locks
-            .try_acquire(keys(4, 1)[0])
+            .try_lock(keys(4, 1)[0])
             .await
             .unwrap()
             .expect("a free key is granted while waiters wait");
@@ -208,27 +221,38 @@ fn a_waiter_at_the_bound_times_out_cleanly() {
     let key = keys(5, 2);
     runtime().block_on(async {
         let holder = LockClient::postgres(&url).await.unwrap();
-        let held = holder.acquire(key[0]).await.unwrap();
+        let held = holder.lock(key[0]).await.unwrap();
         let options = PostgresOptions::new(&url).unwrap().max_connections(1);
         let locks = LockClient::postgres_with(options).await.unwrap();
-        let mine = locks.acquire(key[1]).await.unwrap();
+        let mine = locks.lock(key[1]).await.unwrap();
         let start = Instant::now();
         let late = locks
-            .acquire_timeout(key[0], Duration::from_millis(200))
+            .try_lock_for(key[0], Duration::from_millis(200))
             .await
             .unwrap();
         assert!(late.is_none(), "still held after the timeout");
         assert!(start.elapsed() >= Duration::from_millis(200));
-        // Polling at the bound gets the lock once the holder lets go.
+        // Nothing polls: a waiter at the bound waits in line for a session that holds nothing
+        // (here the one session, once `mine` is released), then waits on the server.
         let waiter = {
+            let contended = key[0];
             let locks = locks.clone();
-            tokio::spawn(async move { locks.acquire(key[0]).await })
+            tokio::spawn(async move { locks.lock(contended).await })
         };
+        mine.release().await.unwrap();
+        let control = raw(&url).await;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while waiting_on_server(&control, key[0]).await == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the waiter never waited on the server"
+            );
+            tokio::task::yield_now().await;
+        }
         held.release().await.unwrap();
         let got = waiter.await.unwrap().unwrap();
-        assert!(!got.is_lost() && !mine.is_lost());
+        assert!(!got.is_lost());
         got.release().await.unwrap();
-        mine.release().await.unwrap();
     });
 }
 
@@ -241,13 +265,13 @@ fn a_session_never_grants_a_key_twice_within_a_client() {
         for max in [1, 4] {
             let options = PostgresOptions::new(&url).unwrap().max_connections(max);
             let locks = LockClient::postgres_with(options).await.unwrap();
-            let guard = locks.acquire(key).await.unwrap();
+            let guard = locks.lock(key).await.unwrap();
             // PostgreSQL would grant the key again on the session holding it: chainlock must
             // not ask there.
-            assert!(locks.try_acquire(key).await.unwrap().is_none(), "max {max}");
+            assert!(locks.try_lock(key).await.unwrap().is_none(), "max {max}");
             assert!(
                 locks
-                    .acquire_timeout(key, Duration::from_millis(50))
+                    .try_lock_for(key, Duration::from_millis(50))
                     .await
                     .unwrap()
                     .is_none(),
@@ -256,7 +280,7 @@ fn a_session_never_grants_a_key_twice_within_a_client() {
             let mut tries = tokio::task::JoinSet::new();
             for _ in 0..20 {
                 let locks = locks.clone();
-                tries.spawn(async move { locks.try_acquire(key).await.unwrap().is_some() });
+                tries.spawn(async move { locks.try_lock(key).await.unwrap().is_some() });
             }
             while let Some(got) = tries.join_next().await {
                 assert!(!got.unwrap(), "granted twice (max {max})");
@@ -278,13 +302,13 @@ fn a_cancelled_ask_leaves_nothing_held() {
         for &key in &keys {
             // Dropped at its first await: the ask is on the wire, or not sent yet.
             let cancelled =
-                tokio::time::timeout(Duration::ZERO, locks.acquire(LockKey::from(key))).await;
+                tokio::time::timeout(Duration::ZERO, locks.lock(LockKey::from(key))).await;
             drop(cancelled);
         }
         let deadline = Instant::now() + Duration::from_secs(10);
         for &key in &keys {
             loop {
-                if let Some(guard) = observer.try_acquire(key).await.unwrap() {
+                if let Some(guard) = observer.try_lock(key).await.unwrap() {
                     guard.release().await.unwrap();
                     break;
                 }
@@ -310,7 +334,7 @@ fn losing_a_shared_session_loses_and_reports_every_lock_on_it() {
         let locks = LockClient::postgres_with(options).await.unwrap();
         let mut guards = Vec::new();
         for &key in &keys {
-            guards.push(locks.acquire(key).await.unwrap());
+            guards.push(locks.lock(key).await.unwrap());
         }
         let open = ours(&control, &before).await;
         assert_eq!(open.len(), 1, "one session holds all five");
@@ -327,7 +351,7 @@ fn losing_a_shared_session_loses_and_reports_every_lock_on_it() {
         for &key in &keys {
             drop(
                 locks
-                    .try_acquire(key)
+                    .try_lock(key)
                     .await
                     .unwrap()
                     .expect("freed by the server"),
@@ -339,5 +363,157 @@ fn losing_a_shared_session_loses_and_reports_every_lock_on_it() {
                 Err(chainlock::distributed::Error::Lost)
             ));
         }
+    });
+}
+
+/// Waits until none of `pids` is a backend of the server any more; how long that took.
+async fn wait_closed(control: &tokio_postgres::Client, pids: &[i32]) -> Duration {
+    let start = Instant::now();
+    loop {
+        let open: Vec<i32> = chainlock_pids(control)
+            .await
+            .into_iter()
+            .filter(|pid| pids.contains(pid))
+            .collect();
+        if open.is_empty() {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "sessions of a dropped client still open after 10 s: {open:?}"
+        );
+        tokio::task::yield_now().await;
+    }
+}
+
+#[test]
+fn dropping_a_client_and_its_last_guard_closes_every_connection() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    let held = keys(9, 1)[0];
+    let name = distributed_common::unique("lifecycle");
+    runtime().block_on(async {
+        let control = raw(&url).await;
+        let other = LockClient::postgres(&url).await.unwrap();
+        let blocker = other.lock(held).await.unwrap();
+        let before = chainlock_pids(&control).await;
+        let mut slowest = Duration::ZERO;
+        for round in 0..5 {
+            let options = PostgresOptions::new(&url).unwrap().max_connections(3);
+            let locks = LockClient::postgres_with(options).await.unwrap();
+            let clone = locks.clone();
+            let a = locks.lock(&name).await.unwrap();
+            let b = clone.lock_shared((7, round)).await.unwrap();
+            // A timed wait on the server takes a session of its own: two sessions now.
+            assert!(
+                locks
+                    .try_lock_for(held, Duration::from_millis(20))
+                    .await
+                    .unwrap()
+                    .is_none()
+            );
+            let opened = ours(&control, &before).await;
+            assert!((2..=3).contains(&opened.len()), "round {round}: {opened:?}");
+            a.release().await.unwrap();
+            drop(locks);
+            drop(clone);
+            // The last guard keeps the client's sessions: its lock is still held.
+            assert!(!b.is_lost());
+            let reader = other.try_lock_shared((7, round)).await.unwrap();
+            reader.expect("shared with `b`").release().await.unwrap();
+            assert!(
+                other.try_lock((7, round)).await.unwrap().is_none(),
+                "still held"
+            );
+            drop(b);
+            slowest = slowest.max(wait_closed(&control, &opened).await);
+            assert!(
+                other.try_lock((7, round)).await.unwrap().is_some(),
+                "freed with the sessions"
+            );
+        }
+        eprintln!("slowest close after the last drop: {slowest:?}");
+        // The stated bound: at once, or after the release of the last dropped guard, which
+        // takes at most `heartbeat_timeout` (2 s); slack for a loaded machine.
+        assert!(slowest < Duration::from_secs(5), "{slowest:?}");
+        blocker.release().await.unwrap();
+    });
+    // A blocking client (driven by chainlock's background runtime) closes its sessions too.
+    let control_runtime = runtime();
+    let control = control_runtime.block_on(raw(&url));
+    let before = control_runtime.block_on(chainlock_pids(&control));
+    let locks = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
+    let guard = locks.blocking_lock_shared("blocking-lifecycle").unwrap();
+    let opened = control_runtime.block_on(ours(&control, &before));
+    assert!(!opened.is_empty());
+    drop(locks);
+    drop(guard);
+    control_runtime.block_on(wait_closed(&control, &opened));
+}
+
+#[test]
+fn shared_holds_are_granted_within_the_bound_at_any_number_of_readers() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    let free = keys(10, 40);
+    runtime().block_on(async {
+        let control = raw(&url).await;
+        let before = chainlock_pids(&control).await;
+        let options = PostgresOptions::new(&url).unwrap().max_connections(3);
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        // Readers of 20 free keys, one after another: each granted at once (the issue: the 4th
+        // failed with `Unresponsive` after 2 s, each shared hold taking a connection).
+        let mut readers = Vec::new();
+        for &key in &free[..20] {
+            let start = Instant::now();
+            let reader = locks
+                .try_lock_shared(key)
+                .await
+                .unwrap()
+                .expect("a free key is granted shared");
+            assert!(
+                start.elapsed() < Duration::from_secs(1),
+                "{:?}",
+                start.elapsed()
+            );
+            readers.push(reader);
+        }
+        // 30 concurrent readers of one key.
+        let one = free[20];
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..30 {
+            let locks = locks.clone();
+            tasks.spawn(async move { locks.lock_shared(one).await.unwrap() });
+        }
+        while let Some(reader) = tasks.join_next().await {
+            readers.push(reader.unwrap());
+        }
+        // Exclusive holds still go through while 50 shared ones are held.
+        let writer = locks
+            .try_lock(free[21])
+            .await
+            .unwrap()
+            .expect("a free key is granted exclusively");
+        let open = ours(&control, &before).await;
+        assert!(
+            open.len() <= 3,
+            "at most max_connections sessions: {open:?}"
+        );
+        let other = LockClient::postgres(&url).await.unwrap();
+        assert!(
+            other.try_lock(one).await.unwrap().is_none(),
+            "30 readers hold it"
+        );
+        let another = other.try_lock_shared(one).await.unwrap();
+        another.expect("readers share").release().await.unwrap();
+        writer.release().await.unwrap();
+        for reader in readers {
+            assert!(reader.is_shared());
+            reader.release().await.unwrap();
+        }
+        assert!(
+            other.try_lock(one).await.unwrap().is_some(),
+            "every reader released"
+        );
     });
 }

@@ -85,8 +85,8 @@ fn server_restart_fires_the_lost_signal_and_tokens_stay_unique() {
         let locks = LockClient::postgres_with(options.clone()).await.unwrap();
         let name = format!("restart-{}", std::process::id());
         let mut tokens = vec![];
-        let held = locks.acquire(&name).await.unwrap();
-        let other = locks.acquire(&format!("{name}-other")).await.unwrap();
+        let held = locks.lock(&name).await.unwrap();
+        let other = locks.lock(&format!("{name}-other")).await.unwrap();
         tokens.push(held.token().get());
         tokens.push(other.token().get());
         assert!(!held.is_lost());
@@ -111,10 +111,10 @@ fn server_restart_fires_the_lost_signal_and_tokens_stay_unique() {
         // After the restart: new sessions (the pooled ones were cut too) and new tokens.
         let again = LockClient::postgres_with(options).await.unwrap();
         for _ in 0..3 {
-            let guard = locks.acquire(&name).await.unwrap();
+            let guard = locks.lock(&name).await.unwrap();
             tokens.push(guard.token().get());
             guard.release().await.unwrap();
-            let guard = again.acquire(&name).await.unwrap();
+            let guard = again.lock(&name).await.unwrap();
             tokens.push(guard.token().get());
             guard.release().await.unwrap();
         }
@@ -138,12 +138,12 @@ async fn tokens_increase_across_a_crash(url: &str, crash: impl Future<Output = (
     let mut before = vec![];
     for name in &names {
         for _ in 0..3 {
-            let guard = locks.acquire(name).await.unwrap();
+            let guard = locks.lock(name).await.unwrap();
             before.push(guard.token().get());
             guard.release().await.unwrap();
         }
     }
-    let held = locks.acquire(&names[0]).await.unwrap();
+    let held = locks.lock(&names[0]).await.unwrap();
     before.push(held.token().get());
 
     crash.await;
@@ -173,7 +173,7 @@ async fn tokens_increase_across_a_crash(url: &str, crash: impl Future<Output = (
         let locks = locks.clone();
         let name = name.clone();
         async move {
-            let guard = locks.acquire(&name).await.unwrap();
+            let guard = locks.lock(&name).await.unwrap();
             let token = guard.token().get();
             guard.release().await.unwrap();
             token
@@ -270,7 +270,7 @@ fn tokens_increase_when_the_counter_enters_a_new_epoch() {
         let name = format!("epoch-{}", std::process::id());
         let mut tokens = vec![];
         for locks in [&first, &second] {
-            let guard = locks.acquire(&name).await.unwrap();
+            let guard = locks.lock(&name).await.unwrap();
             tokens.push(guard.token().get());
             guard.release().await.unwrap();
         }
@@ -284,7 +284,7 @@ fn tokens_increase_when_the_counter_enters_a_new_epoch() {
             .unwrap();
         for round in 0..6 {
             let locks = if round % 2 == 0 { &first } else { &second };
-            let guard = locks.acquire(&name).await.unwrap();
+            let guard = locks.lock(&name).await.unwrap();
             tokens.push(guard.token().get());
             guard.release().await.unwrap();
         }
@@ -350,7 +350,7 @@ fn a_server_that_stops_answering_bounds_a_timed_wait() {
         let start = Instant::now();
         let outcome = tokio::time::timeout(
             Duration::from_secs(20),
-            locks.acquire_timeout("unresponsive", Duration::from_millis(300)),
+            locks.try_lock_for("unresponsive", Duration::from_millis(300)),
         )
         .await;
         signal("-CONT");
@@ -366,7 +366,7 @@ fn a_server_that_stops_answering_bounds_a_timed_wait() {
             "gave up after {elapsed:?}"
         );
         // The client still works, on a fresh connection.
-        let guard = locks.acquire("unresponsive").await.unwrap();
+        let guard = locks.lock("unresponsive").await.unwrap();
         guard.release().await.unwrap();
     });
 }
@@ -384,14 +384,14 @@ fn a_guard_whose_runtime_is_gone_reports_the_loss() {
     let first = runtime();
     let guard = first.block_on(async {
         let locks = LockClient::postgres(&url).await.unwrap();
-        locks.acquire(&name).await.unwrap()
+        locks.lock(&name).await.unwrap()
     });
     assert!(!guard.is_lost());
     drop(first);
     assert!(guard.is_lost(), "the guard's connection is gone");
     runtime().block_on(async {
         let other = LockClient::postgres(&url).await.unwrap();
-        let taken = tokio::time::timeout(Duration::from_secs(5), other.acquire(&name)).await;
+        let taken = tokio::time::timeout(Duration::from_secs(5), other.lock(&name)).await;
         assert!(taken.expect("the server freed the name").is_ok());
     });
     drop(guard);
@@ -464,7 +464,7 @@ fn a_stopped_postmaster_bounds_every_call_that_must_connect() {
         let stopped = Stopped::new(postmaster);
 
         let start = Instant::now();
-        let tried = tokio::time::timeout(Duration::from_secs(20), locks.try_acquire("stopped"))
+        let tried = tokio::time::timeout(Duration::from_secs(20), locks.try_lock("stopped"))
             .await
             .expect("try_acquire was not bounded");
         let elapsed = start.elapsed();
@@ -478,20 +478,20 @@ fn a_stopped_postmaster_bounds_every_call_that_must_connect() {
         let start = Instant::now();
         let timed = tokio::time::timeout(
             Duration::from_secs(20),
-            locks.acquire_timeout("stopped", Duration::from_secs(1)),
+            locks.try_lock_for("stopped", Duration::from_secs(1)),
         )
         .await
-        .expect("acquire_timeout was not bounded");
+        .expect("try_lock_for was not bounded");
         let elapsed = start.elapsed();
         assert!(
             matches!(timed, Err(Error::Unresponsive { after, .. }) if after == Duration::from_millis(1500)),
             "{:?}",
             timed.map(|guard| guard.map(|guard| guard.token()))
         );
-        assert!(elapsed < Duration::from_secs(3), "acquire_timeout took {elapsed:?}");
+        assert!(elapsed < Duration::from_secs(3), "try_lock_for took {elapsed:?}");
         drop(stopped);
         // The server answers again: so does the client.
-        let guard = locks.acquire("stopped").await.unwrap();
+        let guard = locks.lock("stopped").await.unwrap();
         guard.release().await.unwrap();
     });
 }
@@ -512,7 +512,7 @@ fn a_stopped_backend_bounds_a_release() {
             .heartbeat_timeout(Duration::from_millis(500));
         let locks = LockClient::postgres_with(options).await.unwrap();
         let name = format!("stopped-release-{}", std::process::id());
-        let guard = locks.acquire(&name).await.unwrap();
+        let guard = locks.lock(&name).await.unwrap();
         let ours: Vec<i32> = chainlock_pids(&control)
             .await
             .into_iter()
@@ -538,7 +538,7 @@ fn a_stopped_backend_bounds_a_release() {
         );
         assert!(elapsed < Duration::from_secs(2), "release took {elapsed:?}");
         // The connection was closed: the server frees the name.
-        let again = tokio::time::timeout(Duration::from_secs(10), locks.acquire(&name))
+        let again = tokio::time::timeout(Duration::from_secs(10), locks.lock(&name))
             .await
             .expect("the name was freed");
         again.unwrap().release().await.unwrap();

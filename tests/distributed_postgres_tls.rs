@@ -38,7 +38,7 @@ fn a_verified_tls_connection_locks_over_tls() {
             .unwrap();
         assert!(options.uses_tls());
         let locks = LockClient::postgres_with(options).await.unwrap();
-        let guard = locks.acquire(key).await.unwrap();
+        let guard = locks.lock(key).await.unwrap();
         // The session that holds the lock is encrypted, as the server sees it.
         let (observer, connection) = tokio_postgres::connect(&plain_url, tokio_postgres::NoTls)
             .await
@@ -58,7 +58,7 @@ fn a_verified_tls_connection_locks_over_tls() {
         eprintln!("holder's session: {version:?}");
         assert!(!guard.is_lost());
         guard.release().await.unwrap();
-        assert!(locks.try_acquire(key).await.unwrap().is_some());
+        assert!(locks.try_lock(key).await.unwrap().is_some());
     });
 }
 

@@ -5,7 +5,7 @@
 
 mod distributed_common;
 
-use chainlock::distributed::{LockClient, xact_lock, xact_lock_timeout, xact_try_lock};
+use chainlock::distributed::{LockClient, try_xact_lock, try_xact_lock_for, xact_lock};
 use distributed_common::{pg_url, runtime, unique};
 use std::time::{Duration, Instant};
 
@@ -34,18 +34,15 @@ fn released_at_commit_and_at_rollback_and_not_before() {
             xact_lock(&transaction, &name).await.unwrap();
             // Held: a session lock of chainlock and another transaction are refused.
             assert!(
-                locks.try_acquire(&name).await.unwrap().is_none(),
+                locks.try_lock(&name).await.unwrap().is_none(),
                 "held by the transaction"
             );
             transaction.execute("SELECT 1", &[]).await.unwrap();
-            assert!(
-                locks.try_acquire(&name).await.unwrap().is_none(),
-                "still held"
-            );
+            assert!(locks.try_lock(&name).await.unwrap().is_none(), "still held");
             {
                 let mut other = connect(&url).await;
                 let theirs = other.transaction().await.unwrap();
-                assert!(!xact_try_lock(&theirs, &name).await.unwrap());
+                assert!(!try_xact_lock(&theirs, &name).await.unwrap());
                 theirs.rollback().await.unwrap();
             }
             if commit {
@@ -53,7 +50,7 @@ fn released_at_commit_and_at_rollback_and_not_before() {
             } else {
                 transaction.rollback().await.unwrap();
             }
-            let guard = locks.try_acquire(&name).await.unwrap();
+            let guard = locks.try_lock(&name).await.unwrap();
             assert!(
                 guard.is_some(),
                 "released at the end of the transaction (commit {commit})"
@@ -74,7 +71,7 @@ fn integer_keys_exclude_raw_sql_session_locks() {
         let raw = connect(&url).await;
         let transaction = client.transaction().await.unwrap();
         xact_lock(&transaction, key).await.unwrap();
-        assert!(xact_try_lock(&transaction, int).await.unwrap());
+        assert!(try_xact_lock(&transaction, int).await.unwrap());
         let pair_free: bool = raw
             .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&key.0, &key.1])
             .await
@@ -102,16 +99,16 @@ fn a_timed_wait_gives_up_cleanly_and_a_waiter_gets_the_lock_on_release() {
     let name = unique("xact-timeout");
     runtime().block_on(async {
         let locks = LockClient::postgres(&url).await.unwrap();
-        let guard = locks.acquire(&name).await.unwrap();
+        let guard = locks.lock(&name).await.unwrap();
         let mut client = connect(&url).await;
         let transaction = client.transaction().await.unwrap();
         transaction
             .batch_execute("SET LOCAL lock_timeout = '1234ms'")
             .await
             .unwrap();
-        assert!(!xact_try_lock(&transaction, &name).await.unwrap());
+        assert!(!try_xact_lock(&transaction, &name).await.unwrap());
         let start = Instant::now();
-        let got = xact_lock_timeout(&transaction, &name, Duration::from_millis(100))
+        let got = try_xact_lock_for(&transaction, &name, Duration::from_millis(100))
             .await
             .unwrap();
         assert!(!got, "held by the session lock");
@@ -125,7 +122,7 @@ fn a_timed_wait_gives_up_cleanly_and_a_waiter_gets_the_lock_on_release() {
         assert_eq!(setting, "1234ms");
         // A waiter in the transaction is granted the lock when the session lock is released.
         let waiting = async {
-            xact_lock_timeout(&transaction, &name, Duration::from_secs(30))
+            try_xact_lock_for(&transaction, &name, Duration::from_secs(30))
                 .await
                 .unwrap()
         };
@@ -142,12 +139,12 @@ fn a_timed_wait_gives_up_cleanly_and_a_waiter_gets_the_lock_on_release() {
             .get(0);
         assert_eq!(setting, "1234ms", "restored after the wait too");
         assert!(
-            locks.try_acquire(&name).await.unwrap().is_none(),
+            locks.try_lock(&name).await.unwrap().is_none(),
             "held until commit"
         );
         transaction.commit().await.unwrap();
         assert!(
-            locks.try_acquire(&name).await.unwrap().is_some(),
+            locks.try_lock(&name).await.unwrap().is_some(),
             "released at commit"
         );
     });
@@ -177,4 +174,67 @@ async fn wait_for_waiter(url: &str) {
         );
         tokio::task::yield_now().await;
     }
+}
+
+#[test]
+fn a_rollback_to_an_earlier_savepoint_releases_the_lock() {
+    let Some(url) = pg_url() else { return };
+    runtime().block_on(async {
+        let locks = LockClient::postgres(&url).await.unwrap();
+        let mut client = connect(&url).await;
+        let name = unique("xact-savepoint");
+        let transaction = client.transaction().await.unwrap();
+        transaction.batch_execute("SAVEPOINT before").await.unwrap();
+        xact_lock(&transaction, &name).await.unwrap();
+        assert!(locks.try_lock(&name).await.unwrap().is_none(), "held");
+        // As documented: undone with everything after the savepoint.
+        transaction
+            .batch_execute("ROLLBACK TO SAVEPOINT before")
+            .await
+            .unwrap();
+        let guard = locks.try_lock(&name).await.unwrap();
+        assert!(guard.is_some(), "released by the rollback to the savepoint");
+        guard.unwrap().release().await.unwrap();
+        transaction.rollback().await.unwrap();
+    });
+}
+
+#[test]
+fn blocking_twins_lock_inside_a_transaction_from_a_plain_thread() {
+    let Some(url) = pg_url() else { return };
+    // The connection is driven by a runtime on another thread; the calls block this one.
+    let driver = runtime();
+    let mut client = driver.block_on(connect(&url));
+    let name = unique("xact-blocking");
+    let locks =
+        LockClient::blocking_postgres(chainlock::distributed::PostgresOptions::new(&url).unwrap())
+            .unwrap();
+    let held = locks.blocking_lock(&name).unwrap();
+    let transaction = driver.block_on(client.transaction()).unwrap();
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                use chainlock::distributed::{
+                    blocking_try_xact_lock, blocking_try_xact_lock_for,
+                    blocking_try_xact_lock_until, blocking_xact_lock,
+                };
+                assert!(!blocking_try_xact_lock(&transaction, &name).unwrap());
+                assert!(
+                    !blocking_try_xact_lock_for(&transaction, &name, Duration::from_millis(50))
+                        .unwrap()
+                );
+                let deadline = Instant::now() + Duration::from_millis(50);
+                assert!(!blocking_try_xact_lock_until(&transaction, &name, deadline).unwrap());
+                held.blocking_release().unwrap();
+                blocking_xact_lock(&transaction, &name).unwrap();
+            })
+            .join()
+            .unwrap();
+    });
+    assert!(
+        locks.blocking_try_lock(&name).unwrap().is_none(),
+        "held by the transaction"
+    );
+    driver.block_on(transaction.commit()).unwrap();
+    assert!(locks.blocking_try_lock(&name).unwrap().is_some());
 }

@@ -22,7 +22,7 @@ fn shared_guards_and_permits_are_lost_with_the_server_and_tokens_keep_increasing
     runtime().block_on(async {
         let locks = LockClient::postgres(&url).await.unwrap();
         let name = unique("catalog");
-        let reader = locks.acquire_shared(&name).await.unwrap();
+        let reader = locks.lock_shared(&name).await.unwrap();
         let permit = locks.semaphore(&name, 2).acquire().await.unwrap();
         let (reader_token, permit_token) = (reader.token(), permit.token());
 
@@ -44,13 +44,13 @@ fn shared_guards_and_permits_are_lost_with_the_server_and_tokens_keep_increasing
         assert!(matches!(permit.release().await, Err(Error::Lost)));
 
         // Crash recovery reset the unlogged counter; the epochs keep tokens increasing.
-        let again = locks.acquire_shared(&name).await.unwrap();
+        let again = locks.lock_shared(&name).await.unwrap();
         assert!(
             again.token() > reader_token,
             "shared tokens increase across the crash"
         );
         again.release().await.unwrap();
-        let writer = locks.acquire(&name).await.unwrap();
+        let writer = locks.lock(&name).await.unwrap();
         assert!(writer.token() > reader_token);
         writer.release().await.unwrap();
         let permit = locks.semaphore(&name, 2).acquire().await.unwrap();

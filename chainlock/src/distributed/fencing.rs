@@ -20,10 +20,10 @@ use std::fmt;
 /// # fn main() -> Result<(), chainlock::distributed::Error> {
 /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-fencing-{}", std::process::id()));
 /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-/// let first = locks.blocking_acquire("report")?;
+/// let first = locks.blocking_lock("report")?;
 /// let t1 = first.token();
 /// drop(first);
-/// let second = locks.blocking_acquire("report")?;
+/// let second = locks.blocking_lock("report")?;
 /// assert!(second.token() > t1);
 /// # drop(second); std::fs::remove_dir_all(&dir).ok();
 /// # Ok(()) }
@@ -43,7 +43,7 @@ impl FencingToken {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-get-{}", std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.blocking_acquire("orders")?;
+    /// let guard = locks.blocking_lock("orders")?;
     /// let stored: u64 = guard.token().get(); // e.g. a column next to the row it fenced
     /// assert!(stored >= 1);
     /// # drop(guard); std::fs::remove_dir_all(&dir).ok();

@@ -1,15 +1,26 @@
-//! The file backend: one OS file lock per name in a lock directory.
+//! The file backend: one OS file lock per key in a lock directory, in either mode
+//! (`flock(LOCK_EX)` for exclusive holds, `flock(LOCK_SH)` for shared ones), on one path.
 //!
-//! Within a process, acquirers of one name first queue on an in-process gate (an async mutex),
-//! so at most one thread per name and process ever sleeps in the kernel; the gate's holder
-//! takes the file lock with `try_lock`, or else hands the gate to a helper thread that sleeps
-//! in a blocking `lock()`. A timed-out or cancelled acquirer leaves the helper behind; the
-//! helper releases the lock as soon as the kernel grants it, then opens the gate. The gates are
-//! per process (one map for every client, keyed by the canonical path of the lock file), which
-//! bounds helper threads to one per waited-for name and process, and never busy-polls. A
-//! `try_acquire` that finds the gate taken asks the kernel directly (`try_lock` on a file
-//! description of its own), so a helper left behind by a cancelled waiter never makes a free
-//! name look held.
+//! **Writer preference through a turnstile.** `flock` promises no order, so a steady stream of
+//! overlapping readers could hold a name shared forever while a writer waits. Every waiting
+//! acquisition, in either mode, therefore first passes the name's *turnstile*, a second lock
+//! file (`<lock file>.turn`) locked exclusively: a writer holds it while it waits for the
+//! readers inside to leave, so new readers queue at the turnstile behind it; a reader holds it
+//! only until its own lock is granted. A writer thus waits at most for the holds present when
+//! it took the turnstile, plus its turn at the turnstile, where each acquirer ahead of it
+//! (served in order within a process; across processes in the kernel's order) stays only until
+//! its own lock is granted. `try_lock` and `try_lock_shared` do not wait, so they do not pass
+//! the turnstile: they ask the kernel directly (a `try_lock_shared` may thus overtake a waiting
+//! writer, once).
+//!
+//! Within a process, acquirers of one name queue on an in-process gate (a FIFO async mutex) in
+//! front of the turnstile, so at most one thread per name and process ever sleeps in the
+//! kernel; the gate's holder takes the turnstile and then the lock with `try_lock`, or hands the
+//! gate to a helper thread that sleeps in a blocking `lock()`. A timed-out or cancelled
+//! acquirer leaves the helper behind; the helper releases what the kernel grants it, then opens
+//! the gate. The gates are per process (one map for every client, keyed by the canonical path
+//! of the turnstile), which bounds helper threads to one per waited-for name and process, and
+//! never busy-polls.
 //!
 //! Lock files are opened without following links (`O_NOFOLLOW`, and `O_EXCL` when created),
 //! and used only if they are regular files with one link that not everyone may write; new ones
@@ -18,10 +29,13 @@
 //! `File::lock` is `flock(2)` on Unix: it belongs to the open file description, and every
 //! acquisition opens the file anew, so two threads (or two clients) of one process exclude each
 //! other in the kernel too, not only through the gate.
+//!
+//! Fencing: an exclusive holder increments the counter stored in the lock file (with
+//! `fdatasync`); a shared holder cannot write it (other readers read it at the same time), so
+//! its token is the counter as the last exclusive holder left it (0 if there was none).
 
-mod shared;
-
-use super::{Error, FencingToken, Wait, name};
+use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
+use super::{Error, FencingToken, name};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions, TryLockError};
@@ -49,13 +63,11 @@ struct Gates {
     swept_at: usize,
 }
 
-/// A held file lock. Field order matters: the file (the lock) is closed before the gate opens.
+/// A held file lock.
 pub(super) struct FileHeld {
     file: File,
     path: PathBuf,
-    /// `None` for a `try_acquire` that went past a gate taken by a waiter.
-    _gate: Option<GateGuard>,
-    pub(super) token: FencingToken,
+    token: FencingToken,
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -65,15 +77,73 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
+/// `try_lock` in `mode`: `Ok(true)` if granted, `Ok(false)` if held in a conflicting mode.
+fn try_lock_in(file: &File, mode: Mode, path: &Path) -> Result<bool, Error> {
+    let tried = match mode {
+        Mode::Exclusive => file.try_lock(),
+        Mode::Shared => file.try_lock_shared(),
+    };
+    match tried {
+        Ok(()) => Ok(true),
+        Err(TryLockError::WouldBlock) => Ok(false),
+        Err(TryLockError::Error(source)) => Err(io_error(path)(source)),
+    }
+}
+
+/// Opens the lock file at `path` and tries to lock it in `mode`.
+async fn open_and_try(path: &Path, mode: Mode) -> Result<(File, bool), Error> {
+    let opened = path.to_path_buf();
+    off_executor(move || {
+        let file = open_lock_file(&opened)?;
+        let free = try_lock_in(&file, mode, &opened)?;
+        Ok((file, free))
+    })
+    .await
+}
+
+/// Locks `path` in `mode`, waiting in the kernel on a helper thread (which keeps `keep`
+/// meanwhile) if it is held; `None` once `deadline` passed (the helper then releases what it
+/// is granted, and drops `keep`). Returns the locked file and `keep` back.
+async fn lock_waiting<K: Send + 'static>(
+    path: &Path,
+    mode: Mode,
+    keep: K,
+    deadline: Option<Instant>,
+) -> Result<Option<(File, K)>, Error> {
+    let (file, free) = open_and_try(path, mode).await?;
+    if free {
+        return Ok(Some((file, keep)));
+    }
+    let granted = wait_in_kernel(file, mode, keep, path)?;
+    await_grant(granted, deadline, path).await
+}
+
+/// The lock a helper thread waits for, once granted (with what it kept); `None` once
+/// `deadline` passed (the helper then releases what it is granted, and drops what it kept).
+async fn await_grant<K>(
+    granted: Granted<K>,
+    deadline: Option<Instant>,
+    path: &Path,
+) -> Result<Option<(File, K)>, Error> {
+    let outcome = match deadline {
+        Some(deadline) => match timeout_at(deadline, granted).await {
+            Ok(outcome) => outcome,
+            Err(_) => return Ok(None),
+        },
+        None => granted.await,
+    };
+    match outcome {
+        Ok((Ok(file), keep)) => Ok(Some((file, keep))),
+        Ok((Err(source), _)) => Err(io_error(path)(source)),
+        Err(_) => Err(Error::Helper("the lock helper thread died".into())),
+    }
+}
+
 impl FileBackend {
     pub(super) fn new(dir: &Path) -> Result<Self, Error> {
         std::fs::create_dir_all(dir).map_err(io_error(dir))?;
         let dir = std::fs::canonicalize(dir).map_err(io_error(dir))?;
         Ok(Self { dir })
-    }
-
-    pub(super) fn dir(&self) -> &Path {
-        &self.dir
     }
 
     fn gate(path: &Path) -> Arc<Gate> {
@@ -92,61 +162,78 @@ impl FileBackend {
         gate
     }
 
-    pub(super) async fn acquire(
+    async fn acquire_in(
         &self,
         key: name::LockKey<'_>,
+        mode: Mode,
         wait: Wait,
     ) -> Result<Option<FileHeld>, Error> {
         let path = self.dir.join(name::key_file_name(key));
-        let deadline = match wait {
-            // A timeout too large for an `Instant` (say `Duration::MAX`) waits forever.
-            Wait::For(timeout) => Instant::now().checked_add(timeout),
-            Wait::Never | Wait::Forever => None,
-        };
-        let gate = Self::gate(&path);
-        let mut gate_guard = match (wait, deadline) {
-            // A gate taken by a waiter (maybe one that gave up) says nothing about the kernel
-            // lock: ask the kernel, without the gate.
-            (Wait::Never, _) => gate.try_lock_owned().ok(),
-            (_, Some(deadline)) => match timeout_at(deadline, gate.lock_owned()).await {
-                Ok(guard) => Some(guard),
-                Err(_) => return Ok(None),
-            },
-            (_, None) => Some(gate.lock_owned().await),
-        };
+        let wait = wait.now();
+        let deadline = wait.deadline().map(Instant::from_std);
         loop {
-            let opened = path.clone();
-            let (file, free) = off_executor(move || {
-                let file = open_lock_file(&opened)?;
-                match file.try_lock() {
-                    Ok(()) => Ok((file, true)),
-                    Err(TryLockError::WouldBlock) => Ok((file, false)),
-                    Err(TryLockError::Error(source)) => Err(Error::Io {
-                        path: opened,
-                        source,
-                    }),
-                }
-            })
-            .await?;
-            let (file, guard) = if free {
-                (file, gate_guard)
-            } else {
-                let Some(gate_guard) = gate_guard.filter(|_| !matches!(wait, Wait::Never)) else {
+            let file = if matches!(wait, Wait::Never) {
+                // No wait, no turnstile: ask the kernel.
+                let (file, free) = open_and_try(&path, mode).await?;
+                if !free {
                     return Ok(None);
-                };
-                let granted = wait_in_kernel(file, gate_guard, &path)?;
-                let outcome = match deadline {
-                    Some(deadline) => match timeout_at(deadline, granted).await {
-                        Ok(outcome) => outcome,
-                        // The helper thread releases the lock when it comes.
+                }
+                file
+            } else {
+                let mut turn_path = path.clone().into_os_string();
+                turn_path.push(".turn");
+                let turn_path = PathBuf::from(turn_path);
+                let gate = Self::gate(&turn_path);
+                let gate_guard: GateGuard = match deadline {
+                    Some(deadline) => match timeout_at(deadline, gate.lock_owned()).await {
+                        Ok(guard) => guard,
                         Err(_) => return Ok(None),
                     },
-                    None => granted.await,
+                    None => gate.lock_owned().await,
                 };
-                match outcome {
-                    Ok((Ok(file), guard)) => (file, Some(guard)),
-                    Ok((Err(source), _)) => return Err(Error::Io { path, source }),
-                    Err(_) => return Err(Error::Helper("the lock helper thread died".into())),
+                // The turnstile (exclusive), then the lock; the turnstile and the gate open
+                // once the lock is granted (they drop at the end of this block). Fast path,
+                // one blocking task: both free now.
+                let (turn, main) = {
+                    let (turn_path, path) = (turn_path.clone(), path.clone());
+                    off_executor(move || {
+                        let turn = open_lock_file(&turn_path)?;
+                        if !try_lock_in(&turn, Mode::Exclusive, &turn_path)? {
+                            return Ok((turn, None));
+                        }
+                        let main = open_lock_file(&path)?;
+                        let free = try_lock_in(&main, mode, &path)?;
+                        Ok((turn, Some((main, free))))
+                    })
+                    .await?
+                };
+                match main {
+                    Some((main, true)) => main,
+                    Some((main, false)) => {
+                        // Through the turnstile; wait for the lock, keeping it meanwhile.
+                        let granted = wait_in_kernel(main, mode, (turn, gate_guard), &path)?;
+                        let Some((file, _kept)) = await_grant(granted, deadline, &path).await?
+                        else {
+                            return Ok(None);
+                        };
+                        file
+                    }
+                    None => {
+                        // Someone is in the turnstile (a waiting writer, or a passing acquirer).
+                        let granted =
+                            wait_in_kernel(turn, Mode::Exclusive, gate_guard, &turn_path)?;
+                        let Some((turnstile, gate_guard)) =
+                            await_grant(granted, deadline, &turn_path).await?
+                        else {
+                            return Ok(None);
+                        };
+                        let Some((file, _kept)) =
+                            lock_waiting(&path, mode, (turnstile, gate_guard), deadline).await?
+                        else {
+                            return Ok(None);
+                        };
+                        file
+                    }
                 }
             };
             // The token's `fdatasync` takes milliseconds: never on the async executor.
@@ -155,7 +242,10 @@ impl FileBackend {
                 if !still_linked(&file, &locked)? {
                     return Ok((file, None));
                 }
-                let token = next_token(&file, &locked)?;
+                let token = match mode {
+                    Mode::Exclusive => next_token(&file, &locked)?,
+                    Mode::Shared => current_token(&file, &locked)?,
+                };
                 Ok((file, Some(token)))
             })
             .await?;
@@ -163,16 +253,50 @@ impl FileBackend {
                 // The file was deleted or replaced while we waited: our lock guards nothing
                 // anyone else will find. Lock the file that is there now.
                 drop(file);
-                gate_guard = guard;
                 continue;
             };
-            return Ok(Some(FileHeld {
-                file,
-                path,
-                _gate: guard,
-                token,
-            }));
+            return Ok(Some(FileHeld { file, path, token }));
         }
+    }
+}
+
+impl Backend for FileBackend {
+    fn acquire<'a>(
+        &'a self,
+        key: name::LockKey<'a>,
+        mode: Mode,
+        wait: Wait,
+    ) -> BoxFuture<'a, Result<Option<Box<dyn Hold>>, Error>> {
+        Box::pin(async move {
+            Ok(self
+                .acquire_in(key, mode, wait)
+                .await?
+                .map(|held| Box::new(held) as Box<dyn Hold>))
+        })
+    }
+
+    fn describe(&self, f: &mut std::fmt::DebugStruct<'_, '_>) {
+        f.field("dir", &self.dir);
+    }
+}
+
+impl Hold for FileHeld {
+    fn token(&self) -> FencingToken {
+        self.token
+    }
+
+    /// File locks are lost only with the process.
+    fn is_lost(&self) -> bool {
+        false
+    }
+
+    fn lost(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::pending())
+    }
+
+    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), Error>> {
+        let released = self.file.unlock().map_err(io_error(&self.path));
+        Box::pin(std::future::ready(released))
     }
 }
 
@@ -265,18 +389,28 @@ async fn off_executor<T: Send + 'static>(
         .map_err(|_| Error::Helper("a blocking file operation panicked".into()))?
 }
 
-type Granted = oneshot::Receiver<(std::io::Result<File>, GateGuard)>;
+type Granted<K> = oneshot::Receiver<(std::io::Result<File>, K)>;
 
-/// Sleeps in a blocking `lock()` on a helper thread that owns the gate meanwhile.
-fn wait_in_kernel(file: File, gate: GateGuard, path: &Path) -> Result<Granted, Error> {
+/// Sleeps in a blocking `lock()` (in `mode`) on a helper thread that owns `keep` (the gate,
+/// the turnstile) meanwhile.
+fn wait_in_kernel<K: Send + 'static>(
+    file: File,
+    mode: Mode,
+    keep: K,
+    path: &Path,
+) -> Result<Granted<K>, Error> {
     let (send, receive) = oneshot::channel();
     std::thread::Builder::new()
         .name("chainlock-flock".into())
         .spawn(move || {
-            let outcome = file.lock().map(|()| file);
+            let outcome = match mode {
+                Mode::Exclusive => file.lock(),
+                Mode::Shared => file.lock_shared(),
+            }
+            .map(|()| file);
             // If the acquirer gave up, dropping the returned value releases the lock first
-            // (tuple fields drop in order), then opens the gate.
-            drop(send.send((outcome, gate)));
+            // (tuple fields drop in order), then what it kept.
+            drop(send.send((outcome, keep)));
         })
         .map_err(io_error(path))?;
     Ok(receive)
@@ -328,8 +462,21 @@ fn next_token(mut file: &File, path: &Path) -> Result<FencingToken, Error> {
     Ok(FencingToken::new(next))
 }
 
-impl FileHeld {
-    pub(super) fn release(self) -> Result<(), Error> {
-        self.file.unlock().map_err(io_error(&self.path))
+/// The counter stored in the (share-locked) file, unchanged.
+fn current_token(mut file: &File, path: &Path) -> Result<FencingToken, Error> {
+    let mut bytes = Vec::with_capacity(8);
+    file.seek(SeekFrom::Start(0)).map_err(io_error(path))?;
+    file.take(9)
+        .read_to_end(&mut bytes)
+        .map_err(io_error(path))?;
+    match bytes.len() {
+        0 => Ok(FencingToken::new(0)),
+        8 => Ok(FencingToken::new(u64::from_le_bytes(
+            bytes.try_into().expect("8 bytes"),
+        ))),
+        _ => Err(Error::CorruptLockFile {
+            path: path.to_path_buf(),
+            len: file.metadata().map_err(io_error(path))?.len(),
+        }),
     }
 }

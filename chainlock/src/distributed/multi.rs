@@ -1,41 +1,35 @@
-//! All-or-nothing acquisition of several names within one deadline.
+//! All-or-nothing acquisition of several keys within one deadline.
 //!
-//! The names are taken one at a time in one global order (ascending by their UTF-8 bytes, each
-//! once: `lock_order::ascending_unique`), the order every multi-name acquirer of every process
+//! The keys are taken one at a time in one global order (the order of [`LockKey`]: names
+//! ascending by their UTF-8 bytes, then `bigint` keys, then pairs; each once:
+//! `lock_order::ascending_unique`), the order every multi-key acquirer of every process
 //! uses. Two acquirers whose sets overlap therefore meet first on the lowest name they share:
 //! one waits there without holding anything the other still needs above it, so they never
 //! deadlock one another. Every step waits only for what is left of the one deadline; when a
 //! step fails (timeout or error), the names taken so far are released before the call returns.
 
-use super::{DistributedGuard, Error, FencingToken, LockClient, Wait, runtime};
+use super::{DistributedGuard, Error, FencingToken, LockClient, LockKey, Mode, Wait, runtime};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
-use std::time::Duration;
-use tokio::time::Instant;
+use std::time::{Duration, Instant};
 
 impl LockClient {
-    async fn acquire_all_with<S: AsRef<str>>(
+    async fn lock_all_in<'k, I>(
         &self,
-        names: &[S],
+        keys: I,
         wait: Wait,
-    ) -> Result<Option<MultiGuard>, Error> {
-        let order = crate::lock_order::ascending_unique(names.iter().map(AsRef::as_ref));
-        let deadline = match wait {
-            Wait::For(timeout) => Instant::now().checked_add(timeout),
-            Wait::Never | Wait::Forever => None,
-        };
+    ) -> Result<Option<DistributedGuards>, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<LockKey<'k>>,
+    {
+        let order = crate::lock_order::ascending_unique(keys.into_iter().map(Into::into));
         let mut guards = Vec::with_capacity(order.len());
-        for name in order {
-            let step = match (wait, deadline) {
-                (Wait::Never, _) => Wait::Never,
-                (_, Some(deadline)) => {
-                    Wait::from_timeout(deadline.saturating_duration_since(Instant::now()))
-                }
-                (_, None) => Wait::Forever,
-            };
-            match self.acquire_with(name, step).await {
+        for key in order {
+            // Every step waits for what is left of the one deadline.
+            match self.lock_in(key, Mode::Exclusive, wait.now()).await {
                 Ok(Some(guard)) => guards.push(guard),
                 Ok(None) => {
                     release_all(guards).await;
@@ -47,20 +41,22 @@ impl LockClient {
                 }
             }
         }
-        Ok(Some(MultiGuard { guards }))
+        Ok(Some(DistributedGuards { guards }))
     }
 
-    /// Acquires every lock of `names` (exclusive, as [`LockClient::acquire`]), waiting as
-    /// long as it takes; all of them or, on error, none.
+    /// Locks every key of `keys` (exclusive, as [`LockClient::lock`]), waiting as long as it
+    /// takes; all of them or, on error, none. `keys` is anything iterable over keys of any
+    /// kind: `["a", "b"]`, `&["a", "b"]`, `[1_i64, 2]`, `[(7, 1), (7, 2)]`, a `Vec<LockKey>`.
     ///
-    /// The names are taken in one global order (ascending by their bytes, duplicates once), so
+    /// The keys are taken in one global order (the order of [`LockKey`]: names ascending by
+    /// their bytes, then integer keys, then pairs; duplicates once), so
     /// callers of every process that lock overlapping sets this way never deadlock one
     /// another, whatever order they list the names in. Mixing this with nested single-name
     /// acquisitions in another order can still deadlock, as with any locks.
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`]; the names acquired before the error are released before
+    /// As [`LockClient::lock`]; the names acquired before the error are released before
     /// this returns.
     ///
     /// # Cancel safety
@@ -77,28 +73,32 @@ impl LockClient {
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
     /// // A transfer between two accounts: another transfer listing them the other way round
     /// // takes them in the same order, so the two never deadlock.
-    /// let both = locks.acquire_all(&["account-7", "account-3"]).await?;
+    /// let both = locks.lock_all(&["account-7", "account-3"]).await?;
     /// assert_eq!(both.names().collect::<Vec<_>>(), ["account-3", "account-7"]);
-    /// assert!(locks.try_acquire("account-7").await?.is_none());
+    /// assert!(locks.try_lock("account-7").await?.is_none());
     /// both.release().await?;
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_all<S: AsRef<str>>(&self, names: &[S]) -> Result<MultiGuard, Error> {
-        let guard = self.acquire_all_with(names, Wait::Forever).await?;
+    pub async fn lock_all<'k, I>(&self, keys: I) -> Result<DistributedGuards, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<LockKey<'k>>,
+    {
+        let guard = self.lock_all_in(keys, Wait::Forever).await?;
         Ok(guard.expect("an unbounded wait ends with the locks"))
     }
 
-    /// Acquires every lock of `names` if each is free now; `Ok(None)`, holding none, if one
-    /// is held. See [`LockClient::acquire_all`].
+    /// Locks every key of `keys` if each is free now; `Ok(None)`, holding none, if one
+    /// is held. See [`LockClient::lock_all`].
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire_all`].
+    /// As [`LockClient::lock_all`].
     ///
     /// # Cancel safety
     ///
-    /// As [`LockClient::acquire_all`].
+    /// As [`LockClient::lock_all`].
     ///
     /// # Examples
     ///
@@ -107,29 +107,30 @@ impl LockClient {
     /// # async fn main() -> Result<(), chainlock::distributed::Error> {
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let held = locks.acquire("b").await?;
-    /// assert!(locks.try_acquire_all(&["a", "b", "c"]).await?.is_none());
-    /// assert!(locks.try_acquire("a").await?.is_some(), "nothing stays held");
+    /// let held = locks.lock("b").await?;
+    /// assert!(locks.try_lock_all(&["a", "b", "c"]).await?.is_none());
+    /// assert!(locks.try_lock("a").await?.is_some(), "nothing stays held");
     /// # drop(held); std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn try_acquire_all<S: AsRef<str>>(
-        &self,
-        names: &[S],
-    ) -> Result<Option<MultiGuard>, Error> {
-        self.acquire_all_with(names, Wait::Never).await
+    pub async fn try_lock_all<'k, I>(&self, keys: I) -> Result<Option<DistributedGuards>, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<LockKey<'k>>,
+    {
+        self.lock_all_in(keys, Wait::Never).await
     }
 
-    /// Acquires every lock of `names` within one deadline, `timeout` from now; `Ok(None)`,
-    /// holding none, if they could not all be taken by then. See [`LockClient::acquire_all`].
+    /// Locks every key of `keys` within one deadline, `timeout` from now; `Ok(None)`,
+    /// holding none, if they could not all be taken by then. See [`LockClient::lock_all`].
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire_all`].
+    /// As [`LockClient::lock_all`].
     ///
     /// # Cancel safety
     ///
-    /// As [`LockClient::acquire_all`].
+    /// As [`LockClient::lock_all`].
     ///
     /// # Examples
     ///
@@ -139,27 +140,67 @@ impl LockClient {
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
     /// use std::time::Duration;
-    /// let held = locks.acquire("z").await?;
-    /// let all = locks.acquire_all_timeout(&["a", "z"], Duration::from_millis(10)).await?;
+    /// let held = locks.lock("z").await?;
+    /// let all = locks.try_lock_all_for(&["a", "z"], Duration::from_millis(10)).await?;
     /// assert!(all.is_none(), "`z` stayed held; `a` was released again");
-    /// assert!(locks.try_acquire("a").await?.is_some());
+    /// assert!(locks.try_lock("a").await?.is_some());
     /// # drop(held); std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_all_timeout<S: AsRef<str>>(
+    pub async fn try_lock_all_for<'k, I>(
         &self,
-        names: &[S],
+        keys: I,
         timeout: Duration,
-    ) -> Result<Option<MultiGuard>, Error> {
-        self.acquire_all_with(names, Wait::from_timeout(timeout))
-            .await
+    ) -> Result<Option<DistributedGuards>, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<LockKey<'k>>,
+    {
+        self.lock_all_in(keys, Wait::at_most(timeout)).await
     }
 
-    /// Blocking [`LockClient::acquire_all`].
+    /// Locks every key of `keys` by `deadline`; `Ok(None)`, holding none, if they could not
+    /// all be taken by then. See [`LockClient::lock_all`].
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire_all`].
+    /// As [`LockClient::lock_all`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`LockClient::lock_all`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// use std::time::{Duration, Instant};
+    /// let held = locks.lock(2).await?;
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// assert!(locks.try_lock_all_until([1_i64, 2, 3], deadline).await?.is_none());
+    /// # drop(held); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_lock_all_until<'k, I>(
+        &self,
+        keys: I,
+        deadline: Instant,
+    ) -> Result<Option<DistributedGuards>, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<LockKey<'k>>,
+    {
+        self.lock_all_in(keys, Wait::until(deadline)).await
+    }
+
+    /// Blocking [`LockClient::lock_all`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::lock_all`].
     ///
     /// # Panics
     ///
@@ -170,22 +211,26 @@ impl LockClient {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let all = locks.blocking_acquire_all(&["x", "y", "x"])?;
+    /// let all = locks.blocking_lock_all(&["x", "y", "x"])?;
     /// assert_eq!(all.len(), 2, "duplicates are taken once");
     /// all.blocking_release()?;
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_acquire_all<S: AsRef<str>>(&self, names: &[S]) -> Result<MultiGuard, Error> {
-        runtime::block_on(self.acquire_all(names))
+    pub fn blocking_lock_all<'k, I>(&self, keys: I) -> Result<DistributedGuards, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<LockKey<'k>>,
+    {
+        runtime::block_on(self.lock_all(keys))
     }
 
-    /// Blocking [`LockClient::try_acquire_all`].
+    /// Blocking [`LockClient::try_lock_all`].
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire_all`].
+    /// As [`LockClient::lock_all`].
     ///
     /// # Panics
     ///
@@ -196,24 +241,25 @@ impl LockClient {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let all = locks.blocking_try_acquire_all(&["x", "y"])?.expect("free");
-    /// assert!(locks.blocking_try_acquire_all(&["y", "z"])?.is_none());
+    /// let all = locks.blocking_try_lock_all(&["x", "y"])?.expect("free");
+    /// assert!(locks.blocking_try_lock_all(&["y", "z"])?.is_none());
     /// # drop(all); std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_try_acquire_all<S: AsRef<str>>(
-        &self,
-        names: &[S],
-    ) -> Result<Option<MultiGuard>, Error> {
-        runtime::block_on(self.try_acquire_all(names))
+    pub fn blocking_try_lock_all<'k, I>(&self, keys: I) -> Result<Option<DistributedGuards>, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<LockKey<'k>>,
+    {
+        runtime::block_on(self.try_lock_all(keys))
     }
 
-    /// Blocking [`LockClient::acquire_all_timeout`].
+    /// Blocking [`LockClient::try_lock_all_for`].
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire_all`].
+    /// As [`LockClient::lock_all`].
     ///
     /// # Panics
     ///
@@ -225,18 +271,57 @@ impl LockClient {
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
     /// use std::time::Duration;
-    /// let all = locks.blocking_acquire_all_timeout(&["x", "y"], Duration::from_secs(1))?;
+    /// let all = locks.blocking_try_lock_all_for(&["x", "y"], Duration::from_secs(1))?;
     /// assert!(all.is_some());
     /// # drop(all); std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_acquire_all_timeout<S: AsRef<str>>(
+    pub fn blocking_try_lock_all_for<'k, I>(
         &self,
-        names: &[S],
+        keys: I,
         timeout: Duration,
-    ) -> Result<Option<MultiGuard>, Error> {
-        runtime::block_on(self.acquire_all_timeout(names, timeout))
+    ) -> Result<Option<DistributedGuards>, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<LockKey<'k>>,
+    {
+        runtime::block_on(self.try_lock_all_for(keys, timeout))
+    }
+
+    /// Blocking [`LockClient::try_lock_all_until`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::lock_all`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// use std::time::{Duration, Instant};
+    /// let deadline = Instant::now() + Duration::from_secs(1);
+    /// let all = locks.blocking_try_lock_all_until([(7, 1), (7, 2)], deadline)?;
+    /// assert_eq!(all.map(|all| all.len()), Some(2));
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn blocking_try_lock_all_until<'k, I>(
+        &self,
+        keys: I,
+        deadline: Instant,
+    ) -> Result<Option<DistributedGuards>, Error>
+    where
+        I: IntoIterator,
+        I::Item: Into<LockKey<'k>>,
+    {
+        runtime::block_on(self.try_lock_all_until(keys, deadline))
     }
 }
 
@@ -248,22 +333,22 @@ async fn release_all(guards: Vec<DistributedGuard>) {
     }
 }
 
-/// Proof of holding every lock of a [`LockClient::acquire_all`] call; releases them all when
-/// dropped.
+/// Proof of holding every lock of a [`LockClient::lock_all`] call (the plural of
+/// [`DistributedGuard`]); releases them all when dropped.
 #[must_use = "if unused the locks will immediately unlock"]
 #[clippy::has_significant_drop]
-pub struct MultiGuard {
+pub struct DistributedGuards {
     /// In acquisition order (ascending names).
     guards: Vec<DistributedGuard>,
 }
 
-impl fmt::Debug for MultiGuard {
+impl fmt::Debug for DistributedGuards {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(&self.guards).finish()
     }
 }
 
-impl MultiGuard {
+impl DistributedGuards {
     /// The held names, in the order they were taken (ascending, each once).
     ///
     /// # Examples
@@ -271,7 +356,7 @@ impl MultiGuard {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let all = locks.blocking_acquire_all(&["b", "a", "b"])?;
+    /// let all = locks.blocking_lock_all(&["b", "a", "b"])?;
     /// assert_eq!(all.names().collect::<Vec<_>>(), ["a", "b"]);
     /// # drop(all); std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
@@ -287,7 +372,7 @@ impl MultiGuard {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let none = locks.blocking_acquire_all::<&str>(&[])?;
+    /// let none = locks.blocking_lock_all::<[&str; 0]>([])?;
     /// assert!(none.is_empty());
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
@@ -304,7 +389,7 @@ impl MultiGuard {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// assert!(!locks.blocking_acquire_all(&["a"])?.is_empty());
+    /// assert!(!locks.blocking_lock_all(&["a"])?.is_empty());
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
@@ -320,7 +405,7 @@ impl MultiGuard {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let all = locks.blocking_acquire_all(&["a", "b"])?;
+    /// let all = locks.blocking_lock_all(&["a", "b"])?;
     /// for guard in all.guards() {
     ///     println!("{} fenced by {}", guard.name(), guard.token());
     /// }
@@ -331,23 +416,24 @@ impl MultiGuard {
         &self.guards
     }
 
-    /// The fencing token of `name`, if it is one of the held names.
+    /// The fencing token of `key`, if it is one of the held keys.
     ///
     /// # Examples
     ///
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let all = locks.blocking_acquire_all(&["a", "b"])?;
+    /// let all = locks.blocking_lock_all(&["a", "b"])?;
     /// assert!(all.token("a").is_some());
     /// assert!(all.token("c").is_none());
     /// # drop(all); std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[must_use]
-    pub fn token(&self, name: &str) -> Option<FencingToken> {
+    pub fn token<'k>(&self, key: impl Into<LockKey<'k>>) -> Option<FencingToken> {
+        let key = key.into();
         self.guards
-            .binary_search_by(|guard| guard.name().cmp(name))
+            .binary_search_by(|guard| guard.key().cmp(&key))
             .ok()
             .map(|index| self.guards[index].token())
     }
@@ -359,7 +445,7 @@ impl MultiGuard {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// assert!(!locks.blocking_acquire_all(&["a", "b"])?.is_lost());
+    /// assert!(!locks.blocking_lock_all(&["a", "b"])?.is_lost());
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
@@ -380,7 +466,7 @@ impl MultiGuard {
     /// ```no_run
     /// # async fn transfer() {}
     /// # async fn demo(locks: chainlock::distributed::LockClient) -> Result<(), chainlock::distributed::Error> {
-    /// let both = locks.acquire_all(&["account-3", "account-7"]).await?;
+    /// let both = locks.lock_all(&["account-3", "account-7"]).await?;
     /// tokio::select! {
     ///     () = transfer() => both.release().await?,
     ///     () = both.lost() => eprintln!("a lock was lost: stopped"),
@@ -424,8 +510,8 @@ impl MultiGuard {
     /// # async fn main() -> Result<(), chainlock::distributed::Error> {
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// locks.acquire_all(&["a", "b"]).await?.release().await?;
-    /// assert!(locks.try_acquire_all(&["a", "b"]).await?.is_some());
+    /// locks.lock_all(&["a", "b"]).await?.release().await?;
+    /// assert!(locks.try_lock_all(&["a", "b"]).await?.is_some());
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
@@ -440,11 +526,11 @@ impl MultiGuard {
         first
     }
 
-    /// Blocking [`MultiGuard::release`].
+    /// Blocking [`DistributedGuards::release`].
     ///
     /// # Errors
     ///
-    /// As [`MultiGuard::release`].
+    /// As [`DistributedGuards::release`].
     ///
     /// # Panics
     ///
@@ -455,7 +541,7 @@ impl MultiGuard {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// locks.blocking_acquire_all(&["a", "b"])?.blocking_release()?;
+    /// locks.blocking_lock_all(&["a", "b"])?.blocking_release()?;
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
@@ -471,7 +557,7 @@ impl MultiGuard {
     /// ```
     /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
     /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let mut guards = locks.blocking_acquire_all(&["a", "b"])?.into_guards();
+    /// let mut guards = locks.blocking_lock_all(&["a", "b"])?.into_guards();
     /// guards.pop().expect("b").blocking_release()?; // keep `a` a little longer
     /// # drop(guards); std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())

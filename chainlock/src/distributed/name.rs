@@ -48,11 +48,13 @@ use std::fmt::{self, Write as _};
 /// # async fn main() -> Result<(), chainlock::distributed::Error> {
 /// let locks = chainlock::distributed::LockClient::postgres("postgres://locks@db.internal/app").await?;
 /// // Excludes `SELECT pg_advisory_lock(42)` run by any other session, and vice versa.
-/// let guard = locks.acquire(42).await?;
+/// let guard = locks.lock(42).await?;
 /// guard.release().await?;
 /// # Ok(()) }
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Keys are ordered (for [`LockClient::lock_all`](super::LockClient::lock_all)): names first,
+/// by their bytes, then `bigint` keys by value, then pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum LockKey<'a> {
     /// A name: any string.
@@ -87,6 +89,24 @@ impl From<i64> for LockKey<'_> {
     }
 }
 
+impl From<&i64> for LockKey<'_> {
+    fn from(key: &i64) -> Self {
+        Self::Int(*key)
+    }
+}
+
+impl From<&(i32, i32)> for LockKey<'_> {
+    fn from(&(high, low): &(i32, i32)) -> Self {
+        Self::Pair(high, low)
+    }
+}
+
+impl From<&i32> for LockKey<'_> {
+    fn from(key: &i32) -> Self {
+        Self::Int(i64::from(*key))
+    }
+}
+
 /// The `bigint` key `key` (as SQL widens `pg_advisory_lock(42)`'s `int` argument).
 impl From<i32> for LockKey<'_> {
     fn from(key: i32) -> Self {
@@ -97,6 +117,34 @@ impl From<i32> for LockKey<'_> {
 impl From<(i32, i32)> for LockKey<'_> {
     fn from((high, low): (i32, i32)) -> Self {
         Self::Pair(high, low)
+    }
+}
+
+/// A [`LockKey`] that owns its name (what a guard keeps).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum OwnedKey {
+    Name(Box<str>),
+    Int(i64),
+    Pair(i32, i32),
+}
+
+impl OwnedKey {
+    pub(crate) fn as_key(&self) -> LockKey<'_> {
+        match self {
+            Self::Name(name) => LockKey::Name(name),
+            Self::Int(key) => LockKey::Int(*key),
+            Self::Pair(high, low) => LockKey::Pair(*high, *low),
+        }
+    }
+}
+
+impl From<LockKey<'_>> for OwnedKey {
+    fn from(key: LockKey<'_>) -> Self {
+        match key {
+            LockKey::Name(name) => Self::Name(name.into()),
+            LockKey::Int(key) => Self::Int(key),
+            LockKey::Pair(high, low) => Self::Pair(high, low),
+        }
     }
 }
 

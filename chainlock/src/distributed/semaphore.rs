@@ -1,4 +1,4 @@
-//! The counting semaphore by name: at most N holders of a name at once.
+//! The counting semaphore by key: at most N holders of a key at once.
 //!
 //! Design: N *slots*, each an exclusive lock of the backend (a file lock, an advisory lock) on
 //! a name derived from the semaphore's (`<name>`, NUL, `chainlock-semaphore-slot`, NUL, the
@@ -18,31 +18,32 @@
 //! `flock`'s order (none promised); across slots there is no global queue. A newcomer that
 //! finds a slot free takes it ahead of queued waiters (barging).
 
-use super::{DistributedGuard, Error, FencingToken, LockClient, Wait, runtime};
+use super::{DistributedGuard, Error, FencingToken, LockClient, LockKey, Mode, Wait, runtime};
 use std::fmt;
 use std::future::Future as _;
 use std::hash::{BuildHasher, RandomState};
 use std::task::Poll;
-use std::time::Duration;
-use tokio::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How many slots a waiter waits on at once when every slot is held: one wait (a thread in
 /// `flock`, or a connection on the server) per slot, so the number is bounded.
-const WAIT_ON_AT_MOST: u32 = 8;
+const WAIT_ON_AT_MOST: usize = 8;
 
 /// The lock name of slot `slot` of semaphore `name`.
-fn slot_name(name: &str, slot: u32) -> String {
+fn slot_name(name: &str, slot: usize) -> String {
     format!("{name}\0chainlock-semaphore-slot\0{slot}")
 }
 
 impl LockClient {
-    /// The counting semaphore `name` with `permits` permits: at most `permits` [`Permit`]s of
-    /// it are alive at once across every process and machine sharing the backend.
+    /// The counting semaphore `key` with `permits` permits: at most `permits`
+    /// [`DistributedPermit`]s of it are alive at once across every process and machine sharing
+    /// the backend.
     ///
-    /// Every user of a name must give the same `permits` (holders never exceed the largest
-    /// value in use). The semaphore is N exclusive locks named after `name` (see
-    /// [`Semaphore`] for the design and its fairness); they do not exclude the mutex or the
-    /// reader-writer lock `name` itself.
+    /// `key` is any [`LockKey`]; an integer key's semaphore is named by its display form
+    /// (`advisory(42)`). Every user of a key must give the same `permits` (holders never exceed
+    /// the largest value in use). The semaphore is N exclusive locks named after the key (see
+    /// [`DistributedSemaphore`] for the design and its fairness); they do not exclude the mutex
+    /// or the reader-writer lock `key` itself.
     ///
     /// # Panics
     ///
@@ -64,25 +65,29 @@ impl LockClient {
     /// ```
     #[must_use]
     #[track_caller]
-    pub fn semaphore(&self, name: &str, permits: u32) -> Semaphore {
+    pub fn semaphore<'k>(
+        &self,
+        key: impl Into<LockKey<'k>>,
+        permits: usize,
+    ) -> DistributedSemaphore {
         assert!(permits > 0, "a semaphore needs at least one permit");
-        Semaphore {
+        DistributedSemaphore {
             client: self.clone(),
-            name: name.into(),
+            name: key.into().to_string().into(),
             permits,
         }
     }
 }
 
 /// A counting semaphore by name, from [`LockClient::semaphore`]: hands out at most
-/// [`Semaphore::permits`] [`Permit`]s at once, across processes and machines.
+/// [`DistributedSemaphore::permits`] [`DistributedPermit`]s at once, across processes and machines.
 ///
 /// Design: the semaphore is `permits` slots, each an exclusive lock of the backend on a name
 /// derived from the semaphore's (`<name>\0chainlock-semaphore-slot\0<slot>`, so do not use
 /// such names for anything else); a permit is a held slot. Acquiring takes the first free slot
 /// (one `try_acquire` per slot, in slot order); when every slot is held, the acquirer waits on
-/// every slot at once (at most 8 of them, from a random one on: one kernel wait or one server
-/// connection each while it waits) and takes the first one granted, sleeping in the kernel
+/// every slot at once (at most 8 of them, from a random one on: one kernel wait, or one wait
+/// on the server on a session of the client's bounded set, each while it waits) and takes the first one granted, sleeping in the kernel
 /// (file backend) or on the server (PostgreSQL) — nothing polls. A killed holder's slot is freed by the kernel or the server,
 /// as for the mutex (crash release).
 ///
@@ -93,25 +98,27 @@ impl LockClient {
 /// Every permit's wait is bounded by the timeout given, as for the mutex.
 ///
 /// Cost: an acquisition makes up to `permits` non-waiting attempts before it waits (one round
-/// trip each on PostgreSQL); a permit is one held lock of the backend.
+/// trip each on PostgreSQL); a permit is one held lock of the backend. On PostgreSQL, held
+/// permits share the client's bounded sessions as every hold does (many permits may sit on one
+/// session); the waits of one acquisition take up to 8 sessions of the bound while it waits.
 #[derive(Clone)]
-pub struct Semaphore {
+pub struct DistributedSemaphore {
     client: LockClient,
     name: Box<str>,
-    permits: u32,
+    permits: usize,
 }
 
-impl fmt::Debug for Semaphore {
+impl fmt::Debug for DistributedSemaphore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name: String = self.name.chars().take(64).collect();
-        f.debug_struct("Semaphore")
+        f.debug_struct("DistributedSemaphore")
             .field("name", &name)
             .field("permits", &self.permits)
             .finish_non_exhaustive()
     }
 }
 
-impl Semaphore {
+impl DistributedSemaphore {
     /// The semaphore's name.
     ///
     /// # Examples
@@ -140,28 +147,23 @@ impl Semaphore {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[must_use]
-    pub fn permits(&self) -> u32 {
+    pub fn permits(&self) -> usize {
         self.permits
     }
 
-    async fn acquire_with(&self, wait: Wait) -> Result<Option<Permit>, Error> {
-        let deadline = match wait {
-            Wait::For(timeout) => Instant::now().checked_add(timeout),
-            Wait::Never | Wait::Forever => None,
-        };
+    async fn acquire_with(&self, wait: Wait) -> Result<Option<DistributedPermit>, Error> {
         for slot in 0..self.permits {
             let slot_name = slot_name(&self.name, slot);
-            if let Some(guard) = self.client.try_acquire(&slot_name).await? {
+            let key = LockKey::Name(&slot_name);
+            if let Some(guard) = self
+                .client
+                .lock_in(key, Mode::Exclusive, Wait::Never)
+                .await?
+            {
                 return Ok(Some(self.permit(slot, guard)));
             }
         }
-        let wait = match (wait, deadline) {
-            (Wait::Never, _) => return Ok(None),
-            (_, Some(deadline)) => {
-                Wait::from_timeout(deadline.saturating_duration_since(Instant::now()))
-            }
-            (_, None) => Wait::Forever,
-        };
+        let wait = wait.now();
         if matches!(wait, Wait::Never) {
             return Ok(None);
         }
@@ -169,13 +171,16 @@ impl Semaphore {
         // sleeps behind a long holder while another slot is free (among the slots it waits
         // on: all of them up to `WAIT_ON_AT_MOST`).
         let random = RandomState::new().hash_one(std::process::id());
-        let first = u32::try_from(random % u64::from(self.permits)).expect("below a u32");
+        let first = usize::try_from(random % self.permits as u64).expect("below permits");
         let waits = self.permits.min(WAIT_ON_AT_MOST);
         let mut slots: Vec<_> = (0..waits)
             .map(|offset| {
                 let slot = (first + offset) % self.permits;
                 let name = slot_name(&self.name, slot);
-                Box::pin(async move { (slot, self.client.acquire_with(&name, wait).await) })
+                Box::pin(async move {
+                    let key = LockKey::Name(&name);
+                    (slot, self.client.lock_in(key, Mode::Exclusive, wait).await)
+                })
             })
             .collect();
         // The first slot to answer decides (all share one deadline: a timeout is everybody's);
@@ -195,8 +200,8 @@ impl Semaphore {
         Ok(outcome?.map(|guard| self.permit(slot, guard)))
     }
 
-    fn permit(&self, slot: u32, guard: DistributedGuard) -> Permit {
-        Permit {
+    fn permit(&self, slot: usize, guard: DistributedGuard) -> DistributedPermit {
+        DistributedPermit {
             name: self.name.clone(),
             slot,
             guard,
@@ -207,11 +212,11 @@ impl Semaphore {
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`LockClient::acquire`].
+    /// Cancel safe, as [`LockClient::lock`].
     ///
     /// # Examples
     ///
@@ -226,7 +231,7 @@ impl Semaphore {
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn acquire(&self) -> Result<Permit, Error> {
+    pub async fn acquire(&self) -> Result<DistributedPermit, Error> {
         let permit = self.acquire_with(Wait::Forever).await?;
         Ok(permit.expect("an unbounded wait ends with a permit"))
     }
@@ -235,11 +240,11 @@ impl Semaphore {
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`LockClient::acquire`].
+    /// Cancel safe, as [`LockClient::lock`].
     ///
     /// # Examples
     ///
@@ -254,7 +259,7 @@ impl Semaphore {
     /// # drop(held); std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn try_acquire(&self) -> Result<Option<Permit>, Error> {
+    pub async fn try_acquire(&self) -> Result<Option<DistributedPermit>, Error> {
         self.acquire_with(Wait::Never).await
     }
 
@@ -262,11 +267,11 @@ impl Semaphore {
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe, as [`LockClient::acquire`].
+    /// Cancel safe, as [`LockClient::lock`].
     ///
     /// # Examples
     ///
@@ -278,19 +283,54 @@ impl Semaphore {
     /// use std::time::Duration;
     /// let single = locks.semaphore("single", 1);
     /// let held = single.acquire().await?;
-    /// assert!(single.acquire_timeout(Duration::from_millis(10)).await?.is_none());
+    /// assert!(single.try_acquire_for(Duration::from_millis(10)).await?.is_none());
     /// # drop(held); std::fs::remove_dir_all(&dir).ok();
     /// # Ok(()) }
     /// ```
-    pub async fn acquire_timeout(&self, timeout: Duration) -> Result<Option<Permit>, Error> {
-        self.acquire_with(Wait::from_timeout(timeout)).await
+    pub async fn try_acquire_for(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<DistributedPermit>, Error> {
+        self.acquire_with(Wait::at_most(timeout)).await
     }
 
-    /// Blocking [`Semaphore::acquire`].
+    /// Acquires a permit, waiting until `deadline` at most; `Ok(None)` if none came by then.
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`LockClient::lock`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// use std::time::{Duration, Instant};
+    /// let single = locks.semaphore(42, 1);
+    /// let held = single.acquire().await?;
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// assert!(single.try_acquire_until(deadline).await?.is_none());
+    /// # drop(held); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_acquire_until(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<DistributedPermit>, Error> {
+        self.acquire_with(Wait::until(deadline)).await
+    }
+
+    /// Blocking [`DistributedSemaphore::acquire`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::lock`].
     ///
     /// # Panics
     ///
@@ -307,15 +347,15 @@ impl Semaphore {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_acquire(&self) -> Result<Permit, Error> {
+    pub fn blocking_acquire(&self) -> Result<DistributedPermit, Error> {
         runtime::block_on(self.acquire())
     }
 
-    /// Blocking [`Semaphore::try_acquire`].
+    /// Blocking [`DistributedSemaphore::try_acquire`].
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
     ///
     /// # Panics
     ///
@@ -331,15 +371,15 @@ impl Semaphore {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_try_acquire(&self) -> Result<Option<Permit>, Error> {
+    pub fn blocking_try_acquire(&self) -> Result<Option<DistributedPermit>, Error> {
         runtime::block_on(self.try_acquire())
     }
 
-    /// Blocking [`Semaphore::acquire_timeout`].
+    /// Blocking [`DistributedSemaphore::try_acquire_for`].
     ///
     /// # Errors
     ///
-    /// As [`LockClient::acquire`].
+    /// As [`LockClient::lock`].
     ///
     /// # Panics
     ///
@@ -353,29 +393,63 @@ impl Semaphore {
     /// use std::time::Duration;
     /// let single = locks.semaphore("single", 1);
     /// let held = single.blocking_acquire()?;
-    /// assert!(single.blocking_acquire_timeout(Duration::from_millis(10))?.is_none());
+    /// assert!(single.blocking_try_acquire_for(Duration::from_millis(10))?.is_none());
     /// # drop(held); std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[track_caller]
-    pub fn blocking_acquire_timeout(&self, timeout: Duration) -> Result<Option<Permit>, Error> {
-        runtime::block_on(self.acquire_timeout(timeout))
+    pub fn blocking_try_acquire_for(
+        &self,
+        timeout: Duration,
+    ) -> Result<Option<DistributedPermit>, Error> {
+        runtime::block_on(self.try_acquire_for(timeout))
+    }
+
+    /// Blocking [`DistributedSemaphore::try_acquire_until`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::lock`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
+    /// use std::time::{Duration, Instant};
+    /// let single = locks.semaphore((7, 42), 1);
+    /// let held = single.blocking_acquire()?;
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// assert!(single.blocking_try_acquire_until(deadline)?.is_none());
+    /// # drop(held); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn blocking_try_acquire_until(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<DistributedPermit>, Error> {
+        runtime::block_on(self.try_acquire_until(deadline))
     }
 }
 
-/// One permit of a [`Semaphore`]; gives it back when dropped.
+/// One permit of a [`DistributedSemaphore`]; gives it back when dropped.
 #[must_use = "if unused the permit will immediately be given back"]
 #[clippy::has_significant_drop]
-pub struct Permit {
+pub struct DistributedPermit {
     name: Box<str>,
-    slot: u32,
+    slot: usize,
     guard: DistributedGuard,
 }
 
-impl fmt::Debug for Permit {
+impl fmt::Debug for DistributedPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name: String = self.name.chars().take(64).collect();
-        f.debug_struct("Permit")
+        f.debug_struct("DistributedPermit")
             .field("semaphore", &name)
             .field("slot", &self.slot)
             .field("lost", &self.is_lost())
@@ -383,7 +457,7 @@ impl fmt::Debug for Permit {
     }
 }
 
-impl Permit {
+impl DistributedPermit {
     /// The semaphore's name.
     ///
     /// # Examples
@@ -400,7 +474,7 @@ impl Permit {
         &self.name
     }
 
-    /// The slot this permit holds, below [`Semaphore::permits`]; no two live permits of a
+    /// The slot this permit holds, below [`DistributedSemaphore::permits`]; no two live permits of a
     /// semaphore share one.
     ///
     /// # Examples
@@ -415,7 +489,7 @@ impl Permit {
     /// # Ok::<(), chainlock::distributed::Error>(())
     /// ```
     #[must_use]
-    pub fn slot(&self) -> u32 {
+    pub fn slot(&self) -> usize {
         self.slot
     }
 
@@ -504,7 +578,7 @@ impl Permit {
         self.guard.release().await
     }
 
-    /// Blocking [`Permit::release`].
+    /// Blocking [`DistributedPermit::release`].
     ///
     /// # Errors
     ///

@@ -15,6 +15,10 @@
 //!     acquires NAME in shared mode, prints `held <token>`, then sleeps until killed
 //! distributed-worker hold-permit BACKEND TARGET NAME PERMITS
 //!     acquires a permit of the semaphore NAME, prints `held <token>`, then sleeps until killed
+//! distributed-worker read-stream BACKEND TARGET NAME HOLD_MS
+//!     forever: holds NAME in shared mode for HOLD_MS, releases it, takes it again at once;
+//!     prints `held <token>` after the first hold (several of these keep NAME read-held
+//!     without a gap)
 //! distributed-worker hold-all BACKEND TARGET NAME...
 //!     acquires every NAME at once, prints `held 0`, then sleeps until killed
 //! ```
@@ -62,7 +66,7 @@ fn main() {
                 state ^= state >> 7;
                 state ^= state << 17;
                 let name = &names[(state % names.len() as u64) as usize];
-                let guard = locks.blocking_acquire(name).expect("acquire");
+                let guard = locks.blocking_lock(name).expect("acquire");
                 let token = guard.token();
                 let mut log = OpenOptions::new()
                     .create(true)
@@ -83,7 +87,7 @@ fn main() {
         }
         "hold" => {
             let locks = client(arg(1), arg(2));
-            let guard = locks.blocking_acquire(arg(3)).expect("acquire");
+            let guard = locks.blocking_lock(arg(3)).expect("acquire");
             println!("held {}", guard.token());
             std::io::stdout().flush().expect("stdout");
             loop {
@@ -93,21 +97,37 @@ fn main() {
         "rw-hammer" => rw_hammer(&arg),
         "hold-shared" => {
             let locks = client(arg(1), arg(2));
-            let guard = locks.blocking_acquire_shared(arg(3)).expect("acquire");
+            let guard = locks.blocking_lock_shared(arg(3)).expect("acquire");
             hold_forever(guard.token().get(), guard);
         }
         "hold-permit" => {
             let locks = client(arg(1), arg(2));
-            let permits: u32 = arg(4).parse().expect("PERMITS");
+            let permits: usize = arg(4).parse().expect("PERMITS");
             let permit = locks
                 .semaphore(arg(3), permits)
                 .blocking_acquire()
                 .expect("acquire");
             hold_forever(permit.token().get(), permit);
         }
+        "read-stream" => {
+            let locks = client(arg(1), arg(2));
+            let hold = std::time::Duration::from_millis(arg(4).parse().expect("HOLD_MS"));
+            let mut first = true;
+            loop {
+                let guard = locks.blocking_lock_shared(arg(3)).expect("acquire");
+                if first {
+                    println!("held {}", guard.token().get());
+                    std::io::stdout().flush().expect("stdout");
+                    first = false;
+                }
+                // The reader's work (a load, not a synchronization).
+                std::thread::sleep(hold);
+                drop(guard);
+            }
+        }
         "hold-all" => {
             let locks = client(arg(1), arg(2));
-            let all = locks.blocking_acquire_all(&args[3..]).expect("acquire");
+            let all = locks.blocking_lock_all(&args[3..]).expect("acquire");
             hold_forever(0, all);
         }
         other => panic!("unknown command {other}"),
@@ -136,7 +156,7 @@ fn rw_hammer<'a>(arg: &impl Fn(usize) -> &'a str) {
         state ^= state >> 7;
         state ^= state << 17;
         if state.is_multiple_of(3) {
-            let guard = locks.blocking_acquire(arg(6)).expect("acquire");
+            let guard = locks.blocking_lock(arg(6)).expect("acquire");
             let token = guard.token();
             let mut file = OpenOptions::new()
                 .create(true)
@@ -154,7 +174,7 @@ fn rw_hammer<'a>(arg: &impl Fn(usize) -> &'a str) {
             }
             guard.blocking_release().expect("release");
         } else {
-            let guard = locks.blocking_acquire_shared(arg(6)).expect("acquire");
+            let guard = locks.blocking_lock_shared(arg(6)).expect("acquire");
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             let lines: Vec<&str> = text.lines().collect();
             assert!(

@@ -5,9 +5,10 @@
 //! (every statement, the session settings, creating the objects), [`epoch`] (the epoch/token
 //! protocol), [`session`] (a connection's driver, heartbeats and loss), [`pool`] (the bounded
 //! set of sessions: shared ones holding many locks, and sessions of their own for waits); this
-//! file puts them together. [`xact`] is the transaction-scoped mode (the caller's
-//! transaction, no connection of ours). [`shared`] is the reader-writer lock's shared mode
-//! (the same protocol with the `_shared` functions).
+//! file puts them together and implements the seam ([`Backend`], [`Hold`]) for both modes: a
+//! shared hold is the same protocol with the `_shared` functions (`sql::SHARED`), on the same
+//! sessions, under the same bound. [`xact`] is the transaction-scoped mode (the caller's
+//! transaction, no connection of ours).
 //!
 //! Design, and why it is correct:
 //! - Held locks share sessions ([`Host`]): an acquisition first asks on a shared session
@@ -21,9 +22,13 @@
 //!   queue behind the wait). The server may grant the lock in the same instant it raises the
 //!   timeout, so a timed-out session runs `pg_advisory_unlock_all()` before it is reused.
 //!   Cancelling a wait drops its session, which releases a lock granted meanwhile.
-//! - At most `max_connections` sessions are open at once; at that bound a waiter asks again
-//!   after a growing pause (woken early by any release of its client), see
+//! - At most `max_connections` sessions are open at once; at that bound waiters wait in line
+//!   (first come, first served) for a session that holds nothing, and the first in line asks
+//!   again when a lock of its client is released; nothing polls. See
 //!   [`PostgresOptions::max_connections`].
+//! - Lifecycle: the client owns the pool, the pool its sessions, a session's driver task its
+//!   slot, and the slot refers to the pool weakly: dropping the client's last clone and its
+//!   last guard drops the sessions, which aborts their drivers and closes the connections.
 //! - A release that fails, goes unanswered or finds the lock not held closes the session: the
 //!   server releases everything it held, and the other guards on it report the loss.
 //! - Lock, timeout and fencing token take one round trip: one statement sets `lock_timeout`,
@@ -39,7 +44,7 @@
 //! - Every network wait is bounded on the client: opening a session by `connect_timeout`,
 //!   a timed acquisition by its timeout plus `heartbeat_timeout` (pool checkout included),
 //!   every statement that does not wait for a lock (and a release) by `heartbeat_timeout`.
-//!   An unbounded `acquire` waits on the server as long as it takes (TCP keepalives notice a
+//!   An unbounded `lock` waits on the server as long as it takes (TCP keepalives notice a
 //!   dead peer).
 //!
 //! # Fencing tokens without a disk flush per acquisition
@@ -76,15 +81,17 @@ mod epoch;
 mod options;
 mod pool;
 mod session;
-mod shared;
 mod sql;
 mod xact;
 
 pub use options::PostgresOptions;
-pub(super) use shared::PgSharedHeld;
-pub use xact::{xact_lock, xact_lock_timeout, xact_try_lock};
+pub use xact::{
+    blocking_try_xact_lock, blocking_try_xact_lock_for, blocking_try_xact_lock_until,
+    blocking_xact_lock, try_xact_lock, try_xact_lock_for, try_xact_lock_until, xact_lock,
+};
 
-use super::{Error, FencingToken, Stage, Wait, name};
+use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
+use super::{Error, FencingToken, Stage, name};
 use pool::{Conn, Host, Pick, Pool, Slot};
 use session::Busy;
 use std::sync::Arc;
@@ -115,11 +122,6 @@ struct Shared {
 
 #[derive(Clone)]
 pub(super) struct PgBackend(Arc<Shared>);
-
-/// A waiter at the bound on connections asks again after this pause, doubled after each vain
-/// ask up to [`BACKOFF_MAX`] (and at once when a lock or a session of its client is freed).
-const BACKOFF_MIN: Duration = Duration::from_millis(1);
-const BACKOFF_MAX: Duration = Duration::from_millis(100);
 
 impl PgBackend {
     /// Checks the server, creates the objects if needed and opens one idle session, all
@@ -166,132 +168,141 @@ impl PgBackend {
         .await
     }
 
-    /// A session of its own, holding nothing: an unused one, a new one within
-    /// `connect_timeout`, or at the bound the next one freed (bounded by the caller).
-    async fn check_out(&self) -> Result<Conn, Error> {
-        loop {
-            let changed = self.0.pool.changed();
-            if let Some(conn) = self.0.pool.take(false) {
-                return Ok(conn);
-            }
-            if let Some(slot) = self.0.pool.slot() {
-                return self.open(slot).await;
-            }
-            changed.await;
-        }
-    }
-
-    /// Acquires `key`. A timed wait (`Never`, `For`) is bounded as a whole, pool checkout
-    /// included, by its timeout plus `heartbeat_timeout`; dropping the work on expiry closes
-    /// a session waiting on the server (and with it any lock granted meanwhile), and a lock
-    /// granted on a shared session is released by the task that asked for it.
+    /// Acquires `key` in `mode`. A timed wait (`Never`, `Until`) is bounded as a whole, pool
+    /// checkout included, by its timeout plus `heartbeat_timeout`; dropping the work on expiry
+    /// closes a session waiting on the server (and with it any lock granted meanwhile), and a
+    /// lock granted on a shared session is released by the task that asked for it.
     pub(super) async fn acquire(
         &self,
         key: name::LockKey<'_>,
+        mode: Mode,
         wait: Wait,
     ) -> Result<Option<PgHeld>, Error> {
         let key = name::Advisory::from(key);
+        let wait = wait.now();
         let heartbeat_timeout = self.0.options.heartbeat_timeout;
-        match wait {
-            Wait::Never => {
-                bounded(
-                    Stage::Acquire,
-                    heartbeat_timeout,
-                    self.acquire_now(key, wait),
-                )
-                .await
+        match (wait.remaining(), wait.timeout()) {
+            (Some(remaining), Some(timeout)) => {
+                // Bounded by the deadline plus `heartbeat_timeout`; reported as the timeout the
+                // caller gave plus `heartbeat_timeout`.
+                let limit = remaining.saturating_add(heartbeat_timeout);
+                tokio::time::timeout(limit, self.acquire_now(key, mode, wait))
+                    .await
+                    .map_err(|_| Error::Unresponsive {
+                        stage: Stage::Acquire,
+                        after: timeout.saturating_add(heartbeat_timeout),
+                    })?
             }
-            Wait::For(timeout) => {
-                let limit = timeout.saturating_add(heartbeat_timeout);
-                bounded(Stage::Acquire, limit, self.acquire_now(key, wait)).await
-            }
-            Wait::Forever => self.acquire_now(key, wait).await,
+            _ => self.acquire_now(key, mode, wait).await,
         }
     }
 
     /// Asks on a shared session first (one round trip when the lock is free); if it is held,
     /// waits on the server on a session of its own; at the bound on connections, where no
-    /// session is free for a wait, asks again after a pause (see [`BACKOFF_MIN`]).
-    async fn acquire_now(&self, key: name::Advisory, wait: Wait) -> Result<Option<PgHeld>, Error> {
-        let deadline = match wait {
-            // A timeout too large for an `Instant` waits forever.
-            Wait::For(timeout) => Instant::now().checked_add(timeout),
-            Wait::Never | Wait::Forever => None,
-        };
-        let mut backoff = BACKOFF_MIN;
+    /// session is free for a wait, waits in line ([`Pool::enqueue`]).
+    async fn acquire_now(
+        &self,
+        key: name::Advisory,
+        mode: Mode,
+        wait: Wait,
+    ) -> Result<Option<PgHeld>, Error> {
+        let mut ticket = None;
         loop {
-            if let Some(held) = self.try_shared(key).await? {
-                return Ok(Some(held));
-            }
-            let remaining = match (wait, deadline) {
-                (Wait::Never, _) => return Ok(None),
-                (Wait::For(_), Some(deadline)) => {
-                    match deadline.checked_duration_since(Instant::now()) {
-                        Some(remaining) if !remaining.is_zero() => Some(remaining),
-                        _ => return Ok(None),
+            let changed = self.0.pool.changed();
+            // A newcomer asks once; in line, only the first asks again (on a change): the
+            // others sleep until they are first.
+            if ticket.is_none() || self.0.pool.is_first(ticket.as_ref()) {
+                if let Some(held) = self.try_shared(key, mode).await? {
+                    return Ok(Some(held));
+                }
+                let remaining = match wait.now() {
+                    Wait::Never => return Ok(None),
+                    Wait::Until { .. } => wait.remaining(),
+                    Wait::Forever => None,
+                };
+                // A session of its own, unless others are in line before this one.
+                if self.0.pool.is_first(ticket.as_ref()) {
+                    let conn = match self.0.pool.take(true) {
+                        Some(conn) => Some(conn),
+                        None => match self.0.pool.slot() {
+                            Some(slot) => Some(self.open(slot).await?),
+                            None => None,
+                        },
+                    };
+                    if let Some(conn) = conn {
+                        drop(ticket);
+                        return Box::pin(self.wait_on(conn, key, mode, remaining)).await;
                     }
                 }
-                (Wait::For(_), None) | (Wait::Forever, _) => None,
-            };
-            let changed = self.0.pool.changed();
-            let conn = match self.0.pool.take(true) {
-                Some(conn) => Some(conn),
-                None => match self.0.pool.slot() {
-                    Some(slot) => Some(self.open(slot).await?),
-                    None => None,
-                },
-            };
-            if let Some(conn) = conn {
-                return Box::pin(self.wait_on(conn, key, remaining)).await;
             }
-            // At the bound: every session holds locks or waits.
-            let pause = remaining.map_or(backoff, |remaining| remaining.min(backoff));
-            tokio::select! {
-                () = changed => {}
-                () = tokio::time::sleep(pause) => {}
+            // At the bound: every session holds locks or waits. Wait in line for a change (a
+            // lock released, a session freed, the one before leaving the line); `changed` was
+            // created before the checks above, so no change in between is missed.
+            if ticket.is_none() {
+                ticket = Some(self.0.pool.enqueue());
             }
-            backoff = backoff.saturating_mul(2).min(BACKOFF_MAX);
+            match wait.now() {
+                Wait::Never => return Ok(None),
+                Wait::Until { deadline, .. } => {
+                    let deadline = tokio::time::Instant::from_std(deadline);
+                    tokio::select! {
+                        () = changed => {}
+                        () = tokio::time::sleep_until(deadline) => return Ok(None),
+                    }
+                }
+                Wait::Forever => changed.await,
+            }
         }
     }
 
     /// `pg_try_advisory_lock` of `key` on a shared session (opening one if none can ask and
     /// the bound allows; waiting for one if not): the guard, or `None` if the key is held
     /// (by someone else, or by a guard of this client).
-    async fn try_shared(&self, key: name::Advisory) -> Result<Option<PgHeld>, Error> {
+    async fn try_shared(&self, key: name::Advisory, mode: Mode) -> Result<Option<PgHeld>, Error> {
         let host = loop {
             let changed = self.0.pool.changed();
-            match self.0.pool.pick(key) {
+            match self.0.pool.pick(key, mode) {
                 Pick::Host(host) => break host,
                 Pick::HeldHere => return Ok(None),
                 Pick::Open(slot) => {
                     let conn = self.open(slot).await?;
-                    break self.0.pool.share(conn, key);
+                    break self.0.pool.share(conn, key, mode);
                 }
                 Pick::Full => changed.await,
             }
         };
-        // Bounded by the caller (`acquire`); a session that stops answering is closed by its
+        // Bounded by the caller (`acquire`, below its timeout); a session that stops answering is closed by its
         // driver once a heartbeat goes unanswered, which fails this ask.
-        self.ask(host, key).await
+        self.ask(host, key, mode).await
     }
 
     /// Asks for `key` on the shared `host` (where it is reserved) and draws the token, on a
     /// task of its own: whoever gives up waiting for the answer (a cancellation, a timeout),
     /// the task ends the ask cleanly, and a guard nobody receives releases its lock when
     /// dropped. A failed statement closes the session (its state is unknown).
-    async fn ask(&self, host: Arc<Host>, key: name::Advisory) -> Result<Option<PgHeld>, Error> {
+    async fn ask(
+        &self,
+        host: Arc<Host>,
+        key: name::Advisory,
+        mode: Mode,
+    ) -> Result<Option<PgHeld>, Error> {
         let (answer, answered) = oneshot::channel();
         let backend = self.clone();
         drop(self.0.runtime.spawn(async move {
-            let outcome = backend.ask_now(host, key).await;
+            let outcome = backend.ask_now(host, key, mode).await;
             drop(answer.send(outcome));
         }));
         answered.await.map_err(|_| Error::Lost)?
     }
 
-    async fn ask_now(&self, host: Arc<Host>, key: name::Advisory) -> Result<Option<PgHeld>, Error> {
+    async fn ask_now(
+        &self,
+        host: Arc<Host>,
+        key: name::Advisory,
+        mode: Mode,
+    ) -> Result<Option<PgHeld>, Error> {
         let sent = Instant::now();
-        let drawn = match host.try_lock(key).await {
+        let drawn = match host.try_lock(key, mode).await {
             Ok(Some(drawn)) => drawn,
             Ok(None) => {
                 host.liveness.contact(sent);
@@ -315,6 +326,7 @@ impl PgBackend {
         let mut held = PgHeld {
             host: Some(host),
             key,
+            mode,
             token: FencingToken::new(0),
             backend: self.clone(),
         };
@@ -360,6 +372,7 @@ impl PgBackend {
         &self,
         mut conn: Conn,
         key: name::Advisory,
+        mode: Mode,
         remaining: Option<Duration>,
     ) -> Result<Option<PgHeld>, Error> {
         let options = &self.0.options;
@@ -371,7 +384,7 @@ impl PgBackend {
             || "0".to_owned(),
             |timeout| timeout.as_millis().clamp(1, i32::MAX as u128).to_string(),
         );
-        let drawn = match conn.lock(key, &timeout_ms).await {
+        let drawn = match conn.lock(key, mode, &timeout_ms).await {
             Ok(drawn) => drawn,
             Err(err) if err.code() == Some(&SqlState::LOCK_NOT_AVAILABLE) => {
                 // The timeout may have fired just as the lock was granted; the session then
@@ -416,8 +429,9 @@ impl PgBackend {
         drop(busy);
         let token = u64::try_from(token).map_err(|_| Error::TokensExhausted)?;
         Ok(Some(PgHeld {
-            host: Some(self.0.pool.share(conn, key)),
+            host: Some(self.0.pool.share(conn, key, mode)),
             key,
+            mode,
             token: FencingToken::new(token),
             backend: self.clone(),
         }))
@@ -425,14 +439,14 @@ impl PgBackend {
 
     /// Unlocks `key` on `host` within `heartbeat_timeout`; on any failure the session is
     /// closed, which releases the lock on the server (and loses the other locks it held).
-    async fn release(&self, host: Arc<Host>, key: name::Advisory) -> Result<(), Error> {
+    async fn release(&self, host: Arc<Host>, key: name::Advisory, mode: Mode) -> Result<(), Error> {
         if host.is_lost() {
             self.0.pool.close(&host);
             return Err(Error::Lost);
         }
         let sent = Instant::now();
         let released = bounded(Stage::Release, self.0.options.heartbeat_timeout, async {
-            Ok(host.unlock(key).await?)
+            Ok(host.unlock(key, mode).await?)
         })
         .await;
         match released {
@@ -453,11 +467,32 @@ impl PgBackend {
     }
 }
 
+impl Backend for PgBackend {
+    fn acquire<'a>(
+        &'a self,
+        key: name::LockKey<'a>,
+        mode: Mode,
+        wait: Wait,
+    ) -> BoxFuture<'a, Result<Option<Box<dyn Hold>>, Error>> {
+        Box::pin(async move {
+            Ok(PgBackend::acquire(self, key, mode, wait)
+                .await?
+                .map(|held| Box::new(held) as Box<dyn Hold>))
+        })
+    }
+
+    fn describe(&self, f: &mut std::fmt::DebugStruct<'_, '_>) {
+        f.field("backend", &"postgres")
+            .field("max_connections", &self.0.options.max_connections);
+    }
+}
+
 /// A held advisory lock, on a session it may share with other held locks of its client;
 /// `host` is `None` only after release took it.
 pub(super) struct PgHeld {
     host: Option<Arc<Host>>,
     key: name::Advisory,
+    mode: Mode,
     token: FencingToken,
     backend: PgBackend,
 }
@@ -466,43 +501,45 @@ impl PgHeld {
     fn host(&self) -> &Host {
         self.host.as_ref().expect("a held lock has its session")
     }
+}
 
-    pub(super) fn token(&self) -> FencingToken {
+impl Hold for PgHeld {
+    fn token(&self) -> FencingToken {
         self.token
     }
 
-    pub(super) fn is_lost(&self) -> bool {
+    fn is_lost(&self) -> bool {
         self.host().is_lost()
     }
 
-    pub(super) async fn lost(&self) {
-        self.host().liveness.lost().await;
+    fn lost(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.host().liveness.lost())
     }
 
     /// Unlocks on a task of its own, so that the lock is released even if the caller stops
     /// waiting for the outcome.
-    pub(super) async fn release(mut self) -> Result<(), Error> {
+    fn release(mut self: Box<Self>) -> BoxFuture<'static, Result<(), Error>> {
         let host = self.host.take().expect("a held lock has its session");
-        let (backend, key) = (self.backend.clone(), self.key);
-        self.backend
+        let (backend, key, mode) = (self.backend.clone(), self.key, self.mode);
+        let task = self
+            .backend
             .0
             .runtime
-            .spawn(async move { backend.release(host, key).await })
-            .await
-            .unwrap_or(Err(Error::Lost))
+            .spawn(async move { backend.release(host, key, mode).await });
+        Box::pin(async move { task.await.unwrap_or(Err(Error::Lost)) })
     }
 }
 
 impl Drop for PgHeld {
     fn drop(&mut self) {
         if let Some(host) = self.host.take() {
-            let (backend, key) = (self.backend.clone(), self.key);
+            let (backend, key, mode) = (self.backend.clone(), self.key, self.mode);
             // Unlocks; if the runtime is gone, its sessions are gone too, which unlocks.
             drop(
                 self.backend
                     .0
                     .runtime
-                    .spawn(async move { backend.release(host, key).await }),
+                    .spawn(async move { backend.release(host, key, mode).await }),
             );
         }
     }

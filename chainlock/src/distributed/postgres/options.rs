@@ -14,8 +14,8 @@ use tokio_postgres::{Client, Config, NoTls};
 /// | what | bound | default |
 /// | --- | --- | --- |
 /// | opening a session (connect, start-up, authentication, set-up) | `connect_timeout` | 10 s |
-/// | `try_acquire` | `heartbeat_timeout` | 2 s |
-/// | `acquire_timeout(t)` | `t + heartbeat_timeout` | t + 2 s |
+/// | `try_lock`, `try_lock_shared` (and every `try_` form without a wait) | `heartbeat_timeout` | 2 s |
+/// | `try_lock_for(t)` and every timed form (`_for`, `_until`: t is the time left) | `t + heartbeat_timeout` | t + 2 s |
 /// | `release` | `heartbeat_timeout` | 2 s |
 /// | a silent session is reported lost ([`is_lost`](crate::distributed::DistributedGuard::is_lost)) | `2 × (heartbeat_interval + heartbeat_timeout)` after the last confirmed contact | 6 s |
 /// | the server may release the lock of a silent session (`idle_session_timeout`) | `3 × (heartbeat_interval + heartbeat_timeout)` after it | 9 s |
@@ -269,23 +269,29 @@ impl PostgresOptions {
     }
 
     /// The most connections the client opens at once (default 16; at least 1): however many
-    /// locks it holds or waits for, and counting the one it opens to set up.
+    /// locks it holds or waits for, in either mode (exclusive, shared, permits, several keys),
+    /// and counting the one it opens to set up.
     ///
     /// Advisory locks belong to a session and one session holds many, so held locks share
     /// connections: an acquisition first asks on a shared connection
-    /// (`pg_try_advisory_lock`, one round trip); only if the lock is held does it wait on
-    /// the server, on a connection of its own that holds nothing (a wait blocks its
+    /// (`pg_try_advisory_lock` or `_shared`, one round trip); only if the lock is held does it
+    /// wait on the server, on a connection of its own that holds nothing (a wait blocks its
     /// connection), where the lock stays once granted. One client can so hold thousands of
-    /// locks on one connection.
+    /// locks on one connection, and any number of shared holds of a key.
     ///
     /// **At the bound** (every connection holds locks or waits, none can be opened), a waiter
-    /// does not sleep on the server: it asks again (`pg_try_advisory_lock`) after a pause that
-    /// starts at 1 ms and doubles up to 100 ms, and at once whenever a lock or a connection of
-    /// this client is freed, until it gets the lock, a connection frees up for a wait on the
-    /// server, or its timeout passes. Its timeout and cancel safety are unchanged; only the
-    /// order among waiters is no longer the server's queue. A `try_acquire` never waits for a
-    /// connection while one is serving (a wait never takes the last serving connection at the
-    /// bound). Losing a connection loses every lock it held: each of their guards reports it
+    /// waits in line, first come first served: the first in line takes the next connection
+    /// that holds nothing (one whose last lock is released, or one freed), then waits on the
+    /// server there; it also asks again (one non-waiting ask) each time a lock of this client
+    /// is released. Nothing polls. A waiter in line therefore does not see its key freed by
+    /// another client until one of these happens: size the bound above the number of locks
+    /// this client holds *while waiting for others* (a task holding one key while it waits for
+    /// another pins a connection). Its timeout and cancel safety are unchanged. A `try_lock`
+    /// never waits for a connection while one is serving (a wait never takes the last serving
+    /// connection at the bound), except with `max_connections(1)`: the one connection then
+    /// also serves waits, and acquisitions that come during a wait on it wait for it (a
+    /// `try_lock` then fails with [`Error::Unresponsive`] after `heartbeat_timeout`). Losing a
+    /// connection loses every lock it held: each of their guards reports it
     /// ([`is_lost`](crate::distributed::DistributedGuard::is_lost)).
     ///
     /// # Panics

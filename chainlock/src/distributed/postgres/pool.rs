@@ -10,39 +10,71 @@
 //! release of its locks could otherwise queue behind a wait that needs them (a deadlock the
 //! server cannot see).
 //!
-//! Within one client, a session never asks for a key it holds or is already asking for (a key
-//! set per session, reserved under the pool's lock): advisory locks are re-entrant per
-//! session, so a second grant would break mutual exclusion between guards of one client.
+//! Both modes use one path: a reservation per key and session ([`Reserved`]: the mode and how
+//! many holds or asks of this client). Advisory locks are re-entrant per session, so within one
+//! client a session never asks for a key it holds or asks for in another mode, and never asks
+//! twice for an exclusive key: a second grant would break mutual exclusion between guards of
+//! one client. Shared holds of one key may share a session (the server counts them, and each
+//! release gives back one): a reader first looks for a serving session that has nothing of
+//! the key, and joins a session holding the key shared only if there is none, so readers of a
+//! name cost no session of their own.
 //!
 //! A slot ([`Slot`]) is taken before a session is opened and freed when its connection is
 //! closed (the session's driver keeps it): the count of slots bounds the connections.
+//!
+//! **Ownership, one way only.** The client owns the pool ([`Pool`], an `Arc` of its state);
+//! the pool owns its serving sessions ([`Host`]); a session's driver task owns its [`Slot`],
+//! which refers to the pool *weakly*. Nothing a session or its task owns leads back to the
+//! pool, so dropping the last clone of the client and its last guard drops the pool, which
+//! drops its sessions, whose drop aborts their driver tasks and closes their connections.
+//!
+//! **Waiters at the bound queue.** A wait on the server needs a session of its own; when none
+//! can be had (every session holds locks or waits, and the bound is reached), the waiter takes
+//! a ticket ([`Pool::enqueue`]) and waits in line: only the first in line takes the next
+//! session freed, and asks again for its key (a non-waiting ask on a serving session) when a
+//! lock of the client is released; the others sleep until they are first. Nothing polls.
 
 use super::super::Error;
+use super::super::backend::Mode;
 use super::super::name::Advisory;
 use super::options::PostgresOptions;
 use super::session::Session;
 use super::sql;
 use parking_lot::Mutex;
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
 use tokio_postgres::Statement;
 use tokio_postgres::types::{ToSql, Type};
 
-/// One server session with its prepared statements; shared by the locks it holds.
-pub(super) struct Host {
-    pub(super) session: Session,
+/// What a session holds of one key, for guards of this client, or asks the server for.
+#[derive(Clone, Copy, Debug)]
+struct Reserved {
+    mode: Mode,
+    /// Holds and asks (more than one only for [`Mode::Shared`]).
+    count: usize,
+}
+
+/// The statements of one mode, prepared on one session (the `bigint` key form).
+struct Prepared {
     lock: Statement,
     try_lock: Statement,
     unlock: Statement,
+}
+
+/// One server session with its prepared statements; shared by the locks it holds.
+pub(super) struct Host {
+    pub(super) session: Session,
+    /// By mode: exclusive, shared.
+    prepared: [Prepared; 2],
     /// An epoch known to be durable on this session's server (a server restart or crash ends
     /// the session, so it stays true for the session's life).
     durable: AtomicI64,
     /// Keys this session holds for guards of this client, or is asking the server for.
-    keys: Mutex<HashSet<Advisory>>,
+    keys: Mutex<HashMap<Advisory, Reserved>>,
     /// Held while an epoch is recorded on this session (one transaction at a time).
     pub(super) recording: tokio::sync::Mutex<()>,
 }
@@ -72,17 +104,30 @@ impl Host {
         self.keys.lock().len()
     }
 
-    /// `pg_try_advisory_lock`: a drawn token if the lock was free, `None` if held.
+    fn prepared(&self, mode: Mode) -> &Prepared {
+        match mode {
+            Mode::Exclusive => &self.prepared[0],
+            Mode::Shared => &self.prepared[1],
+        }
+    }
+
+    /// `pg_try_advisory_lock` (or `_shared`): a drawn token if the lock was free, `None` if
+    /// held in a conflicting mode.
     pub(super) async fn try_lock(
         &self,
         key: Advisory,
+        mode: Mode,
     ) -> Result<Option<i64>, tokio_postgres::Error> {
         let row = match key {
-            Advisory::Int(key) => self.client.query_one(&self.try_lock, &[&key]).await?,
+            Advisory::Int(key) => {
+                self.client
+                    .query_one(&self.prepared(mode).try_lock, &[&key])
+                    .await?
+            }
             Advisory::Pair(high, low) => one_row(
                 self.client
                     .query_typed(
-                        sql::TRY_LOCK_PAIR,
+                        sql::statements(mode).try_lock_pair,
                         &[(&high, Type::INT4), (&low, Type::INT4)],
                     )
                     .await?,
@@ -91,21 +136,25 @@ impl Host {
         Ok(row.get(0))
     }
 
-    /// `pg_advisory_lock` under `lock_timeout = timeout_ms` (`"0"`: none): a drawn token.
+    /// `pg_advisory_lock` (or `_shared`) under `lock_timeout = timeout_ms` (`"0"`: none): a
+    /// drawn token.
     pub(super) async fn lock(
         &self,
         key: Advisory,
+        mode: Mode,
         timeout_ms: &str,
     ) -> Result<i64, tokio_postgres::Error> {
         let row = match key {
             Advisory::Int(key) => {
                 let params: [&(dyn ToSql + Sync); 2] = [&key, &timeout_ms];
-                self.client.query_one(&self.lock, &params).await?
+                self.client
+                    .query_one(&self.prepared(mode).lock, &params)
+                    .await?
             }
             Advisory::Pair(high, low) => one_row(
                 self.client
                     .query_typed(
-                        sql::LOCK_PAIR,
+                        sql::statements(mode).lock_pair,
                         &[
                             (&high, Type::INT4),
                             (&timeout_ms, Type::TEXT),
@@ -118,13 +167,24 @@ impl Host {
         Ok(row.get(0))
     }
 
-    /// `pg_advisory_unlock`: whether this session held the lock.
-    pub(super) async fn unlock(&self, key: Advisory) -> Result<bool, tokio_postgres::Error> {
+    /// `pg_advisory_unlock` (or `_shared`): whether this session held the lock.
+    pub(super) async fn unlock(
+        &self,
+        key: Advisory,
+        mode: Mode,
+    ) -> Result<bool, tokio_postgres::Error> {
         let row = match key {
-            Advisory::Int(key) => self.client.query_one(&self.unlock, &[&key]).await?,
+            Advisory::Int(key) => {
+                self.client
+                    .query_one(&self.prepared(mode).unlock, &[&key])
+                    .await?
+            }
             Advisory::Pair(high, low) => one_row(
                 self.client
-                    .query_typed(sql::UNLOCK_PAIR, &[(&high, Type::INT4), (&low, Type::INT4)])
+                    .query_typed(
+                        sql::statements(mode).unlock_pair,
+                        &[(&high, Type::INT4), (&low, Type::INT4)],
+                    )
                     .await?,
             ),
         };
@@ -176,34 +236,48 @@ impl Conn {
             .client
             .batch_execute(&sql::session_settings(options.server_release_after()))
             .await?;
-        let lock = session.client.prepare(sql::LOCK).await?;
-        let try_lock = session.client.prepare(sql::TRY_LOCK).await?;
-        let unlock = session.client.prepare(sql::UNLOCK).await?;
-        let durable_epoch = session
-            .client
-            .query_one(sql::DURABLE_EPOCH, &[])
-            .await?
-            .get(0);
+        // Pipelined: one round trip's wait for all of them.
+        let client = &session.client;
+        let prepare = |mode: Mode| async move {
+            let texts = sql::statements(mode);
+            let (lock, try_lock, unlock) = tokio::try_join!(
+                client.prepare(texts.lock),
+                client.prepare(texts.try_lock),
+                client.prepare(texts.unlock),
+            )?;
+            Ok::<_, tokio_postgres::Error>(Prepared {
+                lock,
+                try_lock,
+                unlock,
+            })
+        };
+        let (exclusive, shared, durable) = tokio::try_join!(
+            prepare(Mode::Exclusive),
+            prepare(Mode::Shared),
+            client.query_one(sql::DURABLE_EPOCH, &[]),
+        )?;
+        let durable_epoch: i64 = durable.get(0);
         session.liveness.contact(sent);
         Ok(Self::new(Arc::new(Host {
             session,
-            lock,
-            try_lock,
-            unlock,
+            prepared: [exclusive, shared],
             durable: AtomicI64::new(durable_epoch),
-            keys: Mutex::new(HashSet::new()),
+            keys: Mutex::new(HashMap::new()),
             recording: tokio::sync::Mutex::new(()),
         })))
     }
 }
 
-/// A place in the bound on connections, taken before a session is opened.
-pub(super) struct Slot(Arc<Inner>);
+/// A place in the bound on connections, taken before a session is opened. It refers to its
+/// pool weakly: a session's driver keeps its slot, and must not keep the pool alive.
+pub(super) struct Slot(Weak<Inner>);
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.state.lock().open -= 1;
-        self.0.changed.notify_waiters();
+        if let Some(inner) = self.0.upgrade() {
+            inner.state.lock().open -= 1;
+            inner.changed.notify_waiters();
+        }
     }
 }
 
@@ -235,6 +309,9 @@ struct State {
     serving: Vec<Arc<Host>>,
     /// Slots taken: sessions open (serving or owned) or being opened.
     open: usize,
+    /// Tickets of the waiters at the bound, first come first.
+    line: VecDeque<u64>,
+    next_ticket: u64,
 }
 
 impl State {
@@ -262,6 +339,8 @@ impl Pool {
             state: Mutex::new(State {
                 serving: Vec::new(),
                 open: 0,
+                line: VecDeque::new(),
+                next_ticket: 0,
             }),
             changed: Notify::new(),
             max,
@@ -274,8 +353,26 @@ impl Pool {
         let mut state = self.0.state.lock();
         (state.open < self.0.max).then(|| {
             state.open += 1;
-            Slot(Arc::clone(&self.0))
+            Slot(Arc::downgrade(&self.0))
         })
+    }
+
+    /// A place in the line of waiters at the bound; leaves the line when dropped.
+    pub(super) fn enqueue(&self) -> Ticket<'_> {
+        let mut state = self.0.state.lock();
+        let number = state.next_ticket;
+        state.next_ticket += 1;
+        state.line.push_back(number);
+        Ticket { pool: self, number }
+    }
+
+    /// Whether `ticket` (or a waiter without one, when nobody is in line) is first in line.
+    pub(super) fn is_first(&self, ticket: Option<&Ticket<'_>>) -> bool {
+        let state = self.0.state.lock();
+        match ticket {
+            Some(ticket) => state.line.front() == Some(&ticket.number),
+            None => state.line.is_empty(),
+        }
     }
 
     /// Completes at the next change that may let a waiter on the bound go on. Create it
@@ -284,26 +381,32 @@ impl Pool {
         self.0.changed.notified()
     }
 
-    /// A serving session to ask for `key`, the key reserved on it: the one holding the most
-    /// keys among those not holding `key`, so that others stay free for waits.
-    pub(super) fn pick(&self, key: Advisory) -> Pick {
+    /// A serving session to ask for `key` in `mode`, the key reserved on it: the one holding
+    /// the most keys among those holding nothing of `key`, so that others stay free for waits;
+    /// for a shared ask, if there is none, one that holds `key` shared (the reader joins).
+    pub(super) fn pick(&self, key: Advisory, mode: Mode) -> Pick {
         let mut dead = Vec::new();
         let mut state = self.0.state.lock();
         state.prune(&mut dead);
         let mut best: Option<(&Arc<Host>, usize)> = None;
+        let mut join: Option<&Arc<Host>> = None;
         let mut here = false;
         for host in &state.serving {
             let keys = host.keys.lock();
-            if keys.contains(&key) {
-                here = true;
-                continue;
-            }
-            if best.is_none_or(|(_, load)| keys.len() > load) {
-                best = Some((host, keys.len()));
+            match keys.get(&key) {
+                Some(reserved) if mode == Mode::Shared && reserved.mode == Mode::Shared => {
+                    join = join.or(Some(host));
+                }
+                Some(_) => here = true,
+                None => {
+                    if best.is_none_or(|(_, load)| keys.len() > load) {
+                        best = Some((host, keys.len()));
+                    }
+                }
             }
         }
-        if let Some((host, _)) = best {
-            host.keys.lock().insert(key);
+        if let Some(host) = best.map(|(host, _)| host).or(join) {
+            reserve(host, key, mode);
             return Pick::Host(Arc::clone(host));
         }
         if here {
@@ -311,19 +414,23 @@ impl Pool {
         }
         if state.open < self.0.max {
             state.open += 1;
-            return Pick::Open(Slot(Arc::clone(&self.0)));
+            return Pick::Open(Slot(Arc::downgrade(&self.0)));
         }
         Pick::Full
     }
 
     /// A session of its own, holding nothing: a serving one nobody uses, unless it is the
-    /// last serving one and `keep_one_serving` (a wait must not leave the short statements of
-    /// other acquirers without a session). `None` if there is none; see [`Pool::slot`].
+    /// last serving one at the bound and `keep_one_serving` (a wait must not leave the short
+    /// statements of other acquirers without a session; with `max_connections(1)` it may).
+    /// `None` if there is none; see [`Pool::slot`].
     pub(super) fn take(&self, keep_one_serving: bool) -> Option<Conn> {
         let mut dead = Vec::new();
         let mut state = self.0.state.lock();
         state.prune(&mut dead);
-        if keep_one_serving && state.serving.len() < 2 && state.open >= self.0.max {
+        // With one connection in all, a wait takes it when it holds nothing: the acquisitions
+        // that come meanwhile wait for it (there is no other).
+        if keep_one_serving && self.0.max > 1 && state.serving.len() < 2 && state.open >= self.0.max
+        {
             return None;
         }
         let index = state.serving.iter().position(unused)?;
@@ -349,10 +456,10 @@ impl Pool {
 
     /// A [`Conn`] that was granted `key` on the server (or a new session from [`Pick::Open`],
     /// about to ask for it) joins the serving set, `key` reserved on it.
-    pub(super) fn share(&self, conn: Conn, key: Advisory) -> Arc<Host> {
+    pub(super) fn share(&self, conn: Conn, key: Advisory, mode: Mode) -> Arc<Host> {
         let host = conn.host;
         host.record_durable(conn.durable_epoch);
-        host.keys.lock().insert(key);
+        reserve(&host, key, mode);
         self.0.state.lock().serving.push(Arc::clone(&host));
         self.0.changed.notify_waiters();
         host
@@ -362,7 +469,15 @@ impl Pool {
     /// or refused by the server (no notice: waiters asking in turn would wake each other for
     /// nothing, round after round).
     pub(super) fn forget(&self, host: Arc<Host>, key: Advisory, notify: bool) {
-        host.keys.lock().remove(&key);
+        {
+            let mut keys = host.keys.lock();
+            if let Some(reserved) = keys.get_mut(&key) {
+                reserved.count -= 1;
+                if reserved.count == 0 {
+                    keys.remove(&key);
+                }
+            }
+        }
         drop(host);
         let mut dead = Vec::new();
         let mut state = self.0.state.lock();
@@ -402,5 +517,70 @@ impl Pool {
             });
         state.serving = kept;
         dead.extend::<Vec<_>>(surplus);
+    }
+}
+
+/// Reserves `key` in `mode` on `host` (one more hold or ask).
+fn reserve(host: &Host, key: Advisory, mode: Mode) {
+    host.keys
+        .lock()
+        .entry(key)
+        .and_modify(|reserved| reserved.count += 1)
+        .or_insert(Reserved { mode, count: 1 });
+}
+
+/// A waiter's place in the line at the bound ([`Pool::enqueue`]).
+pub(super) struct Ticket<'a> {
+    pool: &'a Pool,
+    number: u64,
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        let mut state = self.pool.0.state.lock();
+        let first = state.line.front() == Some(&self.number);
+        state.line.retain(|&number| number != self.number);
+        drop(state);
+        if first {
+            // The next in line may take what this one leaves.
+            self.pool.0.changed.notify_waiters();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pool;
+
+    #[test]
+    fn waiters_at_the_bound_are_first_in_the_order_they_came() {
+        let pool = Pool::new(1, 1);
+        assert!(pool.is_first(None), "nobody in line: a newcomer may go");
+        let first = pool.enqueue();
+        let second = pool.enqueue();
+        let third = pool.enqueue();
+        assert!(!pool.is_first(None), "a newcomer does not pass the line");
+        assert!(pool.is_first(Some(&first)));
+        assert!(!pool.is_first(Some(&second)) && !pool.is_first(Some(&third)));
+        // One that gives up (a timeout, a cancellation) leaves its place.
+        drop(second);
+        assert!(pool.is_first(Some(&first)));
+        drop(first);
+        assert!(pool.is_first(Some(&third)));
+        drop(third);
+        assert!(pool.is_first(None));
+    }
+
+    #[test]
+    fn a_slot_does_not_keep_its_pool_alive() {
+        let pool = Pool::new(2, 1);
+        let slot = pool.slot().expect("a free slot");
+        let weak = std::sync::Arc::downgrade(&pool.0);
+        drop(pool);
+        assert!(
+            weak.upgrade().is_none(),
+            "a session's slot must not own the pool"
+        );
+        drop(slot);
     }
 }

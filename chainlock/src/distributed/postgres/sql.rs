@@ -6,28 +6,105 @@
 //! pair of clients that can exclude each other draws from the same counter.
 
 use super::super::Error;
+use super::super::backend::Mode;
 use std::time::Duration;
 use tokio_postgres::Client;
 
-/// Sets the wait bound, waits for the lock, draws a token: one round trip.
-pub(super) const LOCK: &str = "WITH timeout AS MATERIALIZED \
-        (SELECT pg_catalog.set_config('lock_timeout', $2, false)), \
-    locked AS MATERIALIZED (SELECT pg_catalog.pg_advisory_lock($1) FROM timeout) \
-    SELECT pg_catalog.nextval('chainlock.token_counter') FROM locked";
-pub(super) const TRY_LOCK: &str = "SELECT CASE WHEN pg_catalog.pg_try_advisory_lock($1) \
-    THEN pg_catalog.nextval('chainlock.token_counter') END";
-pub(super) const UNLOCK: &str = "SELECT pg_catalog.pg_advisory_unlock($1)";
-/// [`LOCK`] for a two-`int4` key `($1, $3)` (run unprepared, with typed parameters: one round
-/// trip, nothing prepared on sessions that never lock a pair).
-pub(super) const LOCK_PAIR: &str = "WITH timeout AS MATERIALIZED \
-        (SELECT pg_catalog.set_config('lock_timeout', $2, false)), \
-    locked AS MATERIALIZED (SELECT pg_catalog.pg_advisory_lock($1, $3) FROM timeout) \
-    SELECT pg_catalog.nextval('chainlock.token_counter') FROM locked";
-/// [`TRY_LOCK`] for a two-`int4` key.
-pub(super) const TRY_LOCK_PAIR: &str = "SELECT CASE WHEN pg_catalog.pg_try_advisory_lock($1, $2) \
-    THEN pg_catalog.nextval('chainlock.token_counter') END";
-/// [`UNLOCK`] for a two-`int4` key.
-pub(super) const UNLOCK_PAIR: &str = "SELECT pg_catalog.pg_advisory_unlock($1, $2)";
+/// The statements of one mode ([`EXCLUSIVE`], [`SHARED`]): `pg_advisory_lock` and its
+/// `_shared` twin take the same key, so the two modes of a key exclude each other on the server.
+pub(super) struct Statements {
+    /// Sets the wait bound (`$2`, `'0'`: none), waits for the lock (`$1`), draws a token: one
+    /// round trip.
+    pub(super) lock: &'static str,
+    /// The lock (`$1`) if free now, and a token; `NULL` if held.
+    pub(super) try_lock: &'static str,
+    /// Unlocks (`$1`): whether the session held it.
+    pub(super) unlock: &'static str,
+    /// [`Self::lock`] for a two-`int4` key `($1, $3)` (run unprepared, with typed parameters:
+    /// one round trip, nothing prepared on sessions that never lock a pair).
+    pub(super) lock_pair: &'static str,
+    /// [`Self::try_lock`] for a two-`int4` key `($1, $2)`.
+    pub(super) try_lock_pair: &'static str,
+    /// [`Self::unlock`] for a two-`int4` key `($1, $2)`.
+    pub(super) unlock_pair: &'static str,
+}
+
+macro_rules! statements {
+    ($lock:literal, $try_lock:literal, $unlock:literal) => {
+        Statements {
+            lock: concat!(
+                "WITH timeout AS MATERIALIZED ",
+                "(SELECT pg_catalog.set_config('lock_timeout', $2, false)), ",
+                "locked AS MATERIALIZED (SELECT pg_catalog.",
+                $lock,
+                "($1) FROM timeout) ",
+                "SELECT pg_catalog.nextval('chainlock.token_counter') FROM locked"
+            ),
+            try_lock: concat!(
+                "SELECT CASE WHEN pg_catalog.",
+                $try_lock,
+                "($1) THEN pg_catalog.nextval('chainlock.token_counter') END"
+            ),
+            unlock: concat!("SELECT pg_catalog.", $unlock, "($1)"),
+            lock_pair: concat!(
+                "WITH timeout AS MATERIALIZED ",
+                "(SELECT pg_catalog.set_config('lock_timeout', $2, false)), ",
+                "locked AS MATERIALIZED (SELECT pg_catalog.",
+                $lock,
+                "($1, $3) FROM timeout) ",
+                "SELECT pg_catalog.nextval('chainlock.token_counter') FROM locked"
+            ),
+            try_lock_pair: concat!(
+                "SELECT CASE WHEN pg_catalog.",
+                $try_lock,
+                "($1, $2) THEN pg_catalog.nextval('chainlock.token_counter') END"
+            ),
+            unlock_pair: concat!("SELECT pg_catalog.", $unlock, "($1, $2)"),
+        }
+    };
+}
+
+/// The exclusive mode: `pg_advisory_lock`.
+pub(super) const EXCLUSIVE: Statements = statements!(
+    "pg_advisory_lock",
+    "pg_try_advisory_lock",
+    "pg_advisory_unlock"
+);
+/// The shared mode: `pg_advisory_lock_shared`.
+pub(super) const SHARED: Statements = statements!(
+    "pg_advisory_lock_shared",
+    "pg_try_advisory_lock_shared",
+    "pg_advisory_unlock_shared"
+);
+
+/// The statements of `mode`.
+pub(super) fn statements(mode: Mode) -> &'static Statements {
+    match mode {
+        Mode::Exclusive => &EXCLUSIVE,
+        Mode::Shared => &SHARED,
+    }
+}
+
+/// Transaction-scoped locks (`xact`): waits under `lock_timeout = $2` (`'0'`: none), then
+/// puts back the transaction's own value.
+pub(super) const XACT_LOCK: &str = "WITH old AS MATERIALIZED \
+        (SELECT pg_catalog.current_setting('lock_timeout') AS value), \
+    timeout AS MATERIALIZED (SELECT pg_catalog.set_config('lock_timeout', $2, true) FROM old), \
+    locked AS MATERIALIZED (SELECT pg_catalog.pg_advisory_xact_lock($1) FROM timeout) \
+    SELECT pg_catalog.set_config('lock_timeout', old.value, true) FROM old, locked";
+/// [`XACT_LOCK`] for a two-`int4` key `($1, $3)`.
+pub(super) const XACT_LOCK_PAIR: &str = "WITH old AS MATERIALIZED \
+        (SELECT pg_catalog.current_setting('lock_timeout') AS value), \
+    timeout AS MATERIALIZED (SELECT pg_catalog.set_config('lock_timeout', $2, true) FROM old), \
+    locked AS MATERIALIZED (SELECT pg_catalog.pg_advisory_xact_lock($1, $3) FROM timeout) \
+    SELECT pg_catalog.set_config('lock_timeout', old.value, true) FROM old, locked";
+pub(super) const XACT_TRY_LOCK: &str = "SELECT pg_catalog.pg_try_advisory_xact_lock($1)";
+pub(super) const XACT_TRY_LOCK_PAIR: &str = "SELECT pg_catalog.pg_try_advisory_xact_lock($1, $2)";
+pub(super) const XACT_SAVEPOINT: &str = "SAVEPOINT chainlock_xact_lock";
+pub(super) const XACT_RELEASE: &str = "RELEASE SAVEPOINT chainlock_xact_lock";
+/// Undoes the timed-out wait (and a grant racing the timeout), keeps the transaction usable.
+pub(super) const XACT_ROLL_BACK: &str =
+    "ROLLBACK TO SAVEPOINT chainlock_xact_lock; RELEASE SAVEPOINT chainlock_xact_lock";
 /// After a lock wait timed out: the server may have granted the lock in the same instant.
 pub(super) const UNLOCK_ALL: &str = "SELECT pg_catalog.pg_advisory_unlock_all()";
 pub(super) const DURABLE_EPOCH: &str =

@@ -1,5 +1,6 @@
 //! Transaction-scoped locks: `pg_advisory_xact_lock` inside the caller's own transaction,
-//! released by the server at its commit or rollback.
+//! released by the server when the transaction ends, or when the caller rolls back to a
+//! savepoint taken before the lock.
 //!
 //! Nothing here opens a connection or leaves state on the session: the timeout is set with
 //! `set_config(…, true)` (transaction-local) and restored in the same statement, a timed wait
@@ -8,37 +9,23 @@
 
 use super::super::Error;
 use super::super::name::{Advisory, LockKey};
-use std::time::Duration;
+use super::sql::{
+    XACT_LOCK as LOCK, XACT_LOCK_PAIR as LOCK_PAIR, XACT_RELEASE as RELEASE,
+    XACT_ROLL_BACK as ROLL_BACK, XACT_SAVEPOINT as SAVEPOINT, XACT_TRY_LOCK as TRY_LOCK,
+    XACT_TRY_LOCK_PAIR as TRY_LOCK_PAIR,
+};
+use std::time::{Duration, Instant};
 use tokio_postgres::Transaction;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{ToSql, Type};
 
-/// Waits under `lock_timeout = $2` (`'0'`: none), then puts back the transaction's own value.
-const LOCK: &str = "WITH old AS MATERIALIZED \
-        (SELECT pg_catalog.current_setting('lock_timeout') AS value), \
-    timeout AS MATERIALIZED (SELECT pg_catalog.set_config('lock_timeout', $2, true) FROM old), \
-    locked AS MATERIALIZED (SELECT pg_catalog.pg_advisory_xact_lock($1) FROM timeout) \
-    SELECT pg_catalog.set_config('lock_timeout', old.value, true) FROM old, locked";
-/// [`LOCK`] for a two-`int4` key `($1, $3)`.
-const LOCK_PAIR: &str = "WITH old AS MATERIALIZED \
-        (SELECT pg_catalog.current_setting('lock_timeout') AS value), \
-    timeout AS MATERIALIZED (SELECT pg_catalog.set_config('lock_timeout', $2, true) FROM old), \
-    locked AS MATERIALIZED (SELECT pg_catalog.pg_advisory_xact_lock($1, $3) FROM timeout) \
-    SELECT pg_catalog.set_config('lock_timeout', old.value, true) FROM old, locked";
-const TRY_LOCK: &str = "SELECT pg_catalog.pg_try_advisory_xact_lock($1)";
-const TRY_LOCK_PAIR: &str = "SELECT pg_catalog.pg_try_advisory_xact_lock($1, $2)";
-const SAVEPOINT: &str = "SAVEPOINT chainlock_xact_lock";
-const RELEASE: &str = "RELEASE SAVEPOINT chainlock_xact_lock";
-/// Undoes the timed-out wait (and a grant racing the timeout), keeps the transaction usable.
-const ROLL_BACK: &str =
-    "ROLLBACK TO SAVEPOINT chainlock_xact_lock; RELEASE SAVEPOINT chainlock_xact_lock";
-
 /// Takes the lock `key` for the rest of `transaction`, waiting as long as it takes: the
-/// server releases it when the transaction commits or rolls back, and not before (there is
-/// no guard and no early release).
+/// server releases it when the transaction commits or rolls back, or when the caller rolls
+/// back to a savepoint taken before the lock (`ROLLBACK TO SAVEPOINT` undoes the lock with
+/// everything else after the savepoint). There is no guard and no other early release.
 ///
 /// `key` is a name or an integer key ([`LockKey`]), the same lock as
-/// [`LockClient::acquire`](super::super::LockClient::acquire) takes: a transaction-scoped holder
+/// [`LockClient::lock`](super::super::LockClient::lock) takes: a transaction-scoped holder
 /// and a session-scoped holder of one name exclude each other.
 ///
 /// **No fencing token, no lost signal**, and none needed for writes made in the same
@@ -98,13 +85,13 @@ pub async fn xact_lock<'k>(
 /// ```no_run
 /// # async fn demo(client: &mut tokio_postgres::Client) -> Result<(), chainlock::distributed::Error> {
 /// let transaction = client.transaction().await?;
-/// if chainlock::distributed::xact_try_lock(&transaction, 42).await? {
+/// if chainlock::distributed::try_xact_lock(&transaction, 42).await? {
 ///     // ... work that needs key 42 ...
 /// }
 /// transaction.commit().await?;
 /// # Ok(()) }
 /// ```
-pub async fn xact_try_lock<'k>(
+pub async fn try_xact_lock<'k>(
     transaction: &Transaction<'_>,
     key: impl Into<LockKey<'k>>,
 ) -> Result<bool, Error> {
@@ -119,8 +106,8 @@ pub async fn xact_try_lock<'k>(
 }
 
 /// Takes the lock `key` for the rest of `transaction`, waiting at most `timeout` (on the
-/// server, with `lock_timeout`): `true` if taken, `false` if still held then. A zero timeout
-/// is [`xact_try_lock`]. See [`xact_lock`].
+/// server, with `lock_timeout`, in whole milliseconds): `true` if taken, `false` if still held
+/// then. A zero timeout is [`try_xact_lock`]. See [`xact_lock`].
 ///
 /// The wait runs under a savepoint: a timeout rolls back to it, so the transaction stays
 /// usable (and a grant racing the timeout is undone with it); the transaction's
@@ -138,21 +125,21 @@ pub async fn xact_try_lock<'k>(
 ///
 /// ```no_run
 /// # async fn demo(client: &mut tokio_postgres::Client) -> Result<(), chainlock::distributed::Error> {
-/// use std::time::Duration;
+/// use std::time::{Duration, Instant};
 ///
 /// let transaction = client.transaction().await?;
-/// let got = chainlock::distributed::xact_lock_timeout(&transaction, "orders", Duration::from_secs(1)).await?;
+/// let got = chainlock::distributed::try_xact_lock_for(&transaction, "orders", Duration::from_secs(1)).await?;
 /// // The transaction is usable whether or not `got`.
 /// transaction.commit().await?;
 /// # Ok(()) }
 /// ```
-pub async fn xact_lock_timeout<'k>(
+pub async fn try_xact_lock_for<'k>(
     transaction: &Transaction<'_>,
     key: impl Into<LockKey<'k>>,
     timeout: Duration,
 ) -> Result<bool, Error> {
     if timeout.is_zero() {
-        return xact_try_lock(transaction, key).await;
+        return try_xact_lock(transaction, key).await;
     }
     let millis = timeout.as_millis().clamp(1, i32::MAX as u128).to_string();
     transaction.batch_execute(SAVEPOINT).await?;
@@ -167,6 +154,148 @@ pub async fn xact_lock_timeout<'k>(
         }
         Err(error) => Err(error.into()),
     }
+}
+
+/// [`try_xact_lock_for`] with a deadline: waits until `deadline` at most (a deadline already
+/// passed is [`try_xact_lock`]).
+///
+/// # Errors
+///
+/// [`Error::Postgres`] if a statement fails.
+///
+/// # Cancel safety
+///
+/// As [`try_xact_lock_for`].
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(client: &mut tokio_postgres::Client) -> Result<(), chainlock::distributed::Error> {
+/// use std::time::{Duration, Instant};
+///
+/// let deadline = Instant::now() + Duration::from_secs(1);
+/// let transaction = client.transaction().await?;
+/// let got = chainlock::distributed::try_xact_lock_until(&transaction, (7, 42), deadline).await?;
+/// transaction.commit().await?;
+/// # let _ = got; Ok(()) }
+/// ```
+pub async fn try_xact_lock_until<'k>(
+    transaction: &Transaction<'_>,
+    key: impl Into<LockKey<'k>>,
+    deadline: Instant,
+) -> Result<bool, Error> {
+    try_xact_lock_for(
+        transaction,
+        key,
+        deadline.saturating_duration_since(Instant::now()),
+    )
+    .await
+}
+
+/// Blocking [`xact_lock`], for callers without a runtime: the transaction's connection must
+/// be driven by a runtime on another thread (or chainlock's background runtime).
+///
+/// # Errors
+///
+/// As [`xact_lock`].
+///
+/// # Panics
+///
+/// Panics when called from an asynchronous context.
+///
+/// # Examples
+///
+/// ```no_run
+/// # fn demo(transaction: &tokio_postgres::Transaction<'_>) -> Result<(), chainlock::distributed::Error> {
+/// chainlock::distributed::blocking_xact_lock(transaction, "orders")?;
+/// # Ok(()) }
+/// ```
+#[track_caller]
+pub fn blocking_xact_lock<'k>(
+    transaction: &Transaction<'_>,
+    key: impl Into<LockKey<'k>>,
+) -> Result<(), Error> {
+    super::super::runtime::block_on(xact_lock(transaction, key))
+}
+
+/// Blocking [`try_xact_lock`]; see [`blocking_xact_lock`].
+///
+/// # Errors
+///
+/// As [`try_xact_lock`].
+///
+/// # Panics
+///
+/// Panics when called from an asynchronous context.
+///
+/// # Examples
+///
+/// ```no_run
+/// # fn demo(transaction: &tokio_postgres::Transaction<'_>) -> Result<(), chainlock::distributed::Error> {
+/// let got = chainlock::distributed::blocking_try_xact_lock(transaction, 42)?;
+/// # let _ = got; Ok(()) }
+/// ```
+#[track_caller]
+pub fn blocking_try_xact_lock<'k>(
+    transaction: &Transaction<'_>,
+    key: impl Into<LockKey<'k>>,
+) -> Result<bool, Error> {
+    super::super::runtime::block_on(try_xact_lock(transaction, key))
+}
+
+/// Blocking [`try_xact_lock_for`]; see [`blocking_xact_lock`].
+///
+/// # Errors
+///
+/// As [`try_xact_lock_for`].
+///
+/// # Panics
+///
+/// Panics when called from an asynchronous context.
+///
+/// # Examples
+///
+/// ```no_run
+/// # fn demo(transaction: &tokio_postgres::Transaction<'_>) -> Result<(), chainlock::distributed::Error> {
+/// use std::time::{Duration, Instant};
+/// let got = chainlock::distributed::blocking_try_xact_lock_for(transaction, 42, Duration::from_secs(1))?;
+/// # let _ = got; Ok(()) }
+/// ```
+#[track_caller]
+pub fn blocking_try_xact_lock_for<'k>(
+    transaction: &Transaction<'_>,
+    key: impl Into<LockKey<'k>>,
+    timeout: Duration,
+) -> Result<bool, Error> {
+    super::super::runtime::block_on(try_xact_lock_for(transaction, key, timeout))
+}
+
+/// Blocking [`try_xact_lock_until`]; see [`blocking_xact_lock`].
+///
+/// # Errors
+///
+/// As [`try_xact_lock_until`].
+///
+/// # Panics
+///
+/// Panics when called from an asynchronous context.
+///
+/// # Examples
+///
+/// ```no_run
+/// # fn demo(transaction: &tokio_postgres::Transaction<'_>) -> Result<(), chainlock::distributed::Error> {
+/// use std::time::{Duration, Instant};
+/// let deadline = Instant::now() + Duration::from_secs(1);
+/// let got = chainlock::distributed::blocking_try_xact_lock_until(transaction, 42, deadline)?;
+/// # let _ = got; Ok(()) }
+/// ```
+#[track_caller]
+pub fn blocking_try_xact_lock_until<'k>(
+    transaction: &Transaction<'_>,
+    key: impl Into<LockKey<'k>>,
+    deadline: Instant,
+) -> Result<bool, Error> {
+    super::super::runtime::block_on(try_xact_lock_until(transaction, key, deadline))
 }
 
 /// The wait of [`LOCK`] or [`LOCK_PAIR`] under `lock_timeout = timeout_ms`.

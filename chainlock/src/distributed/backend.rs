@@ -1,0 +1,150 @@
+//! The seam between the primitives and the backends.
+//!
+//! A backend implements [`Backend`] once: acquire a key in a [`Mode`] with a [`Wait`] (not at
+//! all, until a deadline, or as long as it takes), returning a [`Hold`] that knows its fencing
+//! token, whether it was lost, and how to release itself (dropping it releases too). Everything
+//! public is built on these two traits without knowing the backend: the mutex
+//! (`LockClient::lock`, [`Mode::Exclusive`]), the reader-writer lock (`lock_shared`,
+//! [`Mode::Shared`]), the semaphore (slots, exclusive locks of derived names) and several names
+//! at once (`lock_all`, exclusive locks in one global order). Adding a backend (etcd, say) is
+//! one new module with a type implementing [`Backend`] and [`Hold`], and one constructor of
+//! `LockClient` that boxes it.
+//!
+//! What a backend must guarantee:
+//!
+//! - **Modes.** Any number of [`Mode::Shared`] holds of a key, or one [`Mode::Exclusive`]
+//!   hold, across every client of the backend, including holds of one client.
+//! - **Waits.** [`Wait::Never`] asks once and returns `Ok(None)` only if the key is held in a
+//!   conflicting mode; [`Wait::Until`] returns `Ok(None)` once the deadline passed without the
+//!   lock; [`Wait::Forever`] returns the lock or an error. Every network wait is bounded
+//!   (a backend reports `Error::Unresponsive` rather than hang on a silent peer), except the
+//!   wait for the lock itself under [`Wait::Forever`].
+//! - **Cancel safety.** Dropping the future of [`Backend::acquire`] leaves nothing held (a
+//!   grant racing the drop is released).
+//! - **Tokens.** [`Hold::token`] of an exclusive hold is greater than the token of every
+//!   earlier hold of its key; a shared hold's token is at least the token of the last
+//!   exclusive hold before it and less than every later exclusive hold's.
+//! - **Loss.** [`Hold::is_lost`] becomes `true` (and stays) once the backend may have given
+//!   the key to someone else; [`Hold::lost`] completes then (never, for a backend that cannot
+//!   lose a hold while its process lives).
+//! - **Release.** [`Hold::release`] reports failures; dropping a hold releases it without
+//!   reporting (a backend may do so on a background task).
+
+use super::{Error, FencingToken, LockKey};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+/// A boxed, sendable future: what the seam's methods return.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The two modes of a key's lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Mode {
+    /// One holder (the mutex, the writer).
+    Exclusive,
+    /// Any number of holders (readers), never with an exclusive one.
+    Shared,
+}
+
+/// How long an acquisition may wait.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wait {
+    /// Not at all.
+    Never,
+    /// Until `deadline`; `timeout` is the wait's length as the caller gave it (a
+    /// `try_lock_for` timeout, or the time left when a `try_lock_until` was called), which
+    /// backends report in their errors.
+    Until {
+        deadline: Instant,
+        timeout: Duration,
+    },
+    /// Until the lock is free.
+    Forever,
+}
+
+impl Wait {
+    /// A wait of at most `timeout` from now (zero: [`Wait::Never`]; too large for an
+    /// `Instant`: [`Wait::Forever`]).
+    pub(crate) fn at_most(timeout: Duration) -> Self {
+        if timeout.is_zero() {
+            return Self::Never;
+        }
+        Instant::now()
+            .checked_add(timeout)
+            .map_or(Self::Forever, |deadline| Self::Until { deadline, timeout })
+    }
+
+    /// A wait until `deadline` (already passed: [`Wait::Never`]).
+    pub(crate) fn until(deadline: Instant) -> Self {
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        if timeout.is_zero() {
+            Self::Never
+        } else {
+            Self::Until { deadline, timeout }
+        }
+    }
+
+    /// What is left of this wait now: `Never` once a deadline passed.
+    pub(crate) fn now(self) -> Self {
+        match self {
+            Self::Until { deadline, .. } if deadline <= Instant::now() => Self::Never,
+            other => other,
+        }
+    }
+
+    /// The time left before the deadline (`None`: no deadline; zero: none left).
+    pub(crate) fn remaining(self) -> Option<Duration> {
+        match self {
+            Self::Never => Some(Duration::ZERO),
+            Self::Until { deadline, .. } => {
+                Some(deadline.saturating_duration_since(Instant::now()))
+            }
+            Self::Forever => None,
+        }
+    }
+
+    /// The deadline, if any.
+    pub(crate) fn deadline(self) -> Option<Instant> {
+        match self {
+            Self::Until { deadline, .. } => Some(deadline),
+            Self::Never | Self::Forever => None,
+        }
+    }
+
+    /// The wait's length as the caller gave it (`None`: unbounded).
+    pub(crate) fn timeout(self) -> Option<Duration> {
+        match self {
+            Self::Never => Some(Duration::ZERO),
+            Self::Until { timeout, .. } => Some(timeout),
+            Self::Forever => None,
+        }
+    }
+}
+
+/// A lock service: what a backend implements once.
+pub(crate) trait Backend: Send + Sync + 'static {
+    /// Acquires `key` in `mode`, waiting as `wait` allows: the hold, or `None` if the key is
+    /// still held in a conflicting mode when the wait ends.
+    fn acquire<'a>(
+        &'a self,
+        key: LockKey<'a>,
+        mode: Mode,
+        wait: Wait,
+    ) -> BoxFuture<'a, Result<Option<Box<dyn Hold>>, Error>>;
+
+    /// What `LockClient`'s `Debug` shows of the backend.
+    fn describe(&self, f: &mut std::fmt::DebugStruct<'_, '_>);
+}
+
+/// One held key of a [`Backend`]; dropping it releases the key.
+pub(crate) trait Hold: Send + Sync + 'static {
+    /// The fencing token of this acquisition.
+    fn token(&self) -> FencingToken;
+    /// Whether the hold is known to be lost (sticky).
+    fn is_lost(&self) -> bool;
+    /// Completes when the hold is lost.
+    fn lost(&self) -> BoxFuture<'_, ()>;
+    /// Releases the key and reports whether that worked.
+    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), Error>>;
+}
