@@ -3,6 +3,7 @@
 
 use super::ast::{Chain, Input, Kind, Level};
 use crate::errors::Errors;
+use crate::text::text;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{Attribute, Ident, Type};
@@ -273,15 +274,4 @@ fn find_self(tokens: TokenStream) -> Option<Ident> {
         TokenTree::Group(group) => find_self(group.stream()),
         _ => None,
     })
-}
-
-fn text(tokens: &impl ToTokens) -> String {
-    tokens
-        .to_token_stream()
-        .to_string()
-        .replace(" < ", "<")
-        .replace(" >", ">")
-        .replace("< ", "<")
-        .replace(" ,", ",")
-        .replace(" :: ", "::")
 }

@@ -2,6 +2,7 @@
 //! the fields descended by type are unambiguous. Every violation is reported at once.
 
 use super::ast::{Errors, Node, Role};
+use crate::text::text;
 use syn::{GenericArgument, Ident, Path, PathArguments, Type};
 
 /// A node that passed validation: what `expand` needs and nothing more.
@@ -152,16 +153,6 @@ fn choose_by_type<'a>(
 
 fn is_bool(ty: &Type) -> bool {
     matches!(ty, Type::Path(path) if path.qself.is_none() && path.path.is_ident("bool"))
-}
-
-fn text(tokens: &impl quote::ToTokens) -> String {
-    tokens
-        .to_token_stream()
-        .to_string()
-        .replace(" < ", "<")
-        .replace(" >", ">")
-        .replace("< ", "<")
-        .replace(" ,", ",")
 }
 
 /// The type arguments of the last segment of a path type: `HashMap<K, V>` gives `[K, V]`.

@@ -226,13 +226,7 @@ fn summary(levels: &[LevelCode<'_>]) -> String {
     levels
         .iter()
         .map(|level| {
-            let ty = level
-                .ty
-                .to_token_stream()
-                .to_string()
-                .replace(" < ", "<")
-                .replace(" >", ">")
-                .replace(" :: ", "::");
+            let ty = crate::text::text(level.ty);
             let ty = if level.repeated { format!("{ty}*") } else { ty };
             match level.mode {
                 Mode::Exclusive => format!("`{ty}`"),
