@@ -21,7 +21,7 @@ impl Flavor {
             Flavor::Blocking => "",
             Flavor::Deadline => "_until",
             Flavor::Async => "_async",
-            Flavor::AsyncDeadline => "_async_until",
+            Flavor::AsyncDeadline => "_until_async",
         }
     }
 
@@ -97,8 +97,8 @@ impl Flavor {
             (Flavor::Deadline, Mode::Shared) => ("shared_until", Some(index)),
             (Flavor::Async, Mode::Exclusive) => ("AsyncExclusiveLock::lock_exclusive_async", None),
             (Flavor::Async, Mode::Shared) => ("AsyncSharedLock::lock_shared_async", None),
-            (Flavor::AsyncDeadline, Mode::Exclusive) => ("exclusive_async_until", Some(index)),
-            (Flavor::AsyncDeadline, Mode::Shared) => ("shared_async_until", Some(index)),
+            (Flavor::AsyncDeadline, Mode::Exclusive) => ("exclusive_until_async", Some(index)),
+            (Flavor::AsyncDeadline, Mode::Shared) => ("shared_until_async", Some(index)),
             (Flavor::Blocking | Flavor::Async, Mode::Upgradable) => ("Upgradable::lock", None),
             (Flavor::Deadline | Flavor::AsyncDeadline, Mode::Upgradable) => {
                 ("upgradable_until", Some(index))
