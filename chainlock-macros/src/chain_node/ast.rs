@@ -114,7 +114,7 @@ fn parse_struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<Path>
                 }
                 Ok(())
             } else if meta.path.is_ident("crate") {
-                let path = crate::errors::parse_crate_path(meta.value()?)?;
+                let path = crate::krate::parse_crate_path(meta.value()?)?;
                 if krate.replace(path).is_some() {
                     return Err(meta.error("duplicate `crate` argument"));
                 }

@@ -2,6 +2,7 @@
 //! the fields descended by type are unambiguous. Every violation is reported at once.
 
 use super::ast::{Errors, Node, Role};
+use crate::krate::{Caller, crate_path};
 use crate::text::text;
 use syn::{GenericArgument, Ident, Path, PathArguments, Type};
 
@@ -89,10 +90,13 @@ pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
     }
 
     let children = choose_by_type(&candidates, &mut errors);
+    let krate = crate_path(node.krate.as_ref(), Caller::ChainNode)
+        .map_err(|not_found| errors.push(not_found))
+        .ok();
     errors.finish()?;
     Ok(ValidNode {
         input: node.input,
-        krate: crate::errors::crate_path(node.krate.as_ref()),
+        krate: krate.expect("errors.finish() returned early otherwise"),
         closed,
         children,
     })
