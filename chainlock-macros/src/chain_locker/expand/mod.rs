@@ -65,6 +65,7 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
     if let Some(repeated) = repeated {
         return mixed_locker(krate, locker, &levels, repeated, &docs);
     }
+    let allows = impl_allows();
     let blocking = methods(&[Flavor::Blocking, Flavor::Deadline]);
     // No async lock has an upgradable mode: a chain with an upgradable level is blocking only.
     let asynchronous = if locker
@@ -77,7 +78,7 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
         let methods = methods(&[Flavor::Async, Flavor::AsyncDeadline]);
         quote! {
             __cl::if_tokio! {
-                #[allow(clippy::complexity, clippy::pedantic)]
+                #allows
                 impl #ident {
                     #methods
                 }
@@ -102,7 +103,7 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
             use __cl::{ProbeNode as _, ProbeOther as _};
 
             #[doc = #impl_doc]
-            #[allow(clippy::complexity, clippy::pedantic)]
+            #allows
             impl #ident {
                 /// The number of levels of this chain, root included.
                 #vis const DEPTH: usize = #depth;
@@ -138,6 +139,25 @@ fn locker_traits(ident: &Ident) -> TokenStream {
         impl __cl::Default for #ident {
             fn default() -> Self { #ident }
         }
+    }
+}
+
+/// The lints the generated `impl` blocks allow. `private_interfaces` and `private_bounds`:
+/// the methods are as visible as the locker, and a `pub` locker over private level types is
+/// legitimate (it is usable where they are). `dead_code`: a user calls the methods they need
+/// of the dozen generated. Written out rather than left to rustc's silence in external
+/// macros, which holds only while an item's span starts in the macro's own tokens: through a
+/// user's `macro_rules!` wrapper it starts at the wrapper's `pub`, and every method warned
+/// once per level type (issue 23).
+fn impl_allows() -> TokenStream {
+    quote! {
+        #[allow(
+            clippy::complexity,
+            clippy::pedantic,
+            dead_code,
+            private_interfaces,
+            private_bounds
+        )]
     }
 }
 
