@@ -98,9 +98,9 @@ mod tests {
             locker.descend_keys(&root, &name("usr")),
             Err(Exit::Absent { level: 1, .. })
         ));
-        let found = chain_locker!(shared Dir, shared Dir).run_keys(&root, &name("usr"), |usr| {
-            usr.dirs.len()
-        });
+        // A fresh tree: `usr` above was closed through `Upgrade`.
+        let found = chain_locker!(shared Dir, shared Dir)
+            .run_keys(&tree(), &name("usr"), |usr| usr.dirs.len());
         assert_eq!(found, Ok(1), "an expression locker without the attribute");
         assert!(!root.is_locked());
     }
