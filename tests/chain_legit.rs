@@ -293,8 +293,14 @@ pub mod wrapped {
         let registry = Arc::new(RwLock::new(Registry {
             courses: vec![Arc::new(RwLock::new(course))],
         }));
-        assert_eq!(LectureLocker.run_keys(&registry, &0, &0, |l| l.seats), Ok(30));
-        assert_eq!(DirectLocker.run_keys(&registry, &0, &0, |l| l.seats), Ok(30));
+        assert_eq!(
+            LectureLocker.run_keys(&registry, &0, &0, |l| l.seats),
+            Ok(30)
+        );
+        assert_eq!(
+            DirectLocker.run_keys(&registry, &0, &0, |l| l.seats),
+            Ok(30)
+        );
         assert!(!registry.is_locked());
     }
 }
