@@ -46,12 +46,11 @@ pub(crate) fn crate_path(path: Option<&syn::Path>, caller: Caller) -> syn::Resul
             let name = Ident::new(&name, Span::call_site());
             Ok(quote!(::#name))
         }
-        // chainlock's own doc tests, integration tests, examples: each is a crate of its own
-        // that links chainlock under its name.
-        Ok(FoundCrate::Itself) => Ok(quote!(::chainlock)),
         Err(Error::CrateNotFound { path, .. }) => Err(not_found(&path.display(), caller)),
-        // No `Cargo.toml` to read (a build system other than Cargo): the usual name.
-        Err(_) => Ok(quote!(::chainlock)),
+        // `Itself`: chainlock's own doc tests, integration tests and examples, each a crate
+        // of its own that links chainlock under its name. Another error: no `Cargo.toml` to
+        // read (a build system other than Cargo); the usual name.
+        Ok(FoundCrate::Itself) | Err(_) => Ok(quote!(::chainlock)),
     }
 }
 
