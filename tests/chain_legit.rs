@@ -242,3 +242,69 @@ mod closed_root {
         assert_eq!(LeafLocker.run_keys(&root, &(), |l| l.value), Ok(4));
     }
 }
+
+/// A `pub` locker over private level types, defined through the user's own `macro_rules!`
+/// wrapper: the generated methods name the private types (bounds, stage closures) exactly as
+/// the same locker written directly does, and neither may warn (`private_interfaces`,
+/// `private_bounds`, `dead_code` for the methods not called), whatever the spans of the
+/// tokens that reach the macro.
+#[deny(warnings)]
+pub mod wrapped {
+    use chainlock::ChainNode;
+    use chainlock::parking_lot::{Mutex, RwLock};
+    use std::sync::Arc;
+
+    #[derive(ChainNode)]
+    struct Registry {
+        #[chain(children)]
+        courses: Vec<Arc<RwLock<Course>>>,
+    }
+
+    #[derive(ChainNode)]
+    struct Course {
+        #[chain(children)]
+        lectures: Vec<Arc<Mutex<Lecture>>>,
+    }
+
+    #[derive(ChainNode)]
+    struct Lecture {
+        seats: u32,
+    }
+
+    /// A wrapper as users write them: the visibility and the level types come from here.
+    macro_rules! lecture_locker {
+        ($name:ident) => {
+            chainlock::chain_locker! {
+                /// Registry → course → lecture.
+                pub struct $name(shared Registry, shared Course, Lecture);
+            }
+        };
+    }
+
+    lecture_locker!(LectureLocker);
+
+    // The same locker written directly.
+    chainlock::chain_locker! {
+        /// Registry → course → lecture.
+        pub struct DirectLocker(shared Registry, shared Course, Lecture);
+    }
+
+    #[test]
+    fn wrapped_pub_locker_over_private_levels_compiles_without_warnings_and_runs() {
+        let course = Course {
+            lectures: vec![Arc::new(Mutex::new(Lecture { seats: 30 }))],
+        };
+        let registry = Arc::new(RwLock::new(Registry {
+            courses: vec![Arc::new(RwLock::new(course))],
+        }));
+        assert_eq!(
+            LectureLocker.run_keys(&registry, &0, &0, |l| l.seats),
+            Ok(30)
+        );
+        assert_eq!(
+            DirectLocker.run_keys(&registry, &0, &0, |l| l.seats),
+            Ok(30)
+        );
+        assert!(!registry.is_locked());
+    }
+}

@@ -139,7 +139,7 @@ async fn a_deadline_at_every_depth_names_the_depth() {
         let blocker = nodes[at].clone().lock_owned().await;
         let deadline = Instant::now() + Duration::from_millis(2);
         let outcome = Walker::new()
-            .descend_async_until(&nodes[0], Exclusive, deadline, |node, _| {
+            .descend_until_async(&nodes[0], Exclusive, deadline, |node, _| {
                 node.next.clone().map_or(Step::Here, Step::Descend)
             })
             .await;
@@ -238,7 +238,7 @@ async fn async_retaining_and_optimistic_descents_keep_exactly_the_unsafe_path() 
     let deadline = Instant::now() + Duration::from_millis(2);
     let blocker = nodes[3].clone().lock_owned().await;
     let outcome = Walker::new()
-        .descend_retaining_async_until(
+        .descend_retaining_until_async(
             &nodes[0],
             deadline,
             |node, _| node.next.clone().map_or(Step::Here, Step::Descend),

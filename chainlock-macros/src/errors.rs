@@ -17,29 +17,3 @@ impl Errors {
         self.0.map_or(Ok(()), Err)
     }
 }
-
-/// Parses the value of `crate = "path"` (serde's spelling) or `crate = path`.
-pub(crate) fn parse_crate_path(input: syn::parse::ParseStream<'_>) -> syn::Result<syn::Path> {
-    if input.peek(syn::LitStr) {
-        let lit: syn::LitStr = input.parse()?;
-        lit.parse().map_err(|_| {
-            syn::Error::new(
-                lit.span(),
-                format!(
-                    "expected a path to the chainlock crate, such as `crate = \"cl\"` or `crate = \"::my_dep::chainlock\"`, found {:?}",
-                    lit.value()
-                ),
-            )
-        })
-    } else {
-        input.call(syn::Path::parse_mod_style)
-    }
-}
-
-/// The path generated code uses to reach the runtime crate: `::chainlock`, or the user's.
-pub(crate) fn crate_path(path: Option<&syn::Path>) -> proc_macro2::TokenStream {
-    path.map_or_else(
-        || quote::quote!(::chainlock),
-        quote::ToTokens::to_token_stream,
-    )
-}

@@ -9,6 +9,8 @@
 mod chain_locker;
 mod chain_node;
 mod errors;
+mod krate;
+mod text;
 
 use proc_macro::TokenStream;
 

@@ -269,7 +269,7 @@ pub fn upgradable_until<L: ?Sized + TimedUpgradableLock>(
 ///
 /// When `deadline` passes first.
 #[inline]
-pub async fn exclusive_async_until<L: ?Sized + AsyncExclusiveLock>(
+pub async fn exclusive_until_async<L: ?Sized + AsyncExclusiveLock>(
     lock: Arc<L>,
     deadline: Instant,
     level: usize,
@@ -283,7 +283,7 @@ pub async fn exclusive_async_until<L: ?Sized + AsyncExclusiveLock>(
 ///
 /// When `deadline` passes first.
 #[inline]
-pub async fn shared_async_until<L: ?Sized + AsyncSharedLock>(
+pub async fn shared_until_async<L: ?Sized + AsyncSharedLock>(
     lock: Arc<L>,
     deadline: Instant,
     level: usize,

@@ -83,7 +83,7 @@ fn parse_crate_attr(input: ParseStream<'_>) -> syn::Result<Option<syn::Path>> {
         }
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("crate") {
-                let path = crate::errors::parse_crate_path(meta.value()?)?;
+                let path = crate::krate::parse_crate_path(meta.value()?)?;
                 if krate.replace(path).is_some() {
                     return Err(meta.error("duplicate `crate` argument"));
                 }

@@ -3,6 +3,8 @@
 
 use super::ast::{Chain, Input, Kind, Level};
 use crate::errors::Errors;
+use crate::krate::{Caller, crate_path};
+use crate::text::text;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{Attribute, Ident, Type};
@@ -68,8 +70,10 @@ const ANONYMOUS_LOCKER: &str = "__ChainLocker";
 /// reading of the invocation despite them (for the fallback).
 pub(crate) fn validate(input: &Input) -> Result<Valid<'_>, (syn::Error, Valid<'_>)> {
     let mut errors = Errors::default();
-    let krate = crate::errors::crate_path(input.krate.as_ref());
-    let lockers = match &input.kind {
+    let krate = crate_path(input.krate.as_ref(), Caller::ChainLocker)
+        .map_err(|not_found| errors.push(not_found))
+        .ok();
+    let mut lockers = match &input.kind {
         Kind::Anonymous(chain) => {
             let (levels, usable) = validate_chain(chain, &mut errors);
             vec![ValidLocker {
@@ -109,8 +113,14 @@ pub(crate) fn validate(input: &Input) -> Result<Valid<'_>, (syn::Error, Valid<'_
                 .collect()
         }
     };
+    if krate.is_none() {
+        // Nothing can be generated without the runtime crate: bare structs only.
+        for locker in &mut lockers {
+            locker.usable = false;
+        }
+    }
     let valid = Valid {
-        krate,
+        krate: krate.unwrap_or_else(|| quote::quote!(::chainlock)),
         anonymous: matches!(input.kind, Kind::Anonymous(_)),
         lockers,
     };
@@ -273,15 +283,4 @@ fn find_self(tokens: TokenStream) -> Option<Ident> {
         TokenTree::Group(group) => find_self(group.stream()),
         _ => None,
     })
-}
-
-fn text(tokens: &impl ToTokens) -> String {
-    tokens
-        .to_token_stream()
-        .to_string()
-        .replace(" < ", "<")
-        .replace(" >", ">")
-        .replace("< ", "<")
-        .replace(" ,", ",")
-        .replace(" :: ", "::")
 }

@@ -114,7 +114,7 @@ fn parse_struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<Path>
                 }
                 Ok(())
             } else if meta.path.is_ident("crate") {
-                let path = crate::errors::parse_crate_path(meta.value()?)?;
+                let path = crate::krate::parse_crate_path(meta.value()?)?;
                 if krate.replace(path).is_some() {
                     return Err(meta.error("duplicate `crate` argument"));
                 }
@@ -122,7 +122,7 @@ fn parse_struct_attrs(attrs: &[Attribute], errors: &mut Errors) -> (Option<Path>
             } else {
                 Err(meta.error(format!(
                     "unknown `chain` argument `{}` on a struct: expected `closed = method` or `crate = \"path\"`",
-                    path_text(&meta.path)
+                    crate::text::text(&meta.path)
                 )))
             }
         });
@@ -160,7 +160,7 @@ fn parse_field_attrs(attrs: &[Attribute], errors: &mut Errors) -> Role {
             } else {
                 return Err(meta.error(format!(
                     "unknown `chain` argument `{}`: expected `children`, `closed`, `child = Type` or `default`",
-                    path_text(&meta.path)
+                    crate::text::text(&meta.path)
                 )));
             }
             Ok(())
@@ -201,12 +201,6 @@ fn parse_field_attrs(attrs: &[Attribute], errors: &mut Errors) -> Role {
         };
     }
     role
-}
-
-fn path_text(path: &Path) -> String {
-    quote::ToTokens::to_token_stream(path)
-        .to_string()
-        .replace(' ', "")
 }
 
 /// The `crate = "path"` argument alone, read leniently for the fallback of a failed derive.

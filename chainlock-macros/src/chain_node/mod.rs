@@ -5,6 +5,7 @@ mod ast;
 mod expand;
 mod validate;
 
+use crate::krate::{Caller, crate_path};
 use proc_macro2::TokenStream;
 
 /// Parses, validates and expands one derive input.
@@ -14,9 +15,13 @@ pub(crate) fn derive(input: TokenStream) -> syn::Result<TokenStream> {
     match try_expand(&input) {
         Ok(tokens) => Ok(tokens),
         Err(errors) => {
-            let krate = crate::errors::crate_path(ast::crate_attr(&input).as_ref());
             let mut tokens = errors.into_compile_error();
-            tokens.extend(expand::fallback(&input, &krate));
+            // Without the runtime crate (itself one of the errors) there is nothing to
+            // implement.
+            let krate = crate_path(ast::crate_attr(&input).as_ref(), Caller::ChainNode);
+            if let Ok(krate) = krate {
+                tokens.extend(expand::fallback(&input, &krate));
+            }
             Ok(tokens)
         }
     }

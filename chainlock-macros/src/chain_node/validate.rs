@@ -2,6 +2,8 @@
 //! the fields descended by type are unambiguous. Every violation is reported at once.
 
 use super::ast::{Errors, Node, Role};
+use crate::krate::{Caller, crate_path};
+use crate::text::text;
 use syn::{GenericArgument, Ident, Path, PathArguments, Type};
 
 /// A node that passed validation: what `expand` needs and nothing more.
@@ -88,10 +90,13 @@ pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
     }
 
     let children = choose_by_type(&candidates, &mut errors);
+    let krate = crate_path(node.krate.as_ref(), Caller::ChainNode)
+        .map_err(|not_found| errors.push(not_found))
+        .ok();
     errors.finish()?;
     Ok(ValidNode {
         input: node.input,
-        krate: crate::errors::crate_path(node.krate.as_ref()),
+        krate: krate.expect("errors.finish() returned early otherwise"),
         closed,
         children,
     })
@@ -152,16 +157,6 @@ fn choose_by_type<'a>(
 
 fn is_bool(ty: &Type) -> bool {
     matches!(ty, Type::Path(path) if path.qself.is_none() && path.path.is_ident("bool"))
-}
-
-fn text(tokens: &impl quote::ToTokens) -> String {
-    tokens
-        .to_token_stream()
-        .to_string()
-        .replace(" < ", "<")
-        .replace(" >", ">")
-        .replace("< ", "<")
-        .replace(" ,", ",")
 }
 
 /// The type arguments of the last segment of a path type: `HashMap<K, V>` gives `[K, V]`.

@@ -759,14 +759,14 @@ impl Walker {
     /// let _held = tail.lock().await;
     /// let deadline = Instant::now() + Duration::from_millis(10);
     /// let outcome = Walker::new()
-    ///     .descend_async_until(&head, Exclusive, deadline, |node, _| node.next.clone().map_or(Step::Here, Step::Descend))
+    ///     .descend_until_async(&head, Exclusive, deadline, |node, _| node.next.clone().map_or(Step::Here, Step::Descend))
     ///     .await;
     /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
     /// assert!(head.try_lock().is_ok());
     /// # });
     /// # }
     /// ```
-    pub async fn descend_async_until<L, M>(
+    pub async fn descend_until_async<L, M>(
         self,
         root: &Arc<L>,
         mode: M,
@@ -864,12 +864,12 @@ impl Walker {
     /// let root = Arc::new(RwLock::new(Dir { entries: vec![child.clone()] }));
     /// let _writer = child.write().await;
     /// let deadline = Instant::now() + Duration::from_millis(10);
-    /// let outcome = Walker::new().descend_keys_async_until(&root, Shared, deadline, [0]).await;
+    /// let outcome = Walker::new().descend_keys_until_async(&root, Shared, deadline, [0]).await;
     /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
     /// # });
     /// # }
     /// ```
-    pub async fn descend_keys_async_until<L, M, I>(
+    pub async fn descend_keys_until_async<L, M, I>(
         self,
         root: &Arc<L>,
         mode: M,
@@ -966,7 +966,7 @@ impl Walker {
     /// let _held = tail.lock().await;
     /// let deadline = Instant::now() + Duration::from_millis(10);
     /// let outcome = Walker::new()
-    ///     .descend_retaining_async_until(
+    ///     .descend_retaining_until_async(
     ///         &head,
     ///         deadline,
     ///         |node, _| node.next.clone().map_or(Step::Here, Step::Descend),
@@ -978,7 +978,7 @@ impl Walker {
     /// # });
     /// # }
     /// ```
-    pub async fn descend_retaining_async_until<L>(
+    pub async fn descend_retaining_until_async<L>(
         self,
         root: &Arc<L>,
         deadline: Instant,

@@ -1,6 +1,8 @@
 //! chainlock depended on as `cl` in this crate's `Cargo.toml`: `::chainlock` names nothing
-//! here, so every path the macros generate must come from `crate = "cl"`. Fixed, recursive,
-//! mixed and upgradable chains, the derive with a closed marker and borrowed lookups.
+//! here, so every path the macros generate must reach `cl`. The macros find that name in
+//! this `Cargo.toml` by themselves (no attribute); `crate = "cl"` still overrides it (one
+//! derive and one locker below keep it). Fixed, recursive, mixed and upgradable chains, the
+//! derive with a closed marker and borrowed lookups.
 
 use cl::parking_lot::{Mutex, RwLock};
 use cl::{ChainNode, chain_locker};
@@ -22,20 +24,24 @@ pub struct Dir {
     pub removed: bool,
 }
 
-/// A file.
+/// A file (the derive finds `cl` by itself).
 #[derive(ChainNode)]
-#[chain(crate = "cl")]
 pub struct File {
     /// Its size.
     pub bytes: u64,
 }
 
+// No attribute: the macro reads `cl` from this crate's `Cargo.toml`.
 chain_locker! {
-    #![chain(crate = "cl")]
     /// Two directories and a file, read-locked on the way.
     pub struct Fixed(shared Dir, shared Dir, File);
     /// Any depth of directories, then a file.
     pub struct Open(shared Dir*, File);
+}
+
+// The explicit attribute, which overrides what `Cargo.toml` says.
+chain_locker! {
+    #![chain(crate = "cl")]
     /// A directory held as the upgradable reader.
     pub struct Upgrade(shared Dir, upgradable Dir);
 }
@@ -92,6 +98,10 @@ mod tests {
             locker.descend_keys(&root, &name("usr")),
             Err(Exit::Absent { level: 1, .. })
         ));
+        // A fresh tree: `usr` above was closed through `Upgrade`.
+        let found = chain_locker!(shared Dir, shared Dir)
+            .run_keys(&tree(), &name("usr"), |usr| usr.dirs.len());
+        assert_eq!(found, Ok(1), "an expression locker without the attribute");
         assert!(!root.is_locked());
     }
 }

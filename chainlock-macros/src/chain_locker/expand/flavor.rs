@@ -1,0 +1,125 @@
+//! The four ways of waiting for each lock (blocking, deadline, async, async with deadline):
+//! the method suffix, the lock traits and the acquisition each flavor generates.
+
+use super::super::validate::Mode;
+use super::LevelCode;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// A way of waiting for each lock.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flavor {
+    Blocking,
+    Deadline,
+    Async,
+    AsyncDeadline,
+}
+
+impl Flavor {
+    pub(super) fn suffix(self) -> &'static str {
+        match self {
+            Flavor::Blocking => "",
+            Flavor::Deadline => "_until",
+            Flavor::Async => "_async",
+            Flavor::AsyncDeadline => "_until_async",
+        }
+    }
+
+    pub(super) fn is_async(self) -> bool {
+        matches!(self, Flavor::Async | Flavor::AsyncDeadline)
+    }
+
+    pub(super) fn has_deadline(self) -> bool {
+        matches!(self, Flavor::Deadline | Flavor::AsyncDeadline)
+    }
+
+    /// The lock trait a level of `mode` must implement for this flavor.
+    pub(super) fn lock_trait(self, mode: Mode) -> TokenStream {
+        match (self, mode) {
+            (Flavor::Blocking, Mode::Exclusive) => quote!(__cl::ExclusiveLock),
+            (Flavor::Blocking, Mode::Shared) => quote!(__cl::SharedLock),
+            (Flavor::Deadline, Mode::Exclusive) => quote!(__cl::TimedExclusiveLock),
+            (Flavor::Deadline, Mode::Shared) => quote!(__cl::TimedSharedLock),
+            (Flavor::Async | Flavor::AsyncDeadline, Mode::Exclusive) => {
+                quote!(__cl::AsyncExclusiveLock)
+            }
+            (Flavor::Async | Flavor::AsyncDeadline, Mode::Shared) => {
+                quote!(__cl::AsyncSharedLock)
+            }
+            // Chains with an upgradable level get no async flavors (see `locker`).
+            (Flavor::Blocking | Flavor::Async | Flavor::AsyncDeadline, Mode::Upgradable) => {
+                quote!(__cl::UpgradableLock)
+            }
+            (Flavor::Deadline, Mode::Upgradable) => quote!(__cl::TimedUpgradableLock),
+        }
+    }
+
+    /// The `__private::Link*` bound of a key-path step into a level of `mode`.
+    pub(super) fn link_trait(self, mode: Mode) -> TokenStream {
+        match (self, mode) {
+            (Flavor::Blocking, Mode::Exclusive) => quote!(__cl::LinkX),
+            (Flavor::Blocking, Mode::Shared) => quote!(__cl::LinkS),
+            (Flavor::Deadline, Mode::Exclusive) => quote!(__cl::LinkTX),
+            (Flavor::Deadline, Mode::Shared) => quote!(__cl::LinkTS),
+            (Flavor::Async | Flavor::AsyncDeadline, Mode::Exclusive) => quote!(__cl::LinkAX),
+            (Flavor::Async | Flavor::AsyncDeadline, Mode::Shared) => quote!(__cl::LinkAS),
+            (Flavor::Deadline, Mode::Upgradable) => quote!(__cl::LinkTU),
+            (_, Mode::Upgradable) => quote!(__cl::LinkU),
+        }
+    }
+
+    /// The trait that names the guard type (the timed traits extend the blocking ones).
+    pub(super) fn guard_trait(self, mode: Mode) -> TokenStream {
+        match self {
+            Flavor::Deadline => Flavor::Blocking.lock_trait(mode),
+            _ => self.lock_trait(mode),
+        }
+    }
+
+    /// Acquires `level` through `handle` (the root or the handle its parent's stage found);
+    /// a timed acquisition that fails returns [`Exit::TimedOut`] through `?`.
+    pub(super) fn acquire(self, level: &LevelCode<'_>, handle: &TokenStream) -> TokenStream {
+        let index = level.index;
+        self.acquire_at(level, handle, &quote!(#index))
+    }
+
+    /// [`Self::acquire`], the level's number (for [`Exit::TimedOut`]) given as an expression.
+    pub(super) fn acquire_at(
+        self,
+        level: &LevelCode<'_>,
+        handle: &TokenStream,
+        index: &TokenStream,
+    ) -> TokenStream {
+        let (function, deadline) = match (self, level.mode) {
+            (Flavor::Blocking, Mode::Exclusive) => ("ExclusiveLock::lock_exclusive", None),
+            (Flavor::Blocking, Mode::Shared) => ("SharedLock::lock_shared", None),
+            (Flavor::Deadline, Mode::Exclusive) => ("exclusive_until", Some(index)),
+            (Flavor::Deadline, Mode::Shared) => ("shared_until", Some(index)),
+            (Flavor::Async, Mode::Exclusive) => ("AsyncExclusiveLock::lock_exclusive_async", None),
+            (Flavor::Async, Mode::Shared) => ("AsyncSharedLock::lock_shared_async", None),
+            (Flavor::AsyncDeadline, Mode::Exclusive) => ("exclusive_until_async", Some(index)),
+            (Flavor::AsyncDeadline, Mode::Shared) => ("shared_until_async", Some(index)),
+            (Flavor::Blocking | Flavor::Async, Mode::Upgradable) => ("Upgradable::lock", None),
+            (Flavor::Deadline | Flavor::AsyncDeadline, Mode::Upgradable) => {
+                ("upgradable_until", Some(index))
+            }
+        };
+        let function: syn::Path = syn::parse_str(&format!("__cl::{function}")).expect("a path");
+        let dot_await = self.is_async().then(|| quote!(.await));
+        match deadline {
+            None => quote!(#function(#handle) #dot_await),
+            Some(index) => quote!(#function(#handle, deadline, #index) #dot_await ?),
+        }
+    }
+}
+
+/// What an async flavor needs of the runtime, for its docs.
+pub(super) fn runtime_note(flavor: Flavor) -> &'static str {
+    match flavor {
+        Flavor::AsyncDeadline => {
+            " Panics when first polled outside a Tokio runtime with timers enabled (the deadline \
+             is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them)."
+        }
+        _ => "",
+    }
+}

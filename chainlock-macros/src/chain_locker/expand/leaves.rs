@@ -1,0 +1,124 @@
+//! `lock_leaves*`: several leaves of a chain by key path, all or nothing, in one global order.
+
+use super::super::validate::Mode;
+use super::fixed::{Stages, hand_over_hand};
+use super::flavor::Flavor;
+use super::keys::{keyed_levels, keys_signature};
+use super::{Docs, LevelCode, Signature, method_ident};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+/// `lock_leaves` and `lock_leaves_until`: several leaves by key path, all or nothing.
+/// Generated for chains of two or more levels whose leaf is exclusive.
+pub(super) fn lock_leaves_methods(
+    vis: &TokenStream,
+    levels: &[LevelCode<'_>],
+    docs: &Docs,
+) -> TokenStream {
+    let leaf = levels.last().expect("validated: at least one level");
+    if levels.len() < 2 {
+        return TokenStream::new();
+    }
+    if leaf.mode != Mode::Exclusive {
+        // Stand-ins whose one bound fails at the call with a plain-words message, instead of
+        // "no method named `lock_leaves`".
+        let leaf_ty = leaf.ty;
+        return ["lock_leaves", "lock_leaves_until"]
+            .into_iter()
+            .map(|name| {
+                let name = Ident::new(name, Span::call_site());
+                quote! {
+                    #[doc(hidden)]
+                    #vis fn #name<__L, __P>(&self, root: &__cl::Arc<__L>, paths: __P) -> !
+                    where
+                        __L: ?__cl::Sized,
+                        __P: __cl::ExclusiveLeaf<#leaf_ty>,
+                    {
+                        __cl::no_exclusive_leaf(root, paths)
+                    }
+                }
+            })
+            .collect();
+    }
+    [Flavor::Blocking, Flavor::Deadline]
+        .into_iter()
+        .map(|flavor| lock_leaves_method(vis, levels, flavor, docs))
+        .collect()
+}
+
+fn lock_leaves_method(
+    vis: &TokenStream,
+    levels: &[LevelCode<'_>],
+    flavor: Flavor,
+    docs: &Docs,
+) -> TokenStream {
+    let Docs { summary, krate } = docs;
+    let Signature {
+        generics,
+        params,
+        bounds,
+        stage_args: keys,
+    } = keys_signature(levels, flavor);
+    let keyed = keyed_levels(levels);
+    let (parents, leaf) = keyed.split_at(keyed.len() - 1);
+    let leaf = &leaf[0];
+    let parent = parents.last().expect("two or more levels");
+    let (leaf_lock, leaf_level) = (&leaf.lock, leaf.index);
+    let name = method_ident("lock_leaves", flavor);
+    let lock_all = if flavor.has_deadline() {
+        quote!(__cl::lock_leaves_until(&handles, #leaf_level, deadline))
+    } else {
+        quote!(__cl::lock_leaves(&handles, #leaf_level))
+    };
+    // Find each leaf's lock hand over hand down to its parent, then release everything.
+    let root_lock = &levels[0].lock;
+    let stages = Stages::Keys { root_lock };
+    let mut find = hand_over_hand(parents, flavor, stages);
+    let find_leaf = stages.call(parent, leaf);
+    let leaf_index = leaf.index;
+    find.push(quote!(__cl::found(#find_leaf, #leaf_index)));
+    let key_types: Vec<TokenStream> = levels
+        .windows(2)
+        .map(|pair| {
+            let (parent_ty, child_ty) = (pair[0].ty, pair[1].ty);
+            quote!(__cl::KeyOf<#root_lock, #parent_ty, #child_ty>)
+        })
+        .collect();
+    let lifetime_bounds: Vec<TokenStream> = key_types
+        .iter()
+        .map(|key_type| quote!(#key_type: '__path))
+        .collect();
+    let (path_item, path_pattern) = if keys.len() == 1 {
+        let (key_type, key) = (&key_types[0], &keys[0]);
+        (quote!(&'__path #key_type), quote!(#key))
+    } else {
+        (quote!((#(&'__path #key_types),*)), quote!((#(#keys),*)))
+    };
+    let mut params = params;
+    params.truncate(params.len() - keys.len());
+    let doc = format!(
+        "Locks the leaves at the end of several key paths of {summary}, all or nothing, in one \
+         global order (so overlapping sets never deadlock), and returns their guards in the order \
+         of `paths`; a path absent or closed{} is named by the [`LeavesExit`]({krate}::chain::LeavesExit).",
+        if flavor.has_deadline() {
+            ", or the deadline passing,"
+        } else {
+            ""
+        },
+    );
+    quote! {
+        #[doc = #doc]
+        #vis fn #name<'__path, #(#generics,)* __P>(&self, #(#params,)* paths: __P)
+            -> __cl::Result<__cl::Vec<__cl::XGuard<#leaf_lock>>, __cl::LeavesExit>
+        where
+            #(#bounds,)*
+            __P: __cl::IntoIterator<Item = #path_item>,
+            #(#lifetime_bounds,)*
+        {
+            // Each leaf's lock, found hand over hand; every lock taken is released there.
+            let handles = __cl::find_leaves(paths, |#path_pattern| { #(#find)* })?;
+            let guards = #lock_all?;
+            __cl::leaves_open(guards, #leaf_level, |guard| (&__cl::ClosedProbe(&**guard, #leaf_level)).level_is_closed())
+        }
+    }
+}
