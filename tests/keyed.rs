@@ -513,10 +513,14 @@ fn keyed_locks_are_shareable_and_async_guards_are_send() {
     shareable::<KeyedLocks<String>>();
     shareable::<AsyncKeyedLocks<String>>();
     send::<chainlock::keyed::AsyncKeyGuard<'static, String>>();
-    send::<chainlock::keyed::Acquire<'static, String>>();
-    send::<chainlock::keyed::AsyncKeySetGuard<'static, String>>();
+    send::<chainlock::keyed::KeyGuards<chainlock::keyed::AsyncKeyGuard<'static, String>>>();
+    // The lock futures are `Send` too (they are `async fn`s: checked on a value).
+    fn send_future<T: Send>(_: &T) {}
+    let tasks = AsyncKeyedLocks::<String>::new();
+    send_future(&tasks.lock("k".to_owned()));
+    send_future(&tasks.lock_all(["k".to_owned()]));
     <chainlock::keyed::KeyGuard<'static, String> as AmbiguousIfSend<_>>::check();
-    <chainlock::keyed::KeySetGuard<'static, String> as AmbiguousIfSend<_>>::check();
+    <chainlock::keyed::KeyGuards<chainlock::keyed::KeyGuard<'static, String>> as AmbiguousIfSend<_>>::check();
 }
 
 /// Both faces are built, probed and printed by the same core; each keeps its own name.

@@ -280,9 +280,9 @@ fn multi_key_locking_from_opposite_orders_never_deadlocks() {
                 for i in 0..500_u32 {
                     let keys = if t % 2 == 0 { [1, 2, 3] } else { [3, 2, 1] };
                     if (i + t) % 3 == 0 {
-                        drop(locks.read_many(keys));
+                        drop(locks.read_all(keys));
                     } else {
-                        drop(locks.write_many(keys));
+                        drop(locks.write_all(keys));
                     }
                 }
             });
@@ -297,12 +297,12 @@ fn multi_key_locking_is_all_or_nothing() {
     let blocker = locks.read("c");
     assert!(
         locks
-            .try_write_many_for(["a", "b", "c"], Duration::from_millis(5))
+            .try_write_all_for(["a", "b", "c"], Duration::from_millis(5))
             .is_none()
     );
     assert!(!locks.is_locked("a") && !locks.is_locked("b"));
     let readers = locks
-        .try_read_many_for(["c", "a"], Duration::from_millis(5))
+        .try_read_all_for(["c", "a"], Duration::from_millis(5))
         .expect("readers share c");
     assert_eq!(readers.len(), 2);
     drop((readers, blocker));
@@ -616,7 +616,7 @@ mod async_locks {
         let locks = AsyncKeyedRwLocks::new();
         let b = locks.read("b").await;
         let timed =
-            tokio::time::timeout(Duration::from_millis(5), locks.write_many(["a", "b"])).await;
+            tokio::time::timeout(Duration::from_millis(5), locks.write_all(["a", "b"])).await;
         assert!(timed.is_err());
         assert!(!locks.is_locked("a"));
         drop(b);

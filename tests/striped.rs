@@ -67,7 +67,7 @@ fn lock_many_dedups_and_locks_in_ascending_order() {
     let keys = ["e", "a", "d", "a", "c", "b", "e"];
     let expected = striped.indices_of(keys);
     assert!(expected.is_sorted() && expected.windows(2).all(|w| w[0] < w[1]));
-    let mut held = striped.lock_many(keys);
+    let mut held = striped.lock_all(keys);
     assert_eq!(held.stripes(), expected);
     assert_eq!(held.len(), expected.len());
     for (_, guard) in held.iter_mut() {
@@ -87,7 +87,7 @@ fn lock_many_dedups_and_locks_in_ascending_order() {
         u32::try_from(expected.len()).unwrap(),
         "each stripe once"
     );
-    assert!(striped.lock_many(Vec::<u8>::new()).is_empty());
+    assert!(striped.lock_all(Vec::<u8>::new()).is_empty());
 }
 
 #[test]
@@ -106,7 +106,7 @@ fn try_lock_many_is_all_or_nothing() {
             done_rx.recv().unwrap();
         });
         held_rx.recv().unwrap();
-        assert!(striped.try_lock_many(&keys).is_none());
+        assert!(striped.try_lock_all(&keys).is_none());
         for &index in &indices[..indices.len() - 1] {
             assert!(
                 !striped.stripe(index).unwrap().is_locked(),
@@ -115,18 +115,18 @@ fn try_lock_many_is_all_or_nothing() {
         }
         done_tx.send(()).unwrap();
     });
-    assert_eq!(striped.try_lock_many(&keys).unwrap().stripes(), indices);
+    assert_eq!(striped.try_lock_all(&keys).unwrap().stripes(), indices);
 }
 
 #[test]
 fn read_and_write_stripes() {
     let striped: Striped<RwLock<()>> = Striped::new(8);
-    let readers = striped.read_many(["x", "y"]);
-    let also = striped.read_many(["y", "x"]);
+    let readers = striped.read_all(["x", "y"]);
+    let also = striped.read_all(["y", "x"]);
     assert!(striped.try_read("x").is_some());
     assert!(striped.try_write("x").is_none());
     drop((readers, also));
-    let writers = striped.write_many(["x", "y"]);
+    let writers = striped.write_all(["x", "y"]);
     assert!(striped.try_read("y").is_none());
     drop(writers);
     assert!(striped.try_write("y").is_some());
@@ -152,7 +152,7 @@ fn concurrent_bulk_lockers_never_deadlock_and_count_exactly() {
                 let mut keys: Vec<u32> =
                     (0..rng.random_range(1..6)).map(|_| rng.random()).collect();
                 keys.shuffle(&mut rng);
-                let mut held = striped.lock_many(&keys);
+                let mut held = striped.lock_all(&keys);
                 for (index, guard) in held.iter_mut() {
                     **guard += 1;
                     increments[index] += 1;
@@ -208,7 +208,7 @@ mod semaphores {
         assert_eq!(stripes.get("x").available(), 1);
         drop(b);
         assert_eq!(stripes.get("x").available(), 2);
-        let held = stripes.acquire_many(["a", "b", "c"]);
+        let held = stripes.acquire_all(["a", "b", "c"]);
         assert_eq!(held.len(), 1, "one permit per distinct stripe");
     }
 

@@ -62,8 +62,10 @@
 //!
 //! # Async and owned guards
 //!
-//! With the `tokio` feature, `Rooms::enter_async` and `Rooms::enter_owned_async` wait
-//! without blocking a thread (the futures work on any runtime, and are cancel safe).
+//! With the `async` feature, `Rooms::enter_async` and `Rooms::enter_owned_async` wait
+//! without blocking a thread (the futures work on any runtime, and are cancel safe); with
+//! `tokio`, `Rooms::try_enter_for_async` and `Rooms::try_enter_until_async` wait at most
+//! a while on Tokio's timer.
 //! [`Rooms::enter_owned`] returns an [`OwnedRoomGuard`] for a lock in an `Arc`.
 //!
 //! # Exit actions that panic
@@ -81,13 +83,10 @@
 
 mod state;
 
-#[cfg(feature = "tokio")]
+#[cfg(feature = "async")]
 mod future;
 #[cfg(all(test, loom))]
 mod tests;
-
-#[cfg(feature = "tokio")]
-pub use future::Enter;
 
 use crate::loom::sync::atomic::{
     AtomicU64,
@@ -122,10 +121,10 @@ type ExitAction = Box<dyn Fn() + Send + Sync>;
 /// });
 /// let a = rooms.enter(0);
 /// let b = rooms.enter(0); // same room: shared
-/// assert!(rooms.try_enter(1).is_err()); // other room: excluded
+/// assert!(rooms.try_enter(1).unwrap().is_none()); // other room: excluded
 /// drop((a, b)); // the last one out runs the exit action
 /// assert_eq!(FLUSHES.load(Ordering::Relaxed), 1);
-/// assert!(rooms.try_enter(1).is_ok());
+/// assert!(rooms.try_enter(1).unwrap().is_some());
 /// ```
 pub struct Rooms {
     /// The lock word (see `state.rs`); the only thing the fast paths touch.
@@ -145,7 +144,7 @@ struct Waiters {
     total: usize,
     stats: RoomsStats,
     /// Identifies an async waiter's waker in its queue.
-    #[cfg(feature = "tokio")]
+    #[cfg(feature = "async")]
     next_key: u64,
 }
 
@@ -156,7 +155,7 @@ struct Waiters {
 struct Queue {
     waiting: usize,
     batch: u64,
-    #[cfg(feature = "tokio")]
+    #[cfg(feature = "async")]
     wakers: Vec<(u64, std::task::Waker)>,
 }
 
@@ -186,7 +185,7 @@ pub struct RoomsStats {
     pub withdrawn: u64,
 }
 
-/// Why a room could not be entered.
+/// A misuse of a [`Rooms`] lock (a room that cannot be waited for would be `Ok(None)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RoomError {
@@ -198,12 +197,6 @@ pub enum RoomError {
         /// The number of rooms of the lock.
         rooms: usize,
     },
-    /// [`Rooms::try_enter`]: entering would have to wait.
-    #[error("the room cannot be entered without waiting")]
-    WouldBlock,
-    /// [`Rooms::enter_timeout`]/[`Rooms::enter_until`]: the deadline passed first.
-    #[error("timed out waiting to enter the room")]
-    TimedOut,
 }
 
 /// Proof of presence in a room; leaves it when dropped.
@@ -253,7 +246,7 @@ impl Rooms {
                 rooms: (0..rooms).map(|_| Queue::default()).collect(),
                 total: 0,
                 stats: RoomsStats::default(),
-                #[cfg(feature = "tokio")]
+                #[cfg(feature = "async")]
                 next_key: 0,
             }),
             condvars: (0..rooms).map(|_| Condvar::new()).collect(),
@@ -354,8 +347,8 @@ impl Rooms {
     ///
     /// # Panics
     ///
-    /// If `room` is out of range (use [`Rooms::try_enter`] or [`Rooms::enter_until`] for
-    /// an error instead).
+    /// If `room` is out of range (use [`Rooms::try_enter`] or [`Rooms::try_enter_until`]
+    /// for an error instead).
     ///
     /// # Examples
     ///
@@ -378,12 +371,12 @@ impl Rooms {
         .expect("an untimed wait does not give up")
     }
 
-    /// Enters `room` if that is possible without waiting.
+    /// Enters `room` if that is possible without waiting: `Ok(None)` if another room is
+    /// occupied, the room is closing, or someone waits.
     ///
     /// # Errors
     ///
-    /// [`RoomError::WouldBlock`] if another room is occupied, the room is closing, or
-    /// someone waits; [`RoomError::OutOfRange`] for a bad room index.
+    /// [`RoomError::OutOfRange`] for a bad room index.
     ///
     /// # Examples
     ///
@@ -391,62 +384,60 @@ impl Rooms {
     /// use chainlock::rooms::{RoomError, Rooms};
     ///
     /// let rooms = Rooms::new(2);
-    /// let _guard = rooms.try_enter(0)?;
-    /// assert_eq!(rooms.try_enter(1).err(), Some(RoomError::WouldBlock));
+    /// let _guard = rooms.try_enter(0)?.expect("a free lock");
+    /// assert!(rooms.try_enter(1)?.is_none());
     /// assert!(matches!(rooms.try_enter(2), Err(RoomError::OutOfRange { room: 2, rooms: 2 })));
     /// # Ok::<(), RoomError>(())
     /// ```
     #[inline]
-    pub fn try_enter(&self, room: usize) -> Result<RoomGuard<'_>, RoomError> {
+    pub fn try_enter(&self, room: usize) -> Result<Option<RoomGuard<'_>>, RoomError> {
         self.check_room(room)?;
-        if self.enter_fast(room) {
-            Ok(RoomGuard { rooms: self, room })
-        } else {
-            Err(RoomError::WouldBlock)
-        }
+        Ok(self.enter_fast(room).then_some(RoomGuard { rooms: self, room }))
     }
 
-    /// Enters `room`, waiting at most `timeout`.
+    /// Enters `room`, waiting at most `timeout`: `Ok(None)` if the room could not be
+    /// entered in time (the waiter then leaves no trace). A zero timeout is
+    /// [`try_enter`](Self::try_enter); a timeout beyond what the clock can represent waits
+    /// forever.
     ///
     /// # Errors
     ///
-    /// [`RoomError::TimedOut`] if the room could not be entered in time (the waiter then
-    /// leaves no trace), [`RoomError::OutOfRange`] for a bad room index.
+    /// [`RoomError::OutOfRange`] for a bad room index.
     ///
     /// # Examples
     ///
     /// ```
-    /// use chainlock::rooms::{RoomError, Rooms};
+    /// use chainlock::rooms::Rooms;
     /// use std::time::Duration;
     ///
     /// let rooms = Rooms::new(2);
     /// let held = rooms.enter(0);
     /// std::thread::scope(|s| {
-    ///     let waiter = s.spawn(|| rooms.enter_timeout(1, Duration::from_millis(10)).err());
-    ///     assert_eq!(waiter.join().unwrap(), Some(RoomError::TimedOut));
+    ///     let waiter = s.spawn(|| rooms.try_enter_for(1, Duration::from_millis(10)).map(|g| g.is_none()));
+    ///     assert_eq!(waiter.join().unwrap(), Ok(true));
     /// });
     /// drop(held);
-    /// assert!(rooms.try_enter(1).is_ok());
+    /// assert!(rooms.try_enter_for(1, Duration::from_millis(10))?.is_some());
+    /// # Ok::<(), chainlock::rooms::RoomError>(())
     /// ```
-    pub fn enter_timeout(
+    pub fn try_enter_for(
         &self,
         room: usize,
         timeout: Duration,
-    ) -> Result<RoomGuard<'_>, RoomError> {
+    ) -> Result<Option<RoomGuard<'_>>, RoomError> {
         match Instant::now().checked_add(timeout) {
-            Some(deadline) => self.enter_until(room, deadline),
-            None => self.check_room(room).map(|()| self.enter(room)),
+            Some(deadline) => self.try_enter_until(room, deadline),
+            None => self.check_room(room).map(|()| Some(self.enter(room))),
         }
     }
 
-    /// Enters `room`, waiting until `deadline` at the latest.
-    ///
-    /// If the deadline passes just as the room is opened for this thread, it enters.
+    /// Enters `room`, waiting until `deadline` at the latest: `Ok(None)` if it passed
+    /// first (the waiter then leaves no trace). If the deadline passes just as the room is
+    /// opened for this thread, it enters.
     ///
     /// # Errors
     ///
-    /// [`RoomError::TimedOut`] if the room could not be entered in time (the waiter then
-    /// leaves no trace), [`RoomError::OutOfRange`] for a bad room index.
+    /// [`RoomError::OutOfRange`] for a bad room index.
     ///
     /// # Examples
     ///
@@ -454,17 +445,27 @@ impl Rooms {
     /// use std::time::{Duration, Instant};
     ///
     /// let rooms = chainlock::rooms::Rooms::new(2);
-    /// let guard = rooms.enter_until(0, Instant::now() + Duration::from_secs(1))?;
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// let guard = rooms.try_enter_until(0, deadline)?.expect("a free lock");
+    /// std::thread::scope(|s| {
+    ///     assert!(s.spawn(|| rooms.try_enter_until(1, deadline).map(|g| g.is_none())).join().unwrap()?);
+    ///     Ok::<(), chainlock::rooms::RoomError>(())
+    /// })?;
+    /// # drop(guard);
     /// # Ok::<(), chainlock::rooms::RoomError>(())
     /// ```
-    pub fn enter_until(&self, room: usize, deadline: Instant) -> Result<RoomGuard<'_>, RoomError> {
+    pub fn try_enter_until(
+        &self,
+        room: usize,
+        deadline: Instant,
+    ) -> Result<Option<RoomGuard<'_>>, RoomError> {
         self.check_room(room)?;
         if self.enter_fast(room) {
-            return Ok(RoomGuard { rooms: self, room });
+            return Ok(Some(RoomGuard { rooms: self, room }));
         }
-        self.enter_slow(room, |condvar, guard| {
+        Ok(self.enter_slow(room, |condvar, guard| {
             condvar.wait_until(guard, deadline).timed_out()
-        })
+        }))
     }
 
     /// Like [`Rooms::enter`], for a lock in an [`Arc`]: the guard owns a reference to
@@ -559,13 +560,13 @@ impl Rooms {
         &'a self,
         room: usize,
         mut wait: impl FnMut(&Condvar, &mut MutexGuard<'a, Waiters>) -> bool,
-    ) -> Result<RoomGuard<'a>, RoomError> {
+    ) -> Option<RoomGuard<'a>> {
         if self.spin_while_nobody_waits(room) {
-            return Ok(RoomGuard { rooms: self, room });
+            return Some(RoomGuard { rooms: self, room });
         }
         let mut waiters = self.waiters.lock();
         let Registration::Waiting { batch } = self.register(&mut waiters, room) else {
-            return Ok(RoomGuard { rooms: self, room });
+            return Some(RoomGuard { rooms: self, room });
         };
         loop {
             let gave_up = wait(&self.condvars[room], &mut waiters);
@@ -576,13 +577,13 @@ impl Rooms {
             }
             if admitted {
                 // Even if the deadline passed meanwhile: the batch counted us in.
-                return Ok(RoomGuard { rooms: self, room });
+                return Some(RoomGuard { rooms: self, room });
             }
             if gave_up {
                 let wakers = self.withdraw(&mut waiters, room);
                 drop(waiters);
                 wakers.wake_all();
-                return Err(RoomError::TimedOut);
+                return None;
             }
         }
     }
@@ -741,7 +742,7 @@ impl Rooms {
     /// waiters through the returned [`Wakers`] once the caller released the mutex.
     fn wake(&self, waiters: &mut Waiters, room: usize) -> Wakers {
         self.condvars[room].notify_all();
-        #[cfg(feature = "tokio")]
+        #[cfg(feature = "async")]
         return Wakers(
             waiters.rooms[room]
                 .wakers
@@ -749,7 +750,7 @@ impl Rooms {
                 .map(|(_, waker)| waker)
                 .collect(),
         );
-        #[cfg(not(feature = "tokio"))]
+        #[cfg(not(feature = "async"))]
         {
             let _ = waiters;
             Wakers::default()
@@ -769,12 +770,12 @@ fn out_of_range(error: RoomError) -> ! {
 /// poll its task inline and take the mutex again.
 #[must_use = "the admitted async waiters must be woken"]
 #[derive(Default)]
-struct Wakers(#[cfg(feature = "tokio")] Vec<std::task::Waker>);
+struct Wakers(#[cfg(feature = "async")] Vec<std::task::Waker>);
 
 impl Wakers {
-    #[cfg_attr(not(feature = "tokio"), allow(clippy::unused_self))]
+    #[cfg_attr(not(feature = "async"), allow(clippy::unused_self))]
     fn wake_all(self) {
-        #[cfg(feature = "tokio")]
+        #[cfg(feature = "async")]
         for waker in self.0 {
             waker.wake();
         }

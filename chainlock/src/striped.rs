@@ -11,7 +11,7 @@
 //! - Each stripe sits in its own cache line ([`CachePadded`]): locking one stripe never
 //!   invalidates the line of its neighbour.
 //! - Keys are spread with a seeded [foldhash] by default; any [`BuildHasher`] can be given.
-//! - [`Striped::lock_many`] (and `read_many`/`write_many`) lock the stripes of many keys
+//! - [`Striped::lock_all`] (and `read_all`/`write_all`) lock the stripes of many keys
 //!   at once, deduplicated and in ascending stripe order, so that any number of bulk
 //!   lockers never deadlock with one another (Guava's `bulkGet`, returning held guards).
 //!
@@ -35,7 +35,7 @@
 //! }
 //!
 //! // Lock the stripes of several keys: deduplicated, ascending, never deadlocking.
-//! let held = locks.lock_many(["carol", "bob", "carol"]);
+//! let held = locks.lock_all(["carol", "bob", "carol"]);
 //! assert!(held.len() <= 2);
 //! assert!(held.stripes().is_sorted());
 //! ```
@@ -299,7 +299,7 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
     ///
     /// The stripe's mutex is not reentrant: locking a key whose stripe the current thread
     /// already holds (the same key, or a colliding one) behaves as the mutex `R` does on
-    /// relock (it deadlocks with `parking_lot`). Use [`lock_many`](Self::lock_many) to hold
+    /// relock (it deadlocks with `parking_lot`). Use [`lock_all`](Self::lock_all) to hold
     /// several keys at once.
     ///
     /// # Examples
@@ -349,10 +349,10 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
     ///
     /// let accounts: Striped<Mutex<()>> = Striped::new(32);
     /// // Transfer between two accounts: both locked, whatever the argument order.
-    /// let held = accounts.lock_many([&"acct-9", &"acct-1"]);
+    /// let held = accounts.lock_all([&"acct-9", &"acct-1"]);
     /// assert_eq!(held.stripes(), accounts.indices_of(["acct-1", "acct-9"]));
     /// ```
-    pub fn lock_many<Q, I>(&self, keys: I) -> StripeGuards<MutexGuard<'_, R, T>>
+    pub fn lock_all<Q, I>(&self, keys: I) -> StripeGuards<MutexGuard<'_, R, T>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
@@ -370,11 +370,11 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
     ///
     /// let locks: Striped<Mutex<()>> = Striped::new(1);
     /// let held = locks.lock(&1);
-    /// assert!(locks.try_lock_many([1, 2]).is_none());
+    /// assert!(locks.try_lock_all([1, 2]).is_none());
     /// drop(held);
-    /// assert!(locks.try_lock_many([1, 2]).is_some());
+    /// assert!(locks.try_lock_all([1, 2]).is_some());
     /// ```
-    pub fn try_lock_many<Q, I>(&self, keys: I) -> Option<StripeGuards<MutexGuard<'_, R, T>>>
+    pub fn try_lock_all<Q, I>(&self, keys: I) -> Option<StripeGuards<MutexGuard<'_, R, T>>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
@@ -470,12 +470,12 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// use chainlock::striped::Striped;
     ///
     /// let locks: Striped<RwLock<()>> = Striped::new(4);
-    /// let readers = locks.read_many(["x", "y"]);
+    /// let readers = locks.read_all(["x", "y"]);
     /// assert!(locks.try_read("x").is_some()); // shared
     /// assert!(locks.try_write("x").is_none());
     /// drop(readers);
     /// ```
-    pub fn read_many<Q, I>(&self, keys: I) -> StripeGuards<RwLockReadGuard<'_, R, T>>
+    pub fn read_all<Q, I>(&self, keys: I) -> StripeGuards<RwLockReadGuard<'_, R, T>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
@@ -492,12 +492,12 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// use chainlock::striped::Striped;
     ///
     /// let locks: Striped<RwLock<()>> = Striped::new(4);
-    /// let held = locks.write_many(["x", "y"]);
+    /// let held = locks.write_all(["x", "y"]);
     /// assert!(locks.try_read("x").is_none());
     /// drop(held);
     /// assert!(locks.try_read("x").is_some());
     /// ```
-    pub fn write_many<Q, I>(&self, keys: I) -> StripeGuards<RwLockWriteGuard<'_, R, T>>
+    pub fn write_all<Q, I>(&self, keys: I) -> StripeGuards<RwLockWriteGuard<'_, R, T>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
@@ -551,8 +551,8 @@ impl<L: fmt::Debug, S> fmt::Debug for Striped<L, S> {
 
 /// Guards of the stripes locked by one bulk call, in ascending stripe order.
 ///
-/// Dropping it releases every stripe. Returned by [`Striped::lock_many`],
-/// [`Striped::try_lock_many`], [`Striped::read_many`] and [`Striped::write_many`].
+/// Dropping it releases every stripe. Returned by [`Striped::lock_all`],
+/// [`Striped::try_lock_all`], [`Striped::read_all`] and [`Striped::write_all`].
 #[must_use = "if unused the locks will immediately unlock"]
 #[clippy::has_significant_drop]
 pub struct StripeGuards<G> {
@@ -570,7 +570,7 @@ impl<G> StripeGuards<G> {
     /// use chainlock::striped::Striped;
     ///
     /// let locks: Striped<Mutex<()>> = Striped::new(1);
-    /// assert_eq!(locks.lock_many(["a", "b"]).len(), 1); // one stripe holds both
+    /// assert_eq!(locks.lock_all(["a", "b"]).len(), 1); // one stripe holds both
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
@@ -586,7 +586,7 @@ impl<G> StripeGuards<G> {
     /// use chainlock::striped::Striped;
     ///
     /// let locks: Striped<Mutex<()>> = Striped::new(4);
-    /// assert!(locks.lock_many(Vec::<u32>::new()).is_empty());
+    /// assert!(locks.lock_all(Vec::<u32>::new()).is_empty());
     /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
@@ -602,7 +602,7 @@ impl<G> StripeGuards<G> {
     /// use chainlock::striped::Striped;
     ///
     /// let locks: Striped<Mutex<()>> = Striped::new(16);
-    /// let held = locks.lock_many(["c", "a", "b"]);
+    /// let held = locks.lock_all(["c", "a", "b"]);
     /// assert_eq!(held.stripes(), locks.indices_of(["a", "b", "c"]));
     /// ```
     #[must_use]
@@ -619,7 +619,7 @@ impl<G> StripeGuards<G> {
     /// use chainlock::striped::Striped;
     ///
     /// let totals: Striped<Mutex<u32>> = Striped::new(4);
-    /// let held = totals.lock_many(["a"]);
+    /// let held = totals.lock_all(["a"]);
     /// assert_eq!(held.get(totals.index_of("a")).map(|guard| **guard), Some(0));
     /// ```
     #[must_use]
@@ -636,7 +636,7 @@ impl<G> StripeGuards<G> {
     /// use chainlock::striped::Striped;
     ///
     /// let totals: Striped<Mutex<u32>> = Striped::new(4);
-    /// let mut held = totals.lock_many(["a", "b"]);
+    /// let mut held = totals.lock_all(["a", "b"]);
     /// **held.get_mut(totals.index_of("a")).unwrap() += 1;
     /// drop(held);
     /// assert_eq!(*totals.lock("a"), 1);
@@ -655,7 +655,7 @@ impl<G> StripeGuards<G> {
     /// use chainlock::striped::Striped;
     ///
     /// let totals: Striped<Mutex<u32>> = Striped::new(4);
-    /// let held = totals.lock_many(["a", "b"]);
+    /// let held = totals.lock_all(["a", "b"]);
     /// let sum: u32 = held.iter().map(|(_, guard)| **guard).sum();
     /// assert_eq!(sum, 0);
     /// ```
@@ -673,7 +673,7 @@ impl<G> StripeGuards<G> {
     /// use chainlock::striped::Striped;
     ///
     /// let totals: Striped<Mutex<usize>> = Striped::new(4);
-    /// let mut held = totals.lock_many(["a", "b"]);
+    /// let mut held = totals.lock_all(["a", "b"]);
     /// for (index, guard) in held.iter_mut() {
     ///     **guard = index;
     /// }
@@ -684,7 +684,8 @@ impl<G> StripeGuards<G> {
         self.guards.iter_mut().map(|(index, guard)| (*index, guard))
     }
 
-    /// The `(stripe index, guard)` pairs, ascending, to release them one by one.
+    /// The individual guards, in ascending stripe order (the order of
+    /// [`stripes`](Self::stripes)), to release them one by one.
     ///
     /// # Examples
     ///
@@ -693,14 +694,15 @@ impl<G> StripeGuards<G> {
     /// use chainlock::striped::Striped;
     ///
     /// let locks: Striped<Mutex<()>> = Striped::new(64);
-    /// let mut held = locks.lock_many(["a", "b"]).into_vec();
-    /// let (first, guard) = held.remove(0);
-    /// drop(guard); // release the first stripe early
+    /// let held = locks.lock_all(["a", "b"]);
+    /// let first = held.stripes()[0];
+    /// let mut guards = held.into_guards();
+    /// drop(guards.remove(0)); // release the first stripe early
     /// assert!(locks.stripe(first).unwrap().try_lock().is_some());
     /// ```
     #[must_use]
-    pub fn into_vec(self) -> Vec<(usize, G)> {
-        self.guards
+    pub fn into_guards(self) -> Vec<G> {
+        self.guards.into_iter().map(|(_, guard)| guard).collect()
     }
 
     fn position(&self, index: usize) -> Option<usize> {

@@ -6,9 +6,9 @@ use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hash};
 use std::time::{Duration, Instant};
 
 use super::{DefaultHashBuilder, StripeGuards, Striped};
-use crate::keyed::blocking::{Deadline, acquire_weighted};
-use crate::keyed::registry::Ticket;
-use crate::keyed::weighted::Weighted;
+use crate::engine::sharded::Ticket;
+use crate::engine::wait::{Deadline, acquire_weighted};
+use crate::engine::weighted::Weighted;
 
 /// A FIFO counting semaphore: at most `permits` holders at once, served in arrival order,
 /// with timeouts that never lose a grant. The stripe type of
@@ -64,7 +64,7 @@ impl Semaphore {
     /// drop(pool.acquire());
     /// ```
     pub fn acquire(&self) -> SemaphorePermit<'_> {
-        self.acquire_until(Deadline::Forever)
+        self.acquire_by(Deadline::Forever)
             .expect("an untimed acquisition always succeeds")
     }
 
@@ -79,7 +79,7 @@ impl Semaphore {
     /// # drop(held);
     /// ```
     pub fn try_acquire(&self) -> Option<SemaphorePermit<'_>> {
-        self.acquire_until(Deadline::Now)
+        self.acquire_by(Deadline::Now)
     }
 
     /// Takes a permit, waiting at most `timeout`; `None` if the time ran out.
@@ -94,7 +94,7 @@ impl Semaphore {
     /// assert!(pool.try_acquire_for(Duration::from_millis(5)).is_none());
     /// ```
     pub fn try_acquire_for(&self, timeout: Duration) -> Option<SemaphorePermit<'_>> {
-        self.acquire_until(Deadline::after(timeout))
+        self.acquire_by(Deadline::after(timeout))
     }
 
     /// Takes a permit, waiting until `deadline` at the latest.
@@ -108,10 +108,10 @@ impl Semaphore {
     /// assert!(pool.try_acquire_until(Instant::now() + Duration::from_millis(5)).is_some());
     /// ```
     pub fn try_acquire_until(&self, deadline: Instant) -> Option<SemaphorePermit<'_>> {
-        self.acquire_until(Deadline::At(deadline))
+        self.acquire_by(Deadline::At(deadline))
     }
 
-    fn acquire_until(&self, deadline: Deadline) -> Option<SemaphorePermit<'_>> {
+    fn acquire_by(&self, deadline: Deadline) -> Option<SemaphorePermit<'_>> {
         acquire_weighted(&self.registry, (), 1, deadline).map(|ticket| SemaphorePermit {
             registry: &self.registry,
             ticket,
@@ -316,11 +316,11 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
     /// use chainlock::striped::Striped;
     ///
     /// let hosts = Striped::semaphores(1, 2);
-    /// let held = hosts.acquire_many(["a", "b"]); // one stripe: one permit
+    /// let held = hosts.acquire_all(["a", "b"]); // one stripe: one permit
     /// assert_eq!(held.len(), 1);
     /// assert_eq!(hosts.get("a").available(), 1);
     /// ```
-    pub fn acquire_many<Q, I>(&self, keys: I) -> StripeGuards<SemaphorePermit<'_>>
+    pub fn acquire_all<Q, I>(&self, keys: I) -> StripeGuards<SemaphorePermit<'_>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
