@@ -681,3 +681,65 @@ mod async_locks {
         assert!(locks.is_empty());
     }
 }
+
+/// The timed and non-waiting forms added by the vocabulary change: each times out (or
+/// refuses) while the key is held against it, and succeeds once it is free.
+#[test]
+fn every_timed_form_expires_while_held_and_succeeds_when_free() {
+    let locks = KeyedRwLocks::new();
+    let soon = || Instant::now() + Duration::from_millis(5);
+
+    let u = locks.upgradable_read("k");
+    assert!(locks.try_upgradable_read_until("k", soon()).is_none());
+    let r = locks.read("k");
+    let u = u.try_upgrade_until(soon()).expect_err("a reader is in");
+    assert!(locks.is_locked("k") && !locks.is_write_locked("k"));
+    drop(r);
+    let w = u.try_upgrade_until(soon()).expect("the readers left");
+    assert!(locks.is_write_locked("k"));
+    drop(w);
+    assert!(locks.try_upgradable_read_until("k", soon()).is_some());
+
+    let held = locks.write("b");
+    assert!(locks.try_read_all(["a", "b"]).is_none());
+    assert!(locks.try_read_all_until(["a", "b"], soon()).is_none());
+    assert!(locks.try_write_all(["a", "b"]).is_none());
+    assert!(locks.try_write_all_until(["a", "b"], soon()).is_none());
+    assert!(!locks.is_locked("a"), "all or nothing");
+    drop(held);
+    assert_eq!(locks.try_read_all(["b", "a"]).map(|g| g.len()), Some(2));
+    assert_eq!(
+        locks.try_write_all_until(["b", "a", "b"], soon()).map(|g| g.len()),
+        Some(2)
+    );
+    assert!(locks.is_empty());
+}
+
+#[tokio::test]
+async fn async_timed_forms_expire_while_held_and_succeed_when_free() {
+    let locks = AsyncKeyedRwLocks::new();
+    let short = Duration::from_millis(5);
+    let soon = || Instant::now() + short;
+
+    let w = locks.write(1).await;
+    assert!(locks.try_read_for(1, short).await.is_none());
+    assert!(locks.try_read_until(1, soon()).await.is_none());
+    assert!(locks.try_upgradable_read_for(1, short).await.is_none());
+    assert!(locks.try_read_all_for([0, 1], short).await.is_none());
+    assert!(locks.try_write_all_until([0, 1], soon()).await.is_none());
+    assert!(!locks.is_locked(&0), "all or nothing");
+    drop(w);
+    let r = locks.read(1).await;
+    assert!(locks.try_write_for(1, short).await.is_none());
+    assert!(locks.try_write_until(1, soon()).await.is_none());
+    let u = locks.try_upgradable_read_until(1, soon()).await.expect("readers share");
+    let u = u.try_upgrade_for(short).await.expect_err("a reader is in");
+    drop(r);
+    let w = u.try_upgrade_until(soon()).await.expect("the reader left");
+    assert!(locks.is_write_locked(&1));
+    drop(w);
+    assert!(locks.try_write_for(1, short).await.is_some());
+    assert_eq!(locks.try_read_all_until([1, 0], soon()).await.map(|g| g.len()), Some(2));
+    assert_eq!(locks.try_write_all_for([1, 0], short).await.map(|g| g.len()), Some(2));
+    assert!(locks.is_empty());
+}

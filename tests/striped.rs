@@ -263,3 +263,24 @@ mod semaphores {
         }
     }
 }
+
+/// The semaphore stripes' forms added by the vocabulary change: each refuses or times out
+/// while the permit is taken, and succeeds once it is free.
+#[test]
+fn semaphore_timed_and_bulk_forms_expire_while_held_and_succeed_when_free() {
+    use std::time::Instant;
+    let hosts = Striped::semaphores(1, 1);
+    let short = Duration::from_millis(5);
+    let held = hosts.acquire("a");
+    assert!(hosts.try_acquire_until("b", Instant::now() + short).is_none());
+    assert!(hosts.try_acquire_all(["a", "b"]).is_none());
+    assert!(hosts.try_acquire_all_for(["a", "b"], short).is_none());
+    assert!(hosts.try_acquire_all_until(["b"], Instant::now() + short).is_none());
+    drop(held);
+    assert!(hosts.try_acquire_until("b", Instant::now() + short).is_some());
+    let all = hosts.try_acquire_all(["a", "b"]).expect("free");
+    assert_eq!((all.len(), all.into_guards().len()), (1, 1));
+    assert!(hosts.try_acquire_all_for(["a", "b"], short).is_some());
+    assert!(hosts.try_acquire_all_until(["a"], Instant::now() + short).is_some());
+    assert_eq!(hosts.get("a").available(), 1);
+}

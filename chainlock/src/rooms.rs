@@ -392,7 +392,7 @@ impl Rooms {
     #[inline]
     pub fn try_enter(&self, room: usize) -> Result<Option<RoomGuard<'_>>, RoomError> {
         self.check_room(room)?;
-        Ok(self.enter_fast(room).then_some(RoomGuard { rooms: self, room }))
+        Ok(self.enter_fast(room).then(|| RoomGuard { rooms: self, room }))
     }
 
     /// Enters `room`, waiting at most `timeout`: `Ok(None)` if the room could not be

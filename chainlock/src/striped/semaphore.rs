@@ -307,6 +307,29 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
         self.get(key).try_acquire_for(timeout)
     }
 
+    /// Takes a permit of `key`'s stripe, waiting until `deadline` at the latest.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use chainlock::striped::Striped;
+    ///
+    /// let hosts = Striped::semaphores(8, 1);
+    /// let held = hosts.acquire("h");
+    /// assert!(hosts.try_acquire_until("h", Instant::now() + Duration::from_millis(5)).is_none());
+    /// drop(held);
+    /// assert!(hosts.try_acquire_until("h", Instant::now()).is_some());
+    /// ```
+    #[inline]
+    pub fn try_acquire_until<Q: Hash + ?Sized>(
+        &self,
+        key: &Q,
+        deadline: Instant,
+    ) -> Option<SemaphorePermit<'_>> {
+        self.get(key).try_acquire_until(deadline)
+    }
+
     /// Takes a permit of the stripe of each of `keys`, each stripe once, in ascending stripe
     /// order, so that bulk acquirers never deadlock one another.
     ///
@@ -326,5 +349,83 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
         I: IntoIterator<Item = Q>,
     {
         self.lock_each(keys, Semaphore::acquire)
+    }
+
+    /// Takes a permit of the stripe of each of `keys` if every one has a free permit right
+    /// now, or none of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::striped::Striped;
+    ///
+    /// let hosts = Striped::semaphores(1, 1);
+    /// let held = hosts.acquire("a");
+    /// assert!(hosts.try_acquire_all(["a", "b"]).is_none());
+    /// drop(held);
+    /// assert_eq!(hosts.try_acquire_all(["a", "b"]).map(|held| held.len()), Some(1));
+    /// ```
+    pub fn try_acquire_all<Q, I>(&self, keys: I) -> Option<StripeGuards<SemaphorePermit<'_>>>
+    where
+        Q: Hash,
+        I: IntoIterator<Item = Q>,
+    {
+        self.try_lock_each(keys, Semaphore::try_acquire)
+    }
+
+    /// Takes a permit of the stripe of each of `keys` within `timeout` in total, or none of
+    /// them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let hosts = Striped::semaphores(1, 1);
+    /// let held = hosts.acquire("a");
+    /// assert!(hosts.try_acquire_all_for(["a", "b"], Duration::from_millis(5)).is_none());
+    /// drop(held);
+    /// assert!(hosts.try_acquire_all_for(["a", "b"], Duration::from_millis(5)).is_some());
+    /// ```
+    pub fn try_acquire_all_for<Q, I>(
+        &self,
+        keys: I,
+        timeout: Duration,
+    ) -> Option<StripeGuards<SemaphorePermit<'_>>>
+    where
+        Q: Hash,
+        I: IntoIterator<Item = Q>,
+    {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.try_acquire_all_until(keys, deadline),
+            None => Some(self.acquire_all(keys)),
+        }
+    }
+
+    /// Takes a permit of the stripe of each of `keys` before `deadline`, or none of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use chainlock::striped::Striped;
+    ///
+    /// let hosts = Striped::semaphores(1, 1);
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// let held = hosts.try_acquire_all_until(["a", "b"], deadline).expect("free");
+    /// assert!(hosts.try_acquire_all_until(["a"], deadline).is_none());
+    /// # drop(held);
+    /// ```
+    pub fn try_acquire_all_until<Q, I>(
+        &self,
+        keys: I,
+        deadline: Instant,
+    ) -> Option<StripeGuards<SemaphorePermit<'_>>>
+    where
+        Q: Hash,
+        I: IntoIterator<Item = Q>,
+    {
+        self.try_lock_each(keys, |stripe| stripe.try_acquire_until(deadline))
     }
 }
