@@ -612,7 +612,7 @@ mod async_locks {
     }
 
     #[tokio::test]
-    async fn a_cancelled_write_many_releases_what_it_took() {
+    async fn a_cancelled_write_all_releases_what_it_took() {
         let locks = AsyncKeyedRwLocks::new();
         let b = locks.read("b").await;
         let timed =

@@ -176,7 +176,7 @@ fn zero_rooms_panics() {
 }
 
 #[test]
-fn untimed_enter_timeout_still_waits_and_enters() {
+fn untimed_try_enter_for_still_waits_and_enters() {
     let rooms = Rooms::new(2);
     let held = rooms.enter(0);
     thread::scope(|s| {

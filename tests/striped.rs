@@ -62,7 +62,7 @@ fn equal_keys_share_a_stripe_and_keys_spread_evenly() {
 }
 
 #[test]
-fn lock_many_dedups_and_locks_in_ascending_order() {
+fn lock_all_dedups_and_locks_in_ascending_order() {
     let striped: Striped<Mutex<u32>> = Striped::new(16);
     let keys = ["e", "a", "d", "a", "c", "b", "e"];
     let expected = striped.indices_of(keys);
@@ -91,7 +91,7 @@ fn lock_many_dedups_and_locks_in_ascending_order() {
 }
 
 #[test]
-fn try_lock_many_is_all_or_nothing() {
+fn try_lock_all_is_all_or_nothing() {
     let striped: Striped<Mutex<()>> = Striped::new(256);
     let keys: Vec<u32> = (0..8).collect();
     let indices = striped.indices_of(&keys);

@@ -852,7 +852,7 @@ impl fmt::Debug for RoomGuard<'_> {
 }
 
 /// Proof of presence in a room of a lock held in an [`Arc`]; leaves it when dropped.
-/// Returned by [`Rooms::enter_owned`] (and `Rooms::enter_owned_async` with the `tokio`
+/// Returned by [`Rooms::enter_owned`] (and `Rooms::enter_owned_async` with the `async`
 /// feature); otherwise like [`RoomGuard`].
 ///
 /// # Panics
