@@ -284,3 +284,53 @@ fn semaphore_timed_and_bulk_forms_expire_while_held_and_succeed_when_free() {
     assert!(hosts.try_acquire_all_until(["a"], Instant::now() + short).is_some());
     assert_eq!(hosts.get("a").available(), 1);
 }
+
+/// The timed forms of mutex and reader-writer stripes (over parking_lot's timed raw locks):
+/// each times out while a stripe is held against it, and succeeds once it is free.
+#[test]
+fn timed_stripe_forms_expire_while_held_and_succeed_when_free() {
+    use std::time::Instant;
+    let short = Duration::from_millis(5);
+    let soon = || Instant::now() + short;
+
+    let mutexes: Striped<Mutex<()>> = Striped::new(1);
+    thread::scope(|s| {
+        let held = mutexes.lock(&1);
+        s.spawn(|| {
+            assert!(mutexes.try_lock_for(&2, short).is_none());
+            assert!(mutexes.try_lock_until(&2, soon()).is_none());
+            assert!(mutexes.try_lock_all_for([1, 2], short).is_none());
+            assert!(mutexes.try_lock_all_until([1, 2], soon()).is_none());
+        })
+        .join()
+        .unwrap();
+        drop(held);
+    });
+    assert!(mutexes.try_lock_for(&2, short).is_some());
+    assert!(mutexes.try_lock_until(&2, soon()).is_some());
+    assert_eq!(mutexes.try_lock_all_for([1, 2], short).map(|g| g.len()), Some(1));
+    assert!(mutexes.try_lock_all_until([1, 2], soon()).is_some());
+
+    let rw: Striped<RwLock<()>> = Striped::new(1);
+    let w = rw.write(&1);
+    assert!(rw.try_read_for(&2, short).is_none());
+    assert!(rw.try_read_until(&2, soon()).is_none());
+    assert!(rw.try_read_all([1, 2]).is_none());
+    assert!(rw.try_read_all_for([1, 2], short).is_none());
+    assert!(rw.try_read_all_until([1, 2], soon()).is_none());
+    drop(w);
+    let r = rw.read(&1);
+    assert!(rw.try_write_for(&2, short).is_none());
+    assert!(rw.try_write_until(&2, soon()).is_none());
+    assert!(rw.try_write_all([1, 2]).is_none());
+    assert!(rw.try_write_all_for([1, 2], short).is_none());
+    assert!(rw.try_write_all_until([1, 2], soon()).is_none());
+    assert!(rw.try_read_all_for([1, 2], short).is_some(), "readers share");
+    drop(r);
+    assert!(rw.try_write_for(&2, short).is_some());
+    assert!(rw.try_write_until(&2, soon()).is_some());
+    assert!(rw.try_write_all([1, 2]).is_some());
+    assert!(rw.try_write_all_for([1, 2], short).is_some());
+    assert!(rw.try_write_all_until([1, 2], soon()).is_some());
+    assert!(rw.try_read_all_until([1, 2], soon()).is_some());
+}

@@ -17,8 +17,10 @@ use crate::loom::unique_token;
 /// What a [`Claim`] asks of an engine: how to start (take a hold, or queue a waiter woken
 /// by `queue()`), and how to undo a grant that came while the claim was being dropped.
 pub(crate) trait Request {
+    /// What the first poll consumes (the key, or the hold to add to).
+    type Start;
     /// Starts the request on the first poll.
-    fn start(&mut self, queue: impl FnOnce() -> Wake) -> Outcome;
+    fn start(&self, start: Self::Start, queue: impl FnOnce() -> Wake) -> Outcome;
     /// Leaves the queue (`false`), or reports that the grant came first (`true`).
     fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool;
     /// Gives back a grant nobody will use.
@@ -26,70 +28,40 @@ pub(crate) trait Request {
 }
 
 /// Take a key of the exclusive registry for a new owner (one acquisition; no reentrancy).
-pub(crate) struct Exclusive<'a, K, S> {
-    pub(crate) registry: &'a Registry<K, S>,
-    pub(crate) key: Option<K>,
-}
+pub(crate) struct Exclusive<'a, K, S>(pub(crate) &'a Registry<K, S>);
 
 impl<K: Eq + Hash, S: BuildHasher> Request for Exclusive<'_, K, S> {
-    fn start(&mut self, queue: impl FnOnce() -> Wake) -> Outcome {
-        let key = self.key.take().expect("a claim starts once");
-        self.registry.acquire(key, unique_token(), false, Some(queue))
+    type Start = K;
+
+    fn start(&self, key: K, queue: impl FnOnce() -> Wake) -> Outcome {
+        self.0.acquire(key, unique_token(), false, Some(queue))
     }
 
     fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
-        self.registry.cancel(ticket, waiter)
+        self.0.cancel(ticket, waiter)
     }
 
     fn give_back(&self, ticket: Ticket) {
-        self.registry.release(ticket);
+        self.0.release(ticket);
     }
 }
 
-/// Take `weight` of a key of a weighted registry, or add it to a hold (an upgrade).
+/// Take `weight` of a key of a weighted registry.
 pub(crate) struct Weight<'a, K, S> {
     registry: &'a Weighted<K, S>,
     weight: u64,
-    target: Target<K>,
 }
 
-impl<'a, K, S> Weight<'a, K, S> {
-    /// Take `weight` of `key`.
-    pub(crate) fn key(registry: &'a Weighted<K, S>, key: K, weight: u64) -> Self {
-        Self {
-            registry,
-            weight,
-            target: Target::Key(Some(key)),
-        }
-    }
-
-    /// Add `extra` to the hold `ticket` names (an upgrade).
-    pub(crate) fn hold(registry: &'a Weighted<K, S>, ticket: Ticket, extra: u64) -> Self {
-        Self {
-            registry,
-            weight: extra,
-            target: Target::Hold(ticket),
-        }
-    }
-}
-
-/// What a [`Weight`] request takes its weight of.
-enum Target<K> {
-    /// A key not held by the caller.
-    Key(Option<K>),
-    /// The caller's hold `Ticket` names (an upgrade, ahead of every waiter).
-    Hold(Ticket),
-}
+/// Add `weight` to a hold of a weighted registry (an upgrade, ahead of every waiter). A
+/// request of its own rather than a variant of [`Weight`]'s start, so that the first poll
+/// of every claim matches one enum only.
+pub(crate) struct Grow<'a, K, S>(Weight<'a, K, S>);
 
 impl<K: Eq + Hash, S: BuildHasher> Request for Weight<'_, K, S> {
-    fn start(&mut self, queue: impl FnOnce() -> Wake) -> Outcome {
-        match &mut self.target {
-            Target::Key(key) => {
-                let key = key.take().expect("a claim starts once");
-                self.registry.acquire(key, self.weight, Some(queue))
-            }
-            Target::Hold(ticket) => self.registry.grow(*ticket, self.weight, Some(queue)),
-        }
+    type Start = K;
+
+    fn start(&self, key: K, queue: impl FnOnce() -> Wake) -> Outcome {
+        self.registry.acquire(key, self.weight, Some(queue))
     }
 
     fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
@@ -98,6 +70,22 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Weight<'_, K, S> {
 
     fn give_back(&self, ticket: Ticket) {
         self.registry.release(ticket, self.weight);
+    }
+}
+
+impl<K: Eq + Hash, S: BuildHasher> Request for Grow<'_, K, S> {
+    type Start = Ticket;
+
+    fn start(&self, ticket: Ticket, queue: impl FnOnce() -> Wake) -> Outcome {
+        self.0.registry.grow(ticket, self.0.weight, Some(queue))
+    }
+
+    fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
+        self.0.cancel(ticket, waiter)
+    }
+
+    fn give_back(&self, ticket: Ticket) {
+        self.0.give_back(ticket);
     }
 }
 
@@ -110,23 +98,47 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Weight<'_, K, S> {
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub(crate) struct Claim<R: Request> {
     request: R,
-    state: State,
+    state: State<R::Start>,
 }
 
-enum State {
+enum State<T> {
     /// Not polled yet.
-    Start,
+    Start(T),
     /// In the key's queue.
     Queued(Ticket, Arc<Waiter>),
     /// Resolved (or panicked mid-poll): owns nothing.
     Done,
 }
 
-impl<R: Request> Claim<R> {
-    pub(crate) fn new(request: R) -> Self {
+impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Exclusive<'a, K, S>> {
+    /// Takes `key` of the exclusive registry.
+    pub(crate) fn exclusive(registry: &'a Registry<K, S>, key: K) -> Self {
         Self {
-            request,
-            state: State::Start,
+            request: Exclusive(registry),
+            state: State::Start(key),
+        }
+    }
+}
+
+impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Weight<'a, K, S>> {
+    /// Takes `weight` of `key`.
+    pub(crate) fn weight(registry: &'a Weighted<K, S>, key: K, weight: u64) -> Self {
+        Self {
+            request: Weight { registry, weight },
+            state: State::Start(key),
+        }
+    }
+}
+
+impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Grow<'a, K, S>> {
+    /// Adds `extra` to the hold `ticket` names (an upgrade), ahead of every waiter.
+    pub(crate) fn grow(registry: &'a Weighted<K, S>, ticket: Ticket, extra: u64) -> Self {
+        Self {
+            request: Grow(Weight {
+                registry,
+                weight: extra,
+            }),
+            state: State::Start(ticket),
         }
     }
 }
@@ -140,9 +152,9 @@ impl<R: Request> Future for Claim<R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Ticket> {
         let this = self.get_mut();
         let outcome = match std::mem::replace(&mut this.state, State::Done) {
-            State::Start => this
+            State::Start(start) => this
                 .request
-                .start(|| Wake::Task(Mutex::new(Some(cx.waker().clone())))),
+                .start(start, || Wake::Task(Mutex::new(Some(cx.waker().clone())))),
             State::Queued(ticket, waiter) => {
                 if waiter.poll_granted(cx.waker()) {
                     Outcome::Held(ticket)

@@ -21,7 +21,7 @@ use crate::loom::{thread, unique_token};
 #[cfg(feature = "async")]
 use {
     super::flavor::Async,
-    crate::engine::claim::{Claim, Exclusive},
+    crate::engine::claim::Claim,
     crate::lock_order::ascending_unique,
 };
 
@@ -597,7 +597,7 @@ impl<K: Eq + Hash, S: BuildHasher> LockManager<K, S, Async> {
     /// ```
     pub async fn lock(&self, key: K) -> AsyncKeyGuard<'_, K, S> {
         let registry = &self.registry;
-        let ticket = Claim::new(Exclusive { registry, key: Some(key) }).await;
+        let ticket = Claim::exclusive(registry, key).await;
         self.guard(ticket)
     }
 }

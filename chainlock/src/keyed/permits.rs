@@ -23,7 +23,7 @@ use crate::engine::weighted::Weighted;
 #[cfg(feature = "async")]
 use {
     super::flavor::Async,
-    crate::engine::claim::{Claim, Weight},
+    crate::engine::claim::Claim,
     crate::lock_order::ascending_unique,
 };
 
@@ -537,7 +537,7 @@ impl<K: Eq + Hash, S: BuildHasher> PermitManager<K, S, Async> {
     /// # }
     /// ```
     pub async fn acquire(&self, key: K) -> AsyncKeyPermit<'_, K, S> {
-        let ticket = Claim::new(Weight::key(&self.registry, key, 1)).await;
+        let ticket = Claim::weight(&self.registry, key, 1).await;
         KeyPermit::new(&self.registry, ticket)
     }
 }

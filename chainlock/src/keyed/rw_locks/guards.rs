@@ -19,7 +19,7 @@ use crate::keyed::guards::weighted_guard;
 use crate::engine::claim::{until, within};
 #[cfg(feature = "async")]
 use {
-    crate::engine::claim::{Claim, Weight},
+    crate::engine::claim::{Claim, Grow},
     crate::keyed::flavor::Async,
 };
 
@@ -275,8 +275,8 @@ impl<'a, K: Eq + Hash, S: BuildHasher> KeyUpgradableGuard<'a, K, S, Async> {
 
     /// The claim of the upgrade's extra weight; dropped before its grant completes, it
     /// gives that weight back and leaves this guard as it was.
-    fn grow(&self) -> Claim<Weight<'a, K, S>> {
-        Claim::new(Weight::hold(self.registry, self.ticket, WRITE - UPGRADABLE))
+    fn grow(&self) -> Claim<Grow<'a, K, S>> {
+        Claim::grow(self.registry, self.ticket, WRITE - UPGRADABLE)
     }
 }
 

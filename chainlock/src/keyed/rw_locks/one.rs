@@ -15,7 +15,7 @@ use crate::engine::claim::{until, within};
 #[cfg(feature = "async")]
 use {
     super::{AsyncKeyReadGuard, AsyncKeyUpgradableGuard, AsyncKeyWriteGuard},
-    crate::engine::claim::{Claim, Weight},
+    crate::engine::claim::Claim,
     crate::keyed::flavor::Async,
 };
 
@@ -310,7 +310,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// # }
     /// ```
     pub async fn read(&self, key: K) -> AsyncKeyReadGuard<'_, K, S> {
-        let ticket = Claim::new(Weight::key(&self.registry, key, READ)).await;
+        let ticket = Claim::weight(&self.registry, key, READ).await;
         KeyReadGuard::new(&self.registry, ticket)
     }
 
@@ -336,7 +336,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// # }
     /// ```
     pub async fn write(&self, key: K) -> AsyncKeyWriteGuard<'_, K, S> {
-        let ticket = Claim::new(Weight::key(&self.registry, key, WRITE)).await;
+        let ticket = Claim::weight(&self.registry, key, WRITE).await;
         KeyWriteGuard::new(&self.registry, ticket)
     }
 
@@ -359,7 +359,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// # }
     /// ```
     pub async fn upgradable_read(&self, key: K) -> AsyncKeyUpgradableGuard<'_, K, S> {
-        let ticket = Claim::new(Weight::key(&self.registry, key, UPGRADABLE)).await;
+        let ticket = Claim::weight(&self.registry, key, UPGRADABLE).await;
         KeyUpgradableGuard::new(&self.registry, ticket)
     }
 }
