@@ -520,7 +520,9 @@ fn keyed_locks_are_shareable_and_async_guards_are_send() {
     send_future(&tasks.lock("k".to_owned()));
     send_future(&tasks.lock_all(["k".to_owned()]));
     <chainlock::keyed::KeyGuard<'static, String> as AmbiguousIfSend<_>>::check();
-    <chainlock::keyed::KeyGuards<chainlock::keyed::KeyGuard<'static, String>> as AmbiguousIfSend<_>>::check();
+    <chainlock::keyed::KeyGuards<chainlock::keyed::KeyGuard<'static, String>> as AmbiguousIfSend<
+        _,
+    >>::check();
 }
 
 /// Both faces are built, probed and printed by the same core; each keeps its own name.
@@ -727,7 +729,16 @@ async fn async_timed_locks_expire_while_held_and_succeed_when_free() {
     drop(held);
     assert!(locks.try_lock_for(1, short).await.is_some());
     assert!(locks.try_lock_until(1, soon()).await.is_some());
-    assert_eq!(locks.try_lock_all_for([1, 0], short).await.map(|g| g.len()), Some(2));
-    assert_eq!(locks.try_lock_all_until([1, 0], soon()).await.map(|g| g.len()), Some(2));
+    assert_eq!(
+        locks.try_lock_all_for([1, 0], short).await.map(|g| g.len()),
+        Some(2)
+    );
+    assert_eq!(
+        locks
+            .try_lock_all_until([1, 0], soon())
+            .await
+            .map(|g| g.len()),
+        Some(2)
+    );
     assert!(locks.is_empty());
 }

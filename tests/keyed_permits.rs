@@ -332,7 +332,9 @@ fn every_timed_form_expires_while_held_and_succeeds_when_free() {
     assert!(hosts.try_acquire_all_until(["a", "b"], soon()).is_none());
     assert_eq!(hosts.available("a"), 1, "all or nothing");
     drop(b);
-    let held = hosts.try_acquire_all_until(["b", "a"], soon()).expect("free");
+    let held = hosts
+        .try_acquire_all_until(["b", "a"], soon())
+        .expect("free");
     assert_eq!(held.len(), 2);
     assert!(hosts.try_acquire_all(["a"]).is_none());
     drop(held);
@@ -349,13 +351,26 @@ async fn async_timed_forms_expire_while_held_and_succeed_when_free() {
     assert!(hosts.try_acquire_for("h", short).await.is_none());
     assert!(hosts.try_acquire_until("h", soon()).await.is_none());
     assert!(hosts.try_acquire_all_for(["g", "h"], short).await.is_none());
-    assert!(hosts.try_acquire_all_until(["g", "h"], soon()).await.is_none());
+    assert!(
+        hosts
+            .try_acquire_all_until(["g", "h"], soon())
+            .await
+            .is_none()
+    );
     assert_eq!(hosts.available("g"), 1, "all or nothing");
     drop(held);
     assert!(hosts.try_acquire_for("h", short).await.is_some());
     assert!(hosts.try_acquire_until("h", soon()).await.is_some());
-    let all = hosts.try_acquire_all_for(["h", "g"], short).await.expect("free");
+    let all = hosts
+        .try_acquire_all_for(["h", "g"], short)
+        .await
+        .expect("free");
     assert_eq!(all.into_guards().len(), 2);
-    assert!(hosts.try_acquire_all_until(["g", "h"], soon()).await.is_some());
+    assert!(
+        hosts
+            .try_acquire_all_until(["g", "h"], soon())
+            .await
+            .is_some()
+    );
     assert!(hosts.is_empty());
 }

@@ -709,7 +709,9 @@ fn every_timed_form_expires_while_held_and_succeeds_when_free() {
     drop(held);
     assert_eq!(locks.try_read_all(["b", "a"]).map(|g| g.len()), Some(2));
     assert_eq!(
-        locks.try_write_all_until(["b", "a", "b"], soon()).map(|g| g.len()),
+        locks
+            .try_write_all_until(["b", "a", "b"], soon())
+            .map(|g| g.len()),
         Some(2)
     );
     assert!(locks.is_empty());
@@ -732,14 +734,29 @@ async fn async_timed_forms_expire_while_held_and_succeed_when_free() {
     let r = locks.read(1).await;
     assert!(locks.try_write_for(1, short).await.is_none());
     assert!(locks.try_write_until(1, soon()).await.is_none());
-    let u = locks.try_upgradable_read_until(1, soon()).await.expect("readers share");
+    let u = locks
+        .try_upgradable_read_until(1, soon())
+        .await
+        .expect("readers share");
     let u = u.try_upgrade_for(short).await.expect_err("a reader is in");
     drop(r);
     let w = u.try_upgrade_until(soon()).await.expect("the reader left");
     assert!(locks.is_write_locked(&1));
     drop(w);
     assert!(locks.try_write_for(1, short).await.is_some());
-    assert_eq!(locks.try_read_all_until([1, 0], soon()).await.map(|g| g.len()), Some(2));
-    assert_eq!(locks.try_write_all_for([1, 0], short).await.map(|g| g.len()), Some(2));
+    assert_eq!(
+        locks
+            .try_read_all_until([1, 0], soon())
+            .await
+            .map(|g| g.len()),
+        Some(2)
+    );
+    assert_eq!(
+        locks
+            .try_write_all_for([1, 0], short)
+            .await
+            .map(|g| g.len()),
+        Some(2)
+    );
     assert!(locks.is_empty());
 }

@@ -47,8 +47,7 @@ fn same_room_is_shared_other_rooms_are_excluded() {
         .expect("same room, nobody waiting");
     assert_eq!((a.room(), b.room()), (1, 1));
     assert_eq!(rooms.current_room(), Some(1));
-    assert!(
-        matches!(rooms.try_enter(0), Ok(None)));
+    assert!(matches!(rooms.try_enter(0), Ok(None)));
     assert_eq!(
         rooms
             .try_enter_for(2, Duration::from_millis(5))
@@ -56,10 +55,7 @@ fn same_room_is_shared_other_rooms_are_excluded() {
         Ok(true)
     );
     drop(a);
-    assert!(
-        matches!(rooms.try_enter(0), Ok(None)),
-        "b is still in"
-    );
+    assert!(matches!(rooms.try_enter(0), Ok(None)), "b is still in");
     drop(b);
     assert_eq!(rooms.current_room(), None);
     assert_eq!(rooms.try_enter(0).map(|g| g.map(|g| g.room())), Ok(Some(0)));
@@ -204,8 +200,7 @@ fn owned_guards_leave_from_another_thread() {
             .iter()
             .all(|g| g.room() == 1 && Arc::ptr_eq(g.rooms(), &rooms))
     );
-    assert!(
-        matches!(rooms.try_enter(0), Ok(None)));
+    assert!(matches!(rooms.try_enter(0), Ok(None)));
     thread::spawn(move || drop(guards)).join().unwrap();
     assert_eq!(exits.load(SeqCst), 1);
     assert_eq!(rooms.current_room(), None);
@@ -220,10 +215,8 @@ fn exit_action_runs_once_per_occupancy_with_the_room_still_occupied() {
             let rooms = me.upgrade().expect("lock alive");
             // Still counts as occupied: nobody enters any room while the action runs.
             assert_eq!(rooms.current_room(), Some(0));
-            assert!(
-        matches!(rooms.try_enter(0), Ok(None)));
-            assert!(
-        matches!(rooms.try_enter(1), Ok(None)));
+            assert!(matches!(rooms.try_enter(0), Ok(None)));
+            assert!(matches!(rooms.try_enter(1), Ok(None)));
             exits.fetch_add(1, SeqCst);
         })
     });
@@ -721,9 +714,15 @@ async fn async_timed_entries_expire_while_another_room_is_held() {
     let rooms = Rooms::new(2);
     let short = Duration::from_millis(5);
     let held = rooms.enter_async(0).await;
-    assert!(matches!(rooms.try_enter_for_async(1, short).await, Ok(None)));
+    assert!(matches!(
+        rooms.try_enter_for_async(1, short).await,
+        Ok(None)
+    ));
     let deadline = Instant::now() + short;
-    assert!(matches!(rooms.try_enter_until_async(1, deadline).await, Ok(None)));
+    assert!(matches!(
+        rooms.try_enter_until_async(1, deadline).await,
+        Ok(None)
+    ));
     assert_eq!(
         rooms.try_enter_for_async(2, short).await.map(|_| ()),
         Err(RoomError::OutOfRange { room: 2, rooms: 2 })
@@ -732,6 +731,9 @@ async fn async_timed_entries_expire_while_another_room_is_held() {
     let entered = rooms.try_enter_for_async(1, short).await;
     assert_eq!(entered.map(|g| g.map(|g| g.room())), Ok(Some(1)));
     let deadline = Instant::now() + short;
-    assert!(matches!(rooms.try_enter_until_async(0, deadline).await, Ok(Some(_))));
+    assert!(matches!(
+        rooms.try_enter_until_async(0, deadline).await,
+        Ok(Some(_))
+    ));
     assert_eq!(rooms.stats().withdrawn, 2, "the timed-out waiters withdrew");
 }

@@ -272,16 +272,32 @@ fn semaphore_timed_and_bulk_forms_expire_while_held_and_succeed_when_free() {
     let hosts = Striped::semaphores(1, 1);
     let short = Duration::from_millis(5);
     let held = hosts.acquire("a");
-    assert!(hosts.try_acquire_until("b", Instant::now() + short).is_none());
+    assert!(
+        hosts
+            .try_acquire_until("b", Instant::now() + short)
+            .is_none()
+    );
     assert!(hosts.try_acquire_all(["a", "b"]).is_none());
     assert!(hosts.try_acquire_all_for(["a", "b"], short).is_none());
-    assert!(hosts.try_acquire_all_until(["b"], Instant::now() + short).is_none());
+    assert!(
+        hosts
+            .try_acquire_all_until(["b"], Instant::now() + short)
+            .is_none()
+    );
     drop(held);
-    assert!(hosts.try_acquire_until("b", Instant::now() + short).is_some());
+    assert!(
+        hosts
+            .try_acquire_until("b", Instant::now() + short)
+            .is_some()
+    );
     let all = hosts.try_acquire_all(["a", "b"]).expect("free");
     assert_eq!((all.len(), all.into_guards().len()), (1, 1));
     assert!(hosts.try_acquire_all_for(["a", "b"], short).is_some());
-    assert!(hosts.try_acquire_all_until(["a"], Instant::now() + short).is_some());
+    assert!(
+        hosts
+            .try_acquire_all_until(["a"], Instant::now() + short)
+            .is_some()
+    );
     assert_eq!(hosts.get("a").available(), 1);
 }
 
@@ -308,7 +324,10 @@ fn timed_stripe_forms_expire_while_held_and_succeed_when_free() {
     });
     assert!(mutexes.try_lock_for(&2, short).is_some());
     assert!(mutexes.try_lock_until(&2, soon()).is_some());
-    assert_eq!(mutexes.try_lock_all_for([1, 2], short).map(|g| g.len()), Some(1));
+    assert_eq!(
+        mutexes.try_lock_all_for([1, 2], short).map(|g| g.len()),
+        Some(1)
+    );
     assert!(mutexes.try_lock_all_until([1, 2], soon()).is_some());
 
     let rw: Striped<RwLock<()>> = Striped::new(1);
@@ -325,7 +344,10 @@ fn timed_stripe_forms_expire_while_held_and_succeed_when_free() {
     assert!(rw.try_write_all([1, 2]).is_none());
     assert!(rw.try_write_all_for([1, 2], short).is_none());
     assert!(rw.try_write_all_until([1, 2], soon()).is_none());
-    assert!(rw.try_read_all_for([1, 2], short).is_some(), "readers share");
+    assert!(
+        rw.try_read_all_for([1, 2], short).is_some(),
+        "readers share"
+    );
     drop(r);
     assert!(rw.try_write_for(&2, short).is_some());
     assert!(rw.try_write_until(&2, soon()).is_some());

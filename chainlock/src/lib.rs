@@ -80,8 +80,8 @@ pub mod chain;
 #[cfg(feature = "distributed")]
 #[cfg_attr(docsrs, doc(cfg(feature = "distributed")))]
 pub mod distributed;
-pub mod keyed;
 mod engine;
+pub mod keyed;
 mod lock_order;
 mod loom;
 pub mod mapped;

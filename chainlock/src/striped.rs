@@ -297,7 +297,6 @@ impl<L, S: BuildHasher> Striped<L, S> {
     }
 }
 
-
 impl<L, S: BuildHasher> Striped<L, S> {
     /// Takes `acquire` (which waits) on the distinct stripes of `keys`, in ascending order.
     fn lock_each<'a, G, Q, I>(

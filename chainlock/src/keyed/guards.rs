@@ -71,7 +71,6 @@ impl<K, S, F> fmt::Debug for KeyGuard<'_, K, S, F> {
     }
 }
 
-
 /// The holds taken by one multi-key call (`lock_all`, `read_all`, `write_all`,
 /// `acquire_all`, and their `try_` forms), one per distinct key in ascending key order,
 /// released together when it drops. `G` is the one-hold guard ([`KeyGuard`](super::KeyGuard),

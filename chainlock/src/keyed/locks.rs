@@ -19,11 +19,7 @@ use crate::engine::wait::{Deadline, acquire_exclusive, all_or_nothing};
 use crate::engine::waiter::{Outcome, Wake};
 use crate::loom::{thread, unique_token};
 #[cfg(feature = "async")]
-use {
-    super::flavor::Async,
-    crate::engine::claim::Claim,
-    crate::lock_order::ascending_unique,
-};
+use {super::flavor::Async, crate::engine::claim::Claim, crate::lock_order::ascending_unique};
 
 /// A manager of named, FIFO-fair locks, one per key of type `K`, generic over its
 /// [`Flavor`]. Use it through its faces: [`KeyedLocks`] (blocking, reentrant per thread)
@@ -229,13 +225,14 @@ impl<K: Eq + Hash + Ord, S: BuildHasher, F: Flavor> LockManager<K, S, F> {
     ///
     /// ```
     /// let locks = chainlock::keyed::KeyedLocks::new();
+    /// let b = locks.lock("b");
     /// std::thread::scope(|s| {
-    ///     let _b = locks.lock("b");
     ///     s.spawn(|| {
     ///         assert!(locks.try_lock_all(["a", "b"]).is_none());
     ///         assert!(!locks.is_locked("a")); // all or nothing
     ///     });
     /// });
+    /// drop(b);
     /// assert_eq!(locks.try_lock_all(["a", "b"]).map(|held| held.len()), Some(2));
     /// ```
     pub fn try_lock_all(
@@ -564,7 +561,6 @@ pub type AsyncKeyedLocks<K, S = DefaultHashBuilder> = LockManager<K, S, Async>;
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 pub type AsyncKeyGuard<'a, K, S = DefaultHashBuilder> = KeyGuard<'a, K, S, Async>;
 
-
 #[cfg(feature = "async")]
 impl<K: Eq + Hash, S: BuildHasher> LockManager<K, S, Async> {
     /// Locks `key`: the future resolves once the key is handed to it, in FIFO order.
@@ -635,7 +631,6 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> LockManager<K, S, Async> {
         KeyGuards::new(guards)
     }
 }
-
 
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]

@@ -21,11 +21,7 @@ use crate::engine::wait::{Deadline, acquire_weighted, all_or_nothing};
 use crate::engine::waiter::{Outcome, Wake};
 use crate::engine::weighted::Weighted;
 #[cfg(feature = "async")]
-use {
-    super::flavor::Async,
-    crate::engine::claim::Claim,
-    crate::lock_order::ascending_unique,
-};
+use {super::flavor::Async, crate::engine::claim::Claim, crate::lock_order::ascending_unique};
 
 /// A manager of named counting semaphores: at most `permits` holders of each key at once,
 /// generic over its [`Flavor`]. Use it through its faces: [`KeyedPermits`]
@@ -415,10 +411,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> PermitManager<K, S, Blocking> {
     /// let both = hosts.acquire_all(["b", "a", "b"]);
     /// assert_eq!(both.len(), 2);
     /// ```
-    pub fn acquire_all(
-        &self,
-        keys: impl IntoIterator<Item = K>,
-    ) -> KeyGuards<KeyPermit<'_, K, S>> {
+    pub fn acquire_all(&self, keys: impl IntoIterator<Item = K>) -> KeyGuards<KeyPermit<'_, K, S>> {
         self.acquire_all_by(keys, Deadline::Forever)
             .expect("untimed acquisitions always succeed")
     }
@@ -601,7 +594,11 @@ impl<K: Eq + Hash, S: BuildHasher> PermitManager<K, S, Async> {
     /// assert!(hosts.try_acquire_for("h", Duration::from_millis(5)).await.is_some());
     /// # }
     /// ```
-    pub async fn try_acquire_for(&self, key: K, timeout: Duration) -> Option<AsyncKeyPermit<'_, K, S>> {
+    pub async fn try_acquire_for(
+        &self,
+        key: K,
+        timeout: Duration,
+    ) -> Option<AsyncKeyPermit<'_, K, S>> {
         within(timeout, self.acquire(key)).await
     }
 

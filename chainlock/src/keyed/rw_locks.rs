@@ -322,4 +322,3 @@ pub type KeyedRwLocks<K, S = DefaultHashBuilder> = RwLockManager<K, S, Blocking>
 #[cfg(feature = "async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 pub type AsyncKeyedRwLocks<K, S = DefaultHashBuilder> = RwLockManager<K, S, Async>;
-

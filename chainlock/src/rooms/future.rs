@@ -156,7 +156,9 @@ impl Rooms {
         timeout: std::time::Duration,
     ) -> Result<Option<RoomGuard<'_>>, RoomError> {
         self.check_room(room)?;
-        Ok(tokio::time::timeout(timeout, self.enter_async(room)).await.ok())
+        Ok(tokio::time::timeout(timeout, self.enter_async(room))
+            .await
+            .ok())
     }
 
     /// Enters `room` asynchronously, waiting until `deadline` at the latest on Tokio's

@@ -113,8 +113,10 @@ where
     /// let locks: Striped<Mutex<()>> = Striped::new(8);
     /// std::thread::scope(|s| {
     ///     let held = locks.lock("k");
-    ///     s.spawn(|| assert!(locks.try_lock_for("k", Duration::from_millis(5)).is_none()));
-    ///     # drop(held);
+    ///     s.spawn(|| assert!(locks.try_lock_for("k", Duration::from_millis(5)).is_none()))
+    ///         .join()
+    ///         .unwrap();
+    ///     drop(held);
     /// });
     /// assert!(locks.try_lock_for("k", Duration::from_millis(5)).is_some());
     /// ```
@@ -161,8 +163,10 @@ where
     /// let locks: Striped<Mutex<()>> = Striped::new(1);
     /// std::thread::scope(|s| {
     ///     let held = locks.lock(&1);
-    ///     s.spawn(|| assert!(locks.try_lock_all_for([1, 2], Duration::from_millis(5)).is_none()));
-    ///     # drop(held);
+    ///     s.spawn(|| assert!(locks.try_lock_all_for([1, 2], Duration::from_millis(5)).is_none()))
+    ///         .join()
+    ///         .unwrap();
+    ///     drop(held);
     /// });
     /// assert!(locks.try_lock_all_for([1, 2], Duration::from_millis(5)).is_some());
     /// ```

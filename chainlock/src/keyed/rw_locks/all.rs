@@ -5,11 +5,11 @@ use std::hash::{BuildHasher, Hash};
 use std::time::{Duration, Instant};
 
 use super::{KeyReadGuard, KeyWriteGuard, RwLockManager};
+#[cfg(feature = "tokio")]
+use crate::engine::claim::{until, within};
 use crate::engine::wait::{Deadline, all_or_nothing};
 use crate::keyed::KeyGuards;
 use crate::keyed::flavor::{Blocking, Flavor};
-#[cfg(feature = "tokio")]
-use crate::engine::claim::{until, within};
 #[cfg(feature = "async")]
 use {
     super::{AsyncKeyReadGuard, AsyncKeyWriteGuard},
@@ -72,10 +72,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// assert!(locks.try_write("b").is_none());
     /// # drop(readers);
     /// ```
-    pub fn read_all(
-        &self,
-        keys: impl IntoIterator<Item = K>,
-    ) -> KeyGuards<KeyReadGuard<'_, K, S>> {
+    pub fn read_all(&self, keys: impl IntoIterator<Item = K>) -> KeyGuards<KeyReadGuard<'_, K, S>> {
         self.read_all_by(keys, Deadline::Forever)
             .expect("untimed locks always succeed")
     }

@@ -8,6 +8,8 @@ use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "tokio")]
+use crate::engine::claim::{until, within};
 use crate::engine::sharded::Ticket;
 use crate::engine::wait::{Deadline, grow_weighted};
 use crate::engine::waiter::{Outcome, Wake};
@@ -15,8 +17,6 @@ use crate::engine::weighted::{READ, UPGRADABLE, WRITE, Weighted};
 use crate::keyed::DefaultHashBuilder;
 use crate::keyed::flavor::Blocking;
 use crate::keyed::guards::weighted_guard;
-#[cfg(feature = "tokio")]
-use crate::engine::claim::{until, within};
 #[cfg(feature = "async")]
 use {
     crate::engine::claim::{Claim, Grow},
@@ -314,7 +314,10 @@ impl<'a, K: Eq + Hash, S: BuildHasher> KeyUpgradableGuard<'a, K, S, Async> {
     /// assert!(u.try_upgrade_for(Duration::from_millis(5)).await.is_ok());
     /// # }
     /// ```
-    pub async fn try_upgrade_for(self, timeout: Duration) -> Result<AsyncKeyWriteGuard<'a, K, S>, Self> {
+    pub async fn try_upgrade_for(
+        self,
+        timeout: Duration,
+    ) -> Result<AsyncKeyWriteGuard<'a, K, S>, Self> {
         let granted = within(timeout, self.grow()).await.is_some();
         self.upgraded(granted)
     }

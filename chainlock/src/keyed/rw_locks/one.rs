@@ -5,13 +5,13 @@ use std::hash::{BuildHasher, Hash};
 use std::time::{Duration, Instant};
 
 use super::{KeyReadGuard, KeyUpgradableGuard, KeyWriteGuard, RwLockManager};
+#[cfg(feature = "tokio")]
+use crate::engine::claim::{until, within};
 use crate::engine::sharded::Ticket;
 use crate::engine::wait::{Deadline, acquire_weighted};
 use crate::engine::waiter::{Outcome, Wake};
 use crate::engine::weighted::{READ, UPGRADABLE, WRITE};
 use crate::keyed::flavor::{Blocking, Flavor};
-#[cfg(feature = "tokio")]
-use crate::engine::claim::{until, within};
 #[cfg(feature = "async")]
 use {
     super::{AsyncKeyReadGuard, AsyncKeyUpgradableGuard, AsyncKeyWriteGuard},
@@ -282,12 +282,15 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     }
 
     #[inline]
-    fn upgradable_read_by(&self, key: K, deadline: Deadline) -> Option<KeyUpgradableGuard<'_, K, S>> {
+    fn upgradable_read_by(
+        &self,
+        key: K,
+        deadline: Deadline,
+    ) -> Option<KeyUpgradableGuard<'_, K, S>> {
         acquire_weighted(&self.registry, key, UPGRADABLE, deadline)
             .map(|ticket| KeyUpgradableGuard::new(&self.registry, ticket))
     }
 }
-
 
 #[cfg(feature = "async")]
 impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
@@ -391,7 +394,11 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// assert!(locks.try_read_for(1, Duration::from_millis(5)).await.is_some());
     /// # }
     /// ```
-    pub async fn try_read_for(&self, key: K, timeout: Duration) -> Option<AsyncKeyReadGuard<'_, K, S>> {
+    pub async fn try_read_for(
+        &self,
+        key: K,
+        timeout: Duration,
+    ) -> Option<AsyncKeyReadGuard<'_, K, S>> {
         within(timeout, self.read(key)).await
     }
 
@@ -420,7 +427,11 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// # drop(held);
     /// # }
     /// ```
-    pub async fn try_read_until(&self, key: K, deadline: Instant) -> Option<AsyncKeyReadGuard<'_, K, S>> {
+    pub async fn try_read_until(
+        &self,
+        key: K,
+        deadline: Instant,
+    ) -> Option<AsyncKeyReadGuard<'_, K, S>> {
         until(deadline, self.read(key)).await
     }
 
@@ -448,7 +459,11 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// assert!(locks.try_write_for(1, Duration::from_millis(5)).await.is_some());
     /// # }
     /// ```
-    pub async fn try_write_for(&self, key: K, timeout: Duration) -> Option<AsyncKeyWriteGuard<'_, K, S>> {
+    pub async fn try_write_for(
+        &self,
+        key: K,
+        timeout: Duration,
+    ) -> Option<AsyncKeyWriteGuard<'_, K, S>> {
         within(timeout, self.write(key)).await
     }
 
@@ -477,7 +492,11 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// # drop(held);
     /// # }
     /// ```
-    pub async fn try_write_until(&self, key: K, deadline: Instant) -> Option<AsyncKeyWriteGuard<'_, K, S>> {
+    pub async fn try_write_until(
+        &self,
+        key: K,
+        deadline: Instant,
+    ) -> Option<AsyncKeyWriteGuard<'_, K, S>> {
         until(deadline, self.write(key)).await
     }
 
@@ -505,7 +524,11 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// assert!(locks.try_upgradable_read_for(1, Duration::from_millis(5)).await.is_some());
     /// # }
     /// ```
-    pub async fn try_upgradable_read_for(&self, key: K, timeout: Duration) -> Option<AsyncKeyUpgradableGuard<'_, K, S>> {
+    pub async fn try_upgradable_read_for(
+        &self,
+        key: K,
+        timeout: Duration,
+    ) -> Option<AsyncKeyUpgradableGuard<'_, K, S>> {
         within(timeout, self.upgradable_read(key)).await
     }
 
@@ -534,7 +557,11 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// # drop(held);
     /// # }
     /// ```
-    pub async fn try_upgradable_read_until(&self, key: K, deadline: Instant) -> Option<AsyncKeyUpgradableGuard<'_, K, S>> {
+    pub async fn try_upgradable_read_until(
+        &self,
+        key: K,
+        deadline: Instant,
+    ) -> Option<AsyncKeyUpgradableGuard<'_, K, S>> {
         until(deadline, self.upgradable_read(key)).await
     }
 }

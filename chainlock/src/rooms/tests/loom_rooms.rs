@@ -3,8 +3,8 @@
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use crate::loom::sync::{Arc, Mutex};
 use crate::loom::thread;
-use crate::rooms::state::FREE;
 use crate::rooms::Rooms;
+use crate::rooms::state::FREE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {
@@ -166,8 +166,7 @@ fn loom_no_bypass_once_waiting() {
         let held = rooms.enter(0);
         let other = spawn_enter(&rooms, 1, log_into(&order));
         until_waiting(&rooms, 1);
-        assert!(
-        matches!(rooms.try_enter(0), Ok(None)));
+        assert!(matches!(rooms.try_enter(0), Ok(None)));
         let same = spawn_enter(&rooms, 0, log_into(&order));
         drop(held);
         other.join().unwrap();
