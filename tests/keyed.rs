@@ -502,6 +502,7 @@ fn stress_counters_under_keys_never_lose_an_update() {
 fn keyed_locks_are_shareable_and_async_guards_are_send() {
     fn shareable<T: Send + Sync>() {}
     fn send<T: Send>() {}
+    fn send_future<T: Send>(_: &T) {}
     // Blocking guards are `!Send`: `check` below is ambiguous (does not compile) for a
     // `Send` type, the `static_assertions::assert_not_impl_any!` trick.
     trait AmbiguousIfSend<A> {
@@ -515,7 +516,6 @@ fn keyed_locks_are_shareable_and_async_guards_are_send() {
     send::<chainlock::keyed::AsyncKeyGuard<'static, String>>();
     send::<chainlock::keyed::KeyGuards<chainlock::keyed::AsyncKeyGuard<'static, String>>>();
     // The lock futures are `Send` too (they are `async fn`s: checked on a value).
-    fn send_future<T: Send>(_: &T) {}
     let tasks = AsyncKeyedLocks::<String>::new();
     send_future(&tasks.lock("k".to_owned()));
     send_future(&tasks.lock_all(["k".to_owned()]));

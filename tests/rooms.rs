@@ -27,12 +27,12 @@ fn until_waits(rooms: &Rooms, n: u64) {
 #[test]
 fn locks_guards_and_futures_cross_threads() {
     fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>(_: &T) {}
     send_sync::<Rooms>();
     send_sync::<chainlock::rooms::RoomGuard<'static>>();
     send_sync::<chainlock::rooms::OwnedRoomGuard>();
     send_sync::<RoomError>();
     // The entry future is `Send` (checked on a value: its type is not named).
-    fn send<T: Send>(_: &T) {}
     let rooms = Rooms::new(1);
     send(&rooms.enter_async(0));
 }

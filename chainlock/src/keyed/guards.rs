@@ -12,7 +12,7 @@ use crate::engine::sharded::Ticket;
 
 /// One hold of a key of a keyed lock manager; the hold is released when it drops.
 ///
-/// With the [`Blocking`] flavor ([`KeyedLocks`]) a guard is `!Send`: the
+/// With the [`Blocking`] flavor ([`KeyedLocks`](super::KeyedLocks)) a guard is `!Send`: the
 /// hold belongs to the thread that took it (reentrancy is per thread), so it cannot be
 /// released from another thread. This is checked at compile time:
 ///

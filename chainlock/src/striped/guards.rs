@@ -4,8 +4,10 @@ use std::fmt;
 
 /// Guards of the stripes locked by one bulk call, in ascending stripe order.
 ///
-/// Dropping it releases every stripe. Returned by [`Striped::lock_all`],
-/// [`Striped::try_lock_all`], [`Striped::read_all`] and [`Striped::write_all`].
+/// Dropping it releases every stripe. Returned by the bulk calls of
+/// [`Striped`](super::Striped): `lock_all`, `read_all`, `write_all`, `acquire_all` and
+/// their `try_`, `try_…_for` and `try_…_until` forms. It has `len`, `is_empty`,
+/// `into_guards`, as every multi-hold guard of chainlock, plus the stripe indices.
 #[must_use = "if unused the locks will immediately unlock"]
 #[clippy::has_significant_drop]
 pub struct StripeGuards<G> {
