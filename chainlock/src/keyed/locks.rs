@@ -607,7 +607,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> LockManager<K, S, Async> {
     ///
     /// Cancel-safe and all-or-nothing: dropping the future releases the keys it took so
     /// far and leaves the queue of the one it waits for. For one deadline over the whole
-    /// set, see [`try_lock_all_until`](Self::try_lock_all_until) (feature `tokio`).
+    /// set, see `try_lock_all_until` (feature `tokio`).
     ///
     /// # Examples
     ///

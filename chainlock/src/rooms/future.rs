@@ -37,8 +37,8 @@ enum Step {
 
 impl Rooms {
     /// Enters `room` asynchronously: like [`Rooms::enter`], but the task yields instead
-    /// of blocking the thread. For a deadline, see
-    /// [`try_enter_for_async`](Self::try_enter_for_async) (feature `tokio`).
+    /// of blocking the thread. For a deadline, see `try_enter_for_async` (feature
+    /// `tokio`).
     ///
     /// It behaves as an `async fn`, except that the room index is checked at the call,
     /// before the future is first polled.
