@@ -484,6 +484,7 @@ fn stress_counters_under_keys_never_lose_an_update() {
 fn keyed_locks_are_shareable_and_async_guards_are_send() {
     fn shareable<T: Send + Sync>() {}
     fn send<T: Send>() {}
+    fn send_future<T: Send>(_: &T) {}
     // Blocking guards are `!Send`: `check` below is ambiguous (does not compile) for a
     // `Send` type, the `static_assertions::assert_not_impl_any!` trick.
     trait AmbiguousIfSend<A> {
@@ -495,10 +496,15 @@ fn keyed_locks_are_shareable_and_async_guards_are_send() {
     shareable::<KeyedLocks<String>>();
     shareable::<AsyncKeyedLocks<String>>();
     send::<chainlock::keyed::AsyncKeyGuard<'static, String>>();
-    send::<chainlock::keyed::Acquire<'static, String>>();
-    send::<chainlock::keyed::AsyncKeySetGuard<'static, String>>();
+    send::<chainlock::keyed::KeyGuards<chainlock::keyed::AsyncKeyGuard<'static, String>>>();
+    // The lock futures are `Send` too (they are `async fn`s: checked on a value).
+    let tasks = AsyncKeyedLocks::<String>::new();
+    send_future(&tasks.lock("k".to_owned()));
+    send_future(&tasks.lock_all(["k".to_owned()]));
     <chainlock::keyed::KeyGuard<'static, String> as AmbiguousIfSend<_>>::check();
-    <chainlock::keyed::KeySetGuard<'static, String> as AmbiguousIfSend<_>>::check();
+    <chainlock::keyed::KeyGuards<chainlock::keyed::KeyGuard<'static, String>> as AmbiguousIfSend<
+        _,
+    >>::check();
 }
 
 /// Both faces are built, probed and printed by the same core; each keeps its own name.
@@ -550,9 +556,9 @@ mod async_locks {
     async fn lock_waits_for_release_in_fifo_order() {
         let locks = AsyncKeyedLocks::new();
         let held = locks.lock(1).await;
-        let mut first = locks.lock(1);
-        let mut second = locks.lock(1);
-        let mut third = locks.lock(1);
+        let mut first = Box::pin(locks.lock(1));
+        let mut second = Box::pin(locks.lock(1));
+        let mut third = Box::pin(locks.lock(1));
         for pending in [&mut first, &mut second, &mut third] {
             assert!(poll_once(pending).is_pending());
         }
@@ -587,9 +593,9 @@ mod async_locks {
     async fn dropping_a_granted_but_unpolled_future_passes_the_key_on() {
         let locks = AsyncKeyedLocks::new();
         let held = locks.lock("k").await;
-        let mut granted = locks.lock("k");
+        let mut granted = Box::pin(locks.lock("k"));
         assert!(poll_once(&mut granted).is_pending());
-        let mut next = locks.lock("k");
+        let mut next = Box::pin(locks.lock("k"));
         assert!(poll_once(&mut next).is_pending());
         drop(held); // hands the key to `granted`, which will never be polled again
         assert!(poll_once(&mut next).is_pending());
@@ -668,4 +674,53 @@ mod async_locks {
         );
         assert!(locks.is_empty());
     }
+}
+
+/// The forms added by the vocabulary change: `try_lock_all` refuses, and the async timed
+/// waits time out, while a key is held; all succeed once it is free.
+#[test]
+fn try_lock_all_refuses_while_held_and_succeeds_when_free() {
+    let locks = KeyedLocks::new();
+    let held = locks.lock("b");
+    thread::scope(|s| {
+        s.spawn(|| {
+            assert!(locks.try_lock_all(["a", "b"]).is_none());
+            assert!(!locks.is_locked("a"), "all or nothing");
+        });
+    });
+    drop(held);
+    let all = locks.try_lock_all(["b", "a", "b"]).expect("free");
+    assert_eq!((all.len(), all.is_empty()), (2, false));
+    assert_eq!(all.into_guards().len(), 2);
+    assert!(locks.is_empty());
+}
+
+#[tokio::test]
+async fn async_timed_locks_expire_while_held_and_succeed_when_free() {
+    let locks = AsyncKeyedLocks::new();
+    let short = Duration::from_millis(5);
+    let soon = || Instant::now() + short;
+    let held = locks.lock(1).await;
+    assert!(locks.try_lock_for(1, short).await.is_none());
+    assert!(locks.try_lock_until(1, soon()).await.is_none());
+    assert!(locks.try_lock_all_for([0, 1], short).await.is_none());
+    assert!(locks.try_lock_all_until([0, 1], soon()).await.is_none());
+    assert!(locks.try_lock_all([0, 1]).is_none());
+    assert!(!locks.is_locked(&0), "all or nothing");
+    assert_eq!(locks.waiting(&1), 0, "timed-out waiters left the queue");
+    drop(held);
+    assert!(locks.try_lock_for(1, short).await.is_some());
+    assert!(locks.try_lock_until(1, soon()).await.is_some());
+    assert_eq!(
+        locks.try_lock_all_for([1, 0], short).await.map(|g| g.len()),
+        Some(2)
+    );
+    assert_eq!(
+        locks
+            .try_lock_all_until([1, 0], soon())
+            .await
+            .map(|g| g.len()),
+        Some(2)
+    );
+    assert!(locks.is_empty());
 }

@@ -296,3 +296,57 @@ mod async_permits {
         assert!(permits.is_empty());
     }
 }
+
+/// The forms added by the vocabulary change: each refuses or times out while the permits
+/// are taken, and succeeds once one is free.
+#[test]
+fn every_timed_form_expires_while_held_and_succeeds_when_free() {
+    let hosts = KeyedPermits::new(1);
+    let soon = || Instant::now() + Duration::from_millis(5);
+    let b = hosts.acquire("b");
+    assert!(hosts.try_acquire_all(["a", "b"]).is_none());
+    assert!(hosts.try_acquire_all_until(["a", "b"], soon()).is_none());
+    assert_eq!(hosts.available("a"), 1, "all or nothing");
+    drop(b);
+    let held = hosts
+        .try_acquire_all_until(["b", "a"], soon())
+        .expect("free");
+    assert_eq!(held.len(), 2);
+    assert!(hosts.try_acquire_all(["a"]).is_none());
+    drop(held);
+    assert_eq!(hosts.try_acquire_all(["a", "b"]).map(|g| g.len()), Some(2));
+    assert!(hosts.is_empty());
+}
+
+#[tokio::test]
+async fn async_timed_forms_expire_while_held_and_succeed_when_free() {
+    let hosts = AsyncKeyedPermits::new(1);
+    let short = Duration::from_millis(5);
+    let soon = || Instant::now() + short;
+    let held = hosts.acquire("h").await;
+    assert!(hosts.try_acquire_for("h", short).await.is_none());
+    assert!(hosts.try_acquire_until("h", soon()).await.is_none());
+    assert!(hosts.try_acquire_all_for(["g", "h"], short).await.is_none());
+    assert!(
+        hosts
+            .try_acquire_all_until(["g", "h"], soon())
+            .await
+            .is_none()
+    );
+    assert_eq!(hosts.available("g"), 1, "all or nothing");
+    drop(held);
+    assert!(hosts.try_acquire_for("h", short).await.is_some());
+    assert!(hosts.try_acquire_until("h", soon()).await.is_some());
+    let all = hosts
+        .try_acquire_all_for(["h", "g"], short)
+        .await
+        .expect("free");
+    assert_eq!(all.into_guards().len(), 2);
+    assert!(
+        hosts
+            .try_acquire_all_until(["g", "h"], soon())
+            .await
+            .is_some()
+    );
+    assert!(hosts.is_empty());
+}

@@ -253,9 +253,9 @@ fn multi_key_locking_from_opposite_orders_never_deadlocks() {
                 for i in 0..500_u32 {
                     let keys = if t % 2 == 0 { [1, 2, 3] } else { [3, 2, 1] };
                     if (i + t) % 3 == 0 {
-                        drop(locks.read_many(keys));
+                        drop(locks.read_all(keys));
                     } else {
-                        drop(locks.write_many(keys));
+                        drop(locks.write_all(keys));
                     }
                 }
             });
@@ -270,12 +270,12 @@ fn multi_key_locking_is_all_or_nothing() {
     let blocker = locks.read("c");
     assert!(
         locks
-            .try_write_many_for(["a", "b", "c"], Duration::from_millis(5))
+            .try_write_all_for(["a", "b", "c"], Duration::from_millis(5))
             .is_none()
     );
     assert!(!locks.is_locked("a") && !locks.is_locked("b"));
     let readers = locks
-        .try_read_many_for(["c", "a"], Duration::from_millis(5))
+        .try_read_all_for(["c", "a"], Duration::from_millis(5))
         .expect("readers share c");
     assert_eq!(readers.len(), 2);
     drop((readers, blocker));
@@ -585,11 +585,11 @@ mod async_locks {
     }
 
     #[tokio::test]
-    async fn a_cancelled_write_many_releases_what_it_took() {
+    async fn a_cancelled_write_all_releases_what_it_took() {
         let locks = AsyncKeyedRwLocks::new();
         let b = locks.read("b").await;
         let timed =
-            tokio::time::timeout(Duration::from_millis(5), locks.write_many(["a", "b"])).await;
+            tokio::time::timeout(Duration::from_millis(5), locks.write_all(["a", "b"])).await;
         assert!(timed.is_err());
         assert!(!locks.is_locked("a"));
         drop(b);
@@ -653,4 +653,83 @@ mod async_locks {
         assert!(cancelled.load(Ordering::Relaxed), "exercised cancellations");
         assert!(locks.is_empty());
     }
+}
+
+/// The timed and non-waiting forms added by the vocabulary change: each times out (or
+/// refuses) while the key is held against it, and succeeds once it is free.
+#[test]
+fn every_timed_form_expires_while_held_and_succeeds_when_free() {
+    let locks = KeyedRwLocks::new();
+    let soon = || Instant::now() + Duration::from_millis(5);
+
+    let u = locks.upgradable_read("k");
+    assert!(locks.try_upgradable_read_until("k", soon()).is_none());
+    let r = locks.read("k");
+    let u = u.try_upgrade_until(soon()).expect_err("a reader is in");
+    assert!(locks.is_locked("k") && !locks.is_write_locked("k"));
+    drop(r);
+    let w = u.try_upgrade_until(soon()).expect("the readers left");
+    assert!(locks.is_write_locked("k"));
+    drop(w);
+    assert!(locks.try_upgradable_read_until("k", soon()).is_some());
+
+    let held = locks.write("b");
+    assert!(locks.try_read_all(["a", "b"]).is_none());
+    assert!(locks.try_read_all_until(["a", "b"], soon()).is_none());
+    assert!(locks.try_write_all(["a", "b"]).is_none());
+    assert!(locks.try_write_all_until(["a", "b"], soon()).is_none());
+    assert!(!locks.is_locked("a"), "all or nothing");
+    drop(held);
+    assert_eq!(locks.try_read_all(["b", "a"]).map(|g| g.len()), Some(2));
+    assert_eq!(
+        locks
+            .try_write_all_until(["b", "a", "b"], soon())
+            .map(|g| g.len()),
+        Some(2)
+    );
+    assert!(locks.is_empty());
+}
+
+#[tokio::test]
+async fn async_timed_forms_expire_while_held_and_succeed_when_free() {
+    let locks = AsyncKeyedRwLocks::new();
+    let short = Duration::from_millis(5);
+    let soon = || Instant::now() + short;
+
+    let w = locks.write(1).await;
+    assert!(locks.try_read_for(1, short).await.is_none());
+    assert!(locks.try_read_until(1, soon()).await.is_none());
+    assert!(locks.try_upgradable_read_for(1, short).await.is_none());
+    assert!(locks.try_read_all_for([0, 1], short).await.is_none());
+    assert!(locks.try_write_all_until([0, 1], soon()).await.is_none());
+    assert!(!locks.is_locked(&0), "all or nothing");
+    drop(w);
+    let r = locks.read(1).await;
+    assert!(locks.try_write_for(1, short).await.is_none());
+    assert!(locks.try_write_until(1, soon()).await.is_none());
+    let u = locks
+        .try_upgradable_read_until(1, soon())
+        .await
+        .expect("readers share");
+    let u = u.try_upgrade_for(short).await.expect_err("a reader is in");
+    drop(r);
+    let w = u.try_upgrade_until(soon()).await.expect("the reader left");
+    assert!(locks.is_write_locked(&1));
+    drop(w);
+    assert!(locks.try_write_for(1, short).await.is_some());
+    assert_eq!(
+        locks
+            .try_read_all_until([1, 0], soon())
+            .await
+            .map(|g| g.len()),
+        Some(2)
+    );
+    assert_eq!(
+        locks
+            .try_write_all_for([1, 0], short)
+            .await
+            .map(|g| g.len()),
+        Some(2)
+    );
+    assert!(locks.is_empty());
 }

@@ -27,34 +27,38 @@ fn until_waits(rooms: &Rooms, n: u64) {
 #[test]
 fn locks_guards_and_futures_cross_threads() {
     fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>(_: &T) {}
     send_sync::<Rooms>();
     send_sync::<chainlock::rooms::RoomGuard<'static>>();
     send_sync::<chainlock::rooms::OwnedRoomGuard>();
-    send_sync::<chainlock::rooms::Enter<'static>>();
     send_sync::<RoomError>();
+    // The entry future is `Send` (checked on a value: its type is not named).
+    let rooms = Rooms::new(1);
+    send(&rooms.enter_async(0));
 }
 
 #[test]
 fn same_room_is_shared_other_rooms_are_excluded() {
     let rooms = Rooms::new(3);
     let a = rooms.enter(1);
-    let b = rooms.try_enter(1).expect("same room, nobody waiting");
+    let b = rooms
+        .try_enter(1)
+        .unwrap()
+        .expect("same room, nobody waiting");
     assert_eq!((a.room(), b.room()), (1, 1));
     assert_eq!(rooms.current_room(), Some(1));
-    assert_eq!(rooms.try_enter(0).err(), Some(RoomError::WouldBlock));
+    assert!(matches!(rooms.try_enter(0), Ok(None)));
     assert_eq!(
-        rooms.enter_timeout(2, Duration::from_millis(5)).err(),
-        Some(RoomError::TimedOut)
+        rooms
+            .try_enter_for(2, Duration::from_millis(5))
+            .map(|g| g.is_none()),
+        Ok(true)
     );
     drop(a);
-    assert_eq!(
-        rooms.try_enter(0).err(),
-        Some(RoomError::WouldBlock),
-        "b is still in"
-    );
+    assert!(matches!(rooms.try_enter(0), Ok(None)), "b is still in");
     drop(b);
     assert_eq!(rooms.current_room(), None);
-    assert_eq!(rooms.try_enter(0).map(|g| g.room()), Ok(0));
+    assert_eq!(rooms.try_enter(0).map(|g| g.map(|g| g.room())), Ok(Some(0)));
     let stats = rooms.stats();
     assert_eq!(
         (stats.waits, stats.withdrawn, stats.futile_wakeups),
@@ -68,16 +72,16 @@ fn out_of_range_rooms_are_errors() {
     let out = Err(RoomError::OutOfRange { room: 2, rooms: 2 });
     assert_eq!(rooms.try_enter(2).map(|_| ()), out);
     assert_eq!(
-        rooms.enter_timeout(2, Duration::from_secs(1)).map(|_| ()),
+        rooms.try_enter_for(2, Duration::from_secs(1)).map(|_| ()),
         out
     );
     assert_eq!(
-        rooms.enter_timeout(7, Duration::MAX).map(|_| ()).err(),
+        rooms.try_enter_for(7, Duration::MAX).map(|_| ()).err(),
         Some(RoomError::OutOfRange { room: 7, rooms: 2 })
     );
     assert_eq!(
         rooms
-            .enter_until(usize::MAX, Instant::now())
+            .try_enter_until(usize::MAX, Instant::now())
             .map(|_| ())
             .err(),
         Some(RoomError::OutOfRange {
@@ -92,7 +96,7 @@ fn out_of_range_rooms_are_errors() {
     // Even while another room is occupied: an error, not a wait.
     let _held = rooms.enter(0);
     assert_eq!(
-        rooms.enter_timeout(5, Duration::MAX).map(|_| ()).err(),
+        rooms.try_enter_for(5, Duration::MAX).map(|_| ()).err(),
         Some(RoomError::OutOfRange { room: 5, rooms: 2 })
     );
 }
@@ -168,14 +172,18 @@ fn zero_rooms_panics() {
 }
 
 #[test]
-fn untimed_enter_timeout_still_waits_and_enters() {
+fn untimed_try_enter_for_still_waits_and_enters() {
     let rooms = Rooms::new(2);
     let held = rooms.enter(0);
     thread::scope(|s| {
-        let waiter = s.spawn(|| rooms.enter_timeout(1, Duration::MAX).map(|g| g.room()));
+        let waiter = s.spawn(|| {
+            rooms
+                .try_enter_for(1, Duration::MAX)
+                .map(|g| g.map(|g| g.room()))
+        });
         until_waits(&rooms, 1);
         drop(held);
-        assert_eq!(waiter.join().unwrap(), Ok(1));
+        assert_eq!(waiter.join().unwrap(), Ok(Some(1)));
     });
 }
 
@@ -192,7 +200,7 @@ fn owned_guards_leave_from_another_thread() {
             .iter()
             .all(|g| g.room() == 1 && Arc::ptr_eq(g.rooms(), &rooms))
     );
-    assert_eq!(rooms.try_enter(0).err(), Some(RoomError::WouldBlock));
+    assert!(matches!(rooms.try_enter(0), Ok(None)));
     thread::spawn(move || drop(guards)).join().unwrap();
     assert_eq!(exits.load(SeqCst), 1);
     assert_eq!(rooms.current_room(), None);
@@ -207,8 +215,8 @@ fn exit_action_runs_once_per_occupancy_with_the_room_still_occupied() {
             let rooms = me.upgrade().expect("lock alive");
             // Still counts as occupied: nobody enters any room while the action runs.
             assert_eq!(rooms.current_room(), Some(0));
-            assert_eq!(rooms.try_enter(0).err(), Some(RoomError::WouldBlock));
-            assert_eq!(rooms.try_enter(1).err(), Some(RoomError::WouldBlock));
+            assert!(matches!(rooms.try_enter(0), Ok(None)));
+            assert!(matches!(rooms.try_enter(1), Ok(None)));
             exits.fetch_add(1, SeqCst);
         })
     });
@@ -318,22 +326,26 @@ fn timed_out_waiter_leaves_no_trace() {
     let rooms = Rooms::new(2);
     let held = rooms.enter(0);
     thread::scope(|s| {
-        let quitter = s.spawn(|| rooms.enter_timeout(1, Duration::from_millis(50)).err());
+        let quitter = s.spawn(|| {
+            rooms
+                .try_enter_for(1, Duration::from_millis(50))
+                .map(|g| g.is_none())
+        });
         until_waits(&rooms, 1);
         // Arrivals to the open room queue behind the waiter for room 1 ...
         let queued = s.spawn(|| rooms.enter(0).room());
         until_waits(&rooms, 2);
-        assert_eq!(quitter.join().unwrap(), Some(RoomError::TimedOut));
+        assert_eq!(quitter.join().unwrap(), Ok(true), "timed out");
         // ... and get in once it gave up, while room 0 is still held.
         assert_eq!(queued.join().unwrap(), 0);
     });
     assert!(
-        rooms.try_enter(0).is_ok(),
+        matches!(rooms.try_enter(0), Ok(Some(_))),
         "no phantom waiter blocks the open room"
     );
     drop(held);
     assert_eq!(rooms.current_room(), None, "no phantom occupant");
-    assert!(rooms.try_enter(1).is_ok());
+    assert!(matches!(rooms.try_enter(1), Ok(Some(_))));
     let stats = rooms.stats();
     assert_eq!((stats.withdrawn, stats.futile_wakeups), (1, 0));
 }
@@ -353,8 +365,8 @@ fn a_stream_of_arrivals_cannot_starve_another_room() {
         }
         for _ in 0..20 {
             thread::sleep(Duration::from_millis(1));
-            let entered = rooms.enter_timeout(1, PATIENCE);
-            assert_eq!(entered.map(|g| g.room()), Ok(1));
+            let entered = rooms.try_enter_for(1, PATIENCE);
+            assert_eq!(entered.map(|g| g.map(|g| g.room())), Ok(Some(1)));
         }
         stop.store(true, SeqCst);
     });
@@ -428,7 +440,7 @@ fn stress_invariants_with_timeouts_and_try_enter() {
         let checker = checker.clone();
         rooms = rooms.with_exit_action(room, move || checker.exit_action(room));
     }
-    let outcomes = [(); 3].map(|()| AtomicUsize::new(0)); // entered, timed out, would block
+    let outcomes = [(); 2].map(|()| AtomicUsize::new(0)); // entered, did not get in (now or in time)
     thread::scope(|s| {
         for seed in 0..THREADS as u64 {
             let (rooms, checker, outcomes) = (&rooms, &checker, &outcomes);
@@ -439,19 +451,16 @@ fn stress_invariants_with_timeouts_and_try_enter() {
                     let guard = match rng.random_range(0..4) {
                         0 => rooms.try_enter(room),
                         1 => rooms
-                            .enter_timeout(room, Duration::from_micros(rng.random_range(0..200))),
-                        _ => Ok(rooms.enter(room)),
+                            .try_enter_for(room, Duration::from_micros(rng.random_range(0..200))),
+                        _ => Ok(Some(rooms.enter(room))),
                     };
                     match guard {
-                        Ok(guard) => {
+                        Ok(Some(guard)) => {
                             checker.inside(guard.room());
                             outcomes[0].fetch_add(1, SeqCst);
                         }
-                        Err(RoomError::TimedOut) => {
+                        Ok(None) => {
                             outcomes[1].fetch_add(1, SeqCst);
-                        }
-                        Err(RoomError::WouldBlock) => {
-                            outcomes[2].fetch_add(1, SeqCst);
                         }
                         Err(e) => panic!("unexpected {e}"),
                     }
@@ -477,7 +486,7 @@ fn stress_invariants_with_timeouts_and_try_enter() {
     assert!(outcomes[0].load(SeqCst) > THREADS * OPS / 2);
     // Everything is free again for everyone.
     for room in 0..ROOMS {
-        checker.inside(rooms.try_enter(room).expect("free").room());
+        checker.inside(rooms.try_enter(room).unwrap().expect("free").room());
     }
 }
 
@@ -555,7 +564,7 @@ mod async_rooms {
         let waiting = tokio::time::timeout(Duration::from_millis(20), rooms.enter_async(1)).await;
         assert!(waiting.is_err(), "room 0 is held");
         assert!(
-            rooms.try_enter(0).is_ok(),
+            matches!(rooms.try_enter(0), Ok(Some(_))),
             "no phantom waiter blocks the open room"
         );
         drop(held);
@@ -698,4 +707,33 @@ mod async_rooms {
         assert_eq!(checker.exits.load(SeqCst), checker.occupancies.load(SeqCst));
         assert_eq!(rooms.stats().futile_wakeups, 0);
     }
+}
+
+#[tokio::test]
+async fn async_timed_entries_expire_while_another_room_is_held() {
+    let rooms = Rooms::new(2);
+    let short = Duration::from_millis(5);
+    let held = rooms.enter_async(0).await;
+    assert!(matches!(
+        rooms.try_enter_for_async(1, short).await,
+        Ok(None)
+    ));
+    let deadline = Instant::now() + short;
+    assert!(matches!(
+        rooms.try_enter_until_async(1, deadline).await,
+        Ok(None)
+    ));
+    assert_eq!(
+        rooms.try_enter_for_async(2, short).await.map(|_| ()),
+        Err(RoomError::OutOfRange { room: 2, rooms: 2 })
+    );
+    drop(held);
+    let entered = rooms.try_enter_for_async(1, short).await;
+    assert_eq!(entered.map(|g| g.map(|g| g.room())), Ok(Some(1)));
+    let deadline = Instant::now() + short;
+    assert!(matches!(
+        rooms.try_enter_until_async(0, deadline).await,
+        Ok(Some(_))
+    ));
+    assert_eq!(rooms.stats().withdrawn, 2, "the timed-out waiters withdrew");
 }

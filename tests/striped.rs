@@ -62,12 +62,12 @@ fn equal_keys_share_a_stripe_and_keys_spread_evenly() {
 }
 
 #[test]
-fn lock_many_dedups_and_locks_in_ascending_order() {
+fn lock_all_dedups_and_locks_in_ascending_order() {
     let striped: Striped<Mutex<u32>> = Striped::new(16);
     let keys = ["e", "a", "d", "a", "c", "b", "e"];
     let expected = striped.indices_of(keys);
     assert!(expected.is_sorted() && expected.windows(2).all(|w| w[0] < w[1]));
-    let mut held = striped.lock_many(keys);
+    let mut held = striped.lock_all(keys);
     assert_eq!(held.stripes(), expected);
     assert_eq!(held.len(), expected.len());
     for (_, guard) in held.iter_mut() {
@@ -87,11 +87,11 @@ fn lock_many_dedups_and_locks_in_ascending_order() {
         u32::try_from(expected.len()).unwrap(),
         "each stripe once"
     );
-    assert!(striped.lock_many(Vec::<u8>::new()).is_empty());
+    assert!(striped.lock_all(Vec::<u8>::new()).is_empty());
 }
 
 #[test]
-fn try_lock_many_is_all_or_nothing() {
+fn try_lock_all_is_all_or_nothing() {
     let striped: Striped<Mutex<()>> = Striped::new(256);
     let keys: Vec<u32> = (0..8).collect();
     let indices = striped.indices_of(&keys);
@@ -106,7 +106,7 @@ fn try_lock_many_is_all_or_nothing() {
             done_rx.recv().unwrap();
         });
         held_rx.recv().unwrap();
-        assert!(striped.try_lock_many(&keys).is_none());
+        assert!(striped.try_lock_all(&keys).is_none());
         for &index in &indices[..indices.len() - 1] {
             assert!(
                 !striped.stripe(index).unwrap().is_locked(),
@@ -115,18 +115,18 @@ fn try_lock_many_is_all_or_nothing() {
         }
         done_tx.send(()).unwrap();
     });
-    assert_eq!(striped.try_lock_many(&keys).unwrap().stripes(), indices);
+    assert_eq!(striped.try_lock_all(&keys).unwrap().stripes(), indices);
 }
 
 #[test]
 fn read_and_write_stripes() {
     let striped: Striped<RwLock<()>> = Striped::new(8);
-    let readers = striped.read_many(["x", "y"]);
-    let also = striped.read_many(["y", "x"]);
+    let readers = striped.read_all(["x", "y"]);
+    let also = striped.read_all(["y", "x"]);
     assert!(striped.try_read("x").is_some());
     assert!(striped.try_write("x").is_none());
     drop((readers, also));
-    let writers = striped.write_many(["x", "y"]);
+    let writers = striped.write_all(["x", "y"]);
     assert!(striped.try_read("y").is_none());
     drop(writers);
     assert!(striped.try_write("y").is_some());
@@ -152,7 +152,7 @@ fn concurrent_bulk_lockers_never_deadlock_and_count_exactly() {
                 let mut keys: Vec<u32> =
                     (0..rng.random_range(1..6)).map(|_| rng.random()).collect();
                 keys.shuffle(&mut rng);
-                let mut held = striped.lock_many(&keys);
+                let mut held = striped.lock_all(&keys);
                 for (index, guard) in held.iter_mut() {
                     **guard += 1;
                     increments[index] += 1;
@@ -208,7 +208,7 @@ mod semaphores {
         assert_eq!(stripes.get("x").available(), 1);
         drop(b);
         assert_eq!(stripes.get("x").available(), 2);
-        let held = stripes.acquire_many(["a", "b", "c"]);
+        let held = stripes.acquire_all(["a", "b", "c"]);
         assert_eq!(held.len(), 1, "one permit per distinct stripe");
     }
 
@@ -262,4 +262,97 @@ mod semaphores {
             assert_eq!(stripe.available(), PERMITS);
         }
     }
+}
+
+/// The semaphore stripes' forms added by the vocabulary change: each refuses or times out
+/// while the permit is taken, and succeeds once it is free.
+#[test]
+fn semaphore_timed_and_bulk_forms_expire_while_held_and_succeed_when_free() {
+    use std::time::Instant;
+    let hosts = Striped::semaphores(1, 1);
+    let short = Duration::from_millis(5);
+    let held = hosts.acquire("a");
+    assert!(
+        hosts
+            .try_acquire_until("b", Instant::now() + short)
+            .is_none()
+    );
+    assert!(hosts.try_acquire_all(["a", "b"]).is_none());
+    assert!(hosts.try_acquire_all_for(["a", "b"], short).is_none());
+    assert!(
+        hosts
+            .try_acquire_all_until(["b"], Instant::now() + short)
+            .is_none()
+    );
+    drop(held);
+    assert!(
+        hosts
+            .try_acquire_until("b", Instant::now() + short)
+            .is_some()
+    );
+    let all = hosts.try_acquire_all(["a", "b"]).expect("free");
+    assert_eq!((all.len(), all.into_guards().len()), (1, 1));
+    assert!(hosts.try_acquire_all_for(["a", "b"], short).is_some());
+    assert!(
+        hosts
+            .try_acquire_all_until(["a"], Instant::now() + short)
+            .is_some()
+    );
+    assert_eq!(hosts.get("a").available(), 1);
+}
+
+/// The timed forms of mutex and reader-writer stripes (over parking_lot's timed raw locks):
+/// each times out while a stripe is held against it, and succeeds once it is free.
+#[test]
+fn timed_stripe_forms_expire_while_held_and_succeed_when_free() {
+    use std::time::Instant;
+    let short = Duration::from_millis(5);
+    let soon = || Instant::now() + short;
+
+    let mutexes: Striped<Mutex<()>> = Striped::new(1);
+    thread::scope(|s| {
+        let held = mutexes.lock(&1);
+        s.spawn(|| {
+            assert!(mutexes.try_lock_for(&2, short).is_none());
+            assert!(mutexes.try_lock_until(&2, soon()).is_none());
+            assert!(mutexes.try_lock_all_for([1, 2], short).is_none());
+            assert!(mutexes.try_lock_all_until([1, 2], soon()).is_none());
+        })
+        .join()
+        .unwrap();
+        drop(held);
+    });
+    assert!(mutexes.try_lock_for(&2, short).is_some());
+    assert!(mutexes.try_lock_until(&2, soon()).is_some());
+    assert_eq!(
+        mutexes.try_lock_all_for([1, 2], short).map(|g| g.len()),
+        Some(1)
+    );
+    assert!(mutexes.try_lock_all_until([1, 2], soon()).is_some());
+
+    let rw: Striped<RwLock<()>> = Striped::new(1);
+    let w = rw.write(&1);
+    assert!(rw.try_read_for(&2, short).is_none());
+    assert!(rw.try_read_until(&2, soon()).is_none());
+    assert!(rw.try_read_all([1, 2]).is_none());
+    assert!(rw.try_read_all_for([1, 2], short).is_none());
+    assert!(rw.try_read_all_until([1, 2], soon()).is_none());
+    drop(w);
+    let r = rw.read(&1);
+    assert!(rw.try_write_for(&2, short).is_none());
+    assert!(rw.try_write_until(&2, soon()).is_none());
+    assert!(rw.try_write_all([1, 2]).is_none());
+    assert!(rw.try_write_all_for([1, 2], short).is_none());
+    assert!(rw.try_write_all_until([1, 2], soon()).is_none());
+    assert!(
+        rw.try_read_all_for([1, 2], short).is_some(),
+        "readers share"
+    );
+    drop(r);
+    assert!(rw.try_write_for(&2, short).is_some());
+    assert!(rw.try_write_until(&2, soon()).is_some());
+    assert!(rw.try_write_all([1, 2]).is_some());
+    assert!(rw.try_write_all_for([1, 2], short).is_some());
+    assert!(rw.try_write_all_until([1, 2], soon()).is_some());
+    assert!(rw.try_read_all_until([1, 2], soon()).is_some());
 }

@@ -25,13 +25,23 @@
 //! - **All-or-nothing multi-key locking** ([`KeyedLocks::lock_all`]): locks a set of keys
 //!   in one total order (`K: Ord`), within one deadline, or none of them.
 //!
-//! With the `tokio` feature, [`AsyncKeyedLocks`] offers the same registry to async tasks:
-//! per-acquisition ownership (no reentrancy) and cancel-safe lock futures.
+//! With the `async` feature, `AsyncKeyedLocks` offers the same registry to async tasks:
+//! per-acquisition ownership (no reentrancy) and cancel-safe lock futures; with `tokio`,
+//! their timed waits (`try_lock_for`, …) too.
 //!
 //! Both are faces of one core, [`LockManager<K, S, F>`](LockManager), whose [`Flavor`]
 //! `F` ([`Blocking`] or `Async`) decides how a caller waits and who owns a hold: the
-//! constructors, probes, `try_lock` and the guards ([`KeyGuard`], [`KeySetGuard`]) are
+//! constructors, probes, `try_lock` and the guards ([`KeyGuard`], [`KeyGuards`]) are
 //! written once; each face adds only its way of waiting.
+//!
+//! # Names
+//!
+//! Every manager speaks one vocabulary: `verb` waits, `try_verb` does not, `try_verb_for`
+//! and `try_verb_until` wait at most a `Duration` / until an `Instant` (on the async faces
+//! with feature `tokio`); `verb_all` takes several keys all or nothing and returns
+//! [`KeyGuards`] (`len`, `is_empty`, `into_guards`). The verbs are `lock` ([`KeyedLocks`]),
+//! `read`, `write`, `upgradable_read` ([`KeyedRwLocks`]) and `acquire` ([`KeyedPermits`],
+//! whose guard is a [`KeyPermit`]).
 //!
 //! # Examples
 //!
@@ -118,53 +128,30 @@
 //!
 #![doc = include_str!("../docs/named-locks.md")]
 
-pub(crate) mod blocking;
-#[cfg(feature = "tokio")]
-mod future;
-mod manager;
+mod flavor;
+mod guards;
+mod locks;
 mod permits;
-mod permits_blocking;
-#[cfg(feature = "tokio")]
-mod permits_future;
-pub(crate) mod registry;
-mod rw;
-mod rw_blocking;
-#[cfg(feature = "tokio")]
-mod rw_future;
-mod shard_lock;
-mod sharded;
-pub(crate) mod weighted;
+mod rw_locks;
 
-pub use blocking::KeyedLocks;
-#[cfg(feature = "tokio")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-pub use future::{Acquire, Async, AsyncKeyGuard, AsyncKeySetGuard, AsyncKeyedLocks};
-pub use manager::{Blocking, Flavor, KeyGuard, KeySetGuard, LockManager};
-pub use permits::{PermitGuard, PermitManager};
-pub use permits_blocking::KeyedPermits;
-#[cfg(feature = "tokio")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-pub use permits_future::{AsyncKeyedPermits, AsyncPermitGuard};
-pub use rw::{KeyGuards, KeyReadGuard, KeyUpgradableGuard, KeyWriteGuard, RwLockManager};
-pub use rw_blocking::KeyedRwLocks;
-#[cfg(feature = "tokio")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-pub use rw_future::{
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+pub use flavor::Async;
+pub use flavor::{Blocking, Flavor};
+pub use guards::{KeyGuard, KeyGuards};
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+pub use locks::{AsyncKeyGuard, AsyncKeyedLocks};
+pub use locks::{KeyedLocks, LockManager};
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+pub use permits::{AsyncKeyPermit, AsyncKeyedPermits};
+pub use permits::{KeyPermit, KeyedPermits, PermitManager};
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+pub use rw_locks::{
     AsyncKeyReadGuard, AsyncKeyUpgradableGuard, AsyncKeyWriteGuard, AsyncKeyedRwLocks,
 };
+pub use rw_locks::{KeyReadGuard, KeyUpgradableGuard, KeyWriteGuard, KeyedRwLocks, RwLockManager};
 
 pub use crate::striped::DefaultHashBuilder;
-
-/// The default number of shards: four per available core, rounded up to a power of two, so
-/// that threads rarely meet on a shard.
-fn default_shards() -> usize {
-    std::thread::available_parallelism()
-        .map_or(8, |cores| cores.get() * 4)
-        .next_power_of_two()
-}
-
-#[cfg(all(test, loom))]
-mod tests {
-    mod loom_keyed;
-    mod loom_weighted;
-}

@@ -50,7 +50,8 @@
 //!
 //! | feature | default | what |
 //! |---|---|---|
-//! | `tokio` | no | async chain lockers over `tokio::sync::{Mutex, RwLock}` (owned guards), [`keyed::AsyncKeyedLocks`], async room entry |
+//! | `async` | no | the runtime-independent async faces: `keyed::AsyncKeyedLocks`, `AsyncKeyedRwLocks`, `AsyncKeyedPermits`, `Rooms::enter_async` (futures that need only a waker) |
+//! | `tokio` | no | implies `async`; what needs Tokio: async chain lockers and walks over `tokio::sync::{Mutex, RwLock}` (owned guards), the async faces' timed waits (`try_lock_for`, `try_enter_for_async`, …, on Tokio's timer) |
 //! | `distributed` | no | the distributed named mutex with its embedded file backend (one machine, many processes); pulls in tokio |
 //! | `postgres` | no | the PostgreSQL backend of the distributed named mutex (many machines), on `tokio-postgres` |
 //! | `postgres-tls` | no | TLS to PostgreSQL (rustls with `ring`, no OpenSSL; the server's certificate verified: system roots or a given CA) |
@@ -81,6 +82,7 @@ pub mod chain;
 #[cfg(feature = "distributed")]
 #[cfg_attr(docsrs, doc(cfg(feature = "distributed")))]
 pub mod distributed;
+mod engine;
 pub mod hybrid;
 pub mod keyed;
 mod lock_order;

@@ -62,8 +62,10 @@
 //!
 //! # Async and owned guards
 //!
-//! With the `tokio` feature, `Rooms::enter_async` and `Rooms::enter_owned_async` wait
-//! without blocking a thread (the futures work on any runtime, and are cancel safe).
+//! With the `async` feature, `Rooms::enter_async` and `Rooms::enter_owned_async` wait
+//! without blocking a thread (the futures work on any runtime, and are cancel safe); with
+//! `tokio`, `Rooms::try_enter_for_async` and `Rooms::try_enter_until_async` wait at most
+//! a while on Tokio's timer.
 //! [`Rooms::enter_owned`] returns an [`OwnedRoomGuard`] for a lock in an `Arc`.
 //!
 //! # Exit actions that panic
@@ -80,15 +82,15 @@
 //!
 #![doc = include_str!("../docs/rooms.md")]
 
+mod guards;
 mod state;
 
-#[cfg(feature = "tokio")]
+#[cfg(feature = "async")]
 mod future;
 #[cfg(all(test, loom))]
 mod tests;
 
-#[cfg(feature = "tokio")]
-pub use future::Enter;
+pub use guards::{OwnedRoomGuard, RoomGuard};
 
 use crate::loom::sync::atomic::{
     AtomicU64,
@@ -123,10 +125,10 @@ type ExitAction = Box<dyn Fn() + Send + Sync>;
 /// });
 /// let a = rooms.enter(0);
 /// let b = rooms.enter(0); // same room: shared
-/// assert!(rooms.try_enter(1).is_err()); // other room: excluded
+/// assert!(rooms.try_enter(1).unwrap().is_none()); // other room: excluded
 /// drop((a, b)); // the last one out runs the exit action
 /// assert_eq!(FLUSHES.load(Ordering::Relaxed), 1);
-/// assert!(rooms.try_enter(1).is_ok());
+/// assert!(rooms.try_enter(1).unwrap().is_some());
 /// ```
 pub struct Rooms {
     /// The lock word (see `state.rs`); the only thing the fast paths touch.
@@ -146,7 +148,7 @@ struct Waiters {
     total: usize,
     stats: RoomsStats,
     /// Identifies an async waiter's waker in its queue.
-    #[cfg(feature = "tokio")]
+    #[cfg(feature = "async")]
     next_key: u64,
 }
 
@@ -157,7 +159,7 @@ struct Waiters {
 struct Queue {
     waiting: usize,
     batch: u64,
-    #[cfg(feature = "tokio")]
+    #[cfg(feature = "async")]
     wakers: Vec<(u64, std::task::Waker)>,
 }
 
@@ -187,7 +189,7 @@ pub struct RoomsStats {
     pub withdrawn: u64,
 }
 
-/// Why a room could not be entered.
+/// A misuse of a [`Rooms`] lock (a room that cannot be waited for would be `Ok(None)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RoomError {
@@ -199,28 +201,6 @@ pub enum RoomError {
         /// The number of rooms of the lock.
         rooms: usize,
     },
-    /// [`Rooms::try_enter`]: entering would have to wait.
-    #[error("the room cannot be entered without waiting")]
-    WouldBlock,
-    /// [`Rooms::enter_timeout`]/[`Rooms::enter_until`]: the deadline passed first.
-    #[error("timed out waiting to enter the room")]
-    TimedOut,
-}
-
-/// Proof of presence in a room; leaves it when dropped.
-///
-/// If this was the room's last occupant, dropping the guard runs the room's exit action
-/// on this thread and opens the next room (see [`Rooms`]).
-///
-/// # Panics
-///
-/// Dropping the guard propagates a panic of the exit action (after the lock has moved
-/// on).
-#[must_use = "if unused the lock will immediately unlock"]
-#[clippy::has_significant_drop]
-pub struct RoomGuard<'a> {
-    rooms: &'a Rooms,
-    room: usize,
 }
 
 impl Rooms {
@@ -254,7 +234,7 @@ impl Rooms {
                 rooms: (0..rooms).map(|_| Queue::default()).collect(),
                 total: 0,
                 stats: RoomsStats::default(),
-                #[cfg(feature = "tokio")]
+                #[cfg(feature = "async")]
                 next_key: 0,
             }),
             condvars: (0..rooms).map(|_| Condvar::new()).collect(),
@@ -355,8 +335,8 @@ impl Rooms {
     ///
     /// # Panics
     ///
-    /// If `room` is out of range (use [`Rooms::try_enter`] or [`Rooms::enter_until`] for
-    /// an error instead).
+    /// If `room` is out of range (use [`Rooms::try_enter`] or [`Rooms::try_enter_until`]
+    /// for an error instead).
     ///
     /// # Examples
     ///
@@ -379,12 +359,12 @@ impl Rooms {
         .expect("an untimed wait does not give up")
     }
 
-    /// Enters `room` if that is possible without waiting.
+    /// Enters `room` if that is possible without waiting: `Ok(None)` if another room is
+    /// occupied, the room is closing, or someone waits.
     ///
     /// # Errors
     ///
-    /// [`RoomError::WouldBlock`] if another room is occupied, the room is closing, or
-    /// someone waits; [`RoomError::OutOfRange`] for a bad room index.
+    /// [`RoomError::OutOfRange`] for a bad room index.
     ///
     /// # Examples
     ///
@@ -392,62 +372,62 @@ impl Rooms {
     /// use chainlock::rooms::{RoomError, Rooms};
     ///
     /// let rooms = Rooms::new(2);
-    /// let _guard = rooms.try_enter(0)?;
-    /// assert_eq!(rooms.try_enter(1).err(), Some(RoomError::WouldBlock));
+    /// let _guard = rooms.try_enter(0)?.expect("a free lock");
+    /// assert!(rooms.try_enter(1)?.is_none());
     /// assert!(matches!(rooms.try_enter(2), Err(RoomError::OutOfRange { room: 2, rooms: 2 })));
     /// # Ok::<(), RoomError>(())
     /// ```
     #[inline]
-    pub fn try_enter(&self, room: usize) -> Result<RoomGuard<'_>, RoomError> {
+    pub fn try_enter(&self, room: usize) -> Result<Option<RoomGuard<'_>>, RoomError> {
         self.check_room(room)?;
-        if self.enter_fast(room) {
-            Ok(RoomGuard { rooms: self, room })
-        } else {
-            Err(RoomError::WouldBlock)
-        }
+        Ok(self
+            .enter_fast(room)
+            .then(|| RoomGuard { rooms: self, room }))
     }
 
-    /// Enters `room`, waiting at most `timeout`.
+    /// Enters `room`, waiting at most `timeout`: `Ok(None)` if the room could not be
+    /// entered in time (the waiter then leaves no trace). A zero timeout is
+    /// [`try_enter`](Self::try_enter); a timeout beyond what the clock can represent waits
+    /// forever.
     ///
     /// # Errors
     ///
-    /// [`RoomError::TimedOut`] if the room could not be entered in time (the waiter then
-    /// leaves no trace), [`RoomError::OutOfRange`] for a bad room index.
+    /// [`RoomError::OutOfRange`] for a bad room index.
     ///
     /// # Examples
     ///
     /// ```
-    /// use chainlock::rooms::{RoomError, Rooms};
+    /// use chainlock::rooms::Rooms;
     /// use std::time::Duration;
     ///
     /// let rooms = Rooms::new(2);
     /// let held = rooms.enter(0);
     /// std::thread::scope(|s| {
-    ///     let waiter = s.spawn(|| rooms.enter_timeout(1, Duration::from_millis(10)).err());
-    ///     assert_eq!(waiter.join().unwrap(), Some(RoomError::TimedOut));
+    ///     let waiter = s.spawn(|| rooms.try_enter_for(1, Duration::from_millis(10)).map(|g| g.is_none()));
+    ///     assert_eq!(waiter.join().unwrap(), Ok(true));
     /// });
     /// drop(held);
-    /// assert!(rooms.try_enter(1).is_ok());
+    /// assert!(rooms.try_enter_for(1, Duration::from_millis(10))?.is_some());
+    /// # Ok::<(), chainlock::rooms::RoomError>(())
     /// ```
-    pub fn enter_timeout(
+    pub fn try_enter_for(
         &self,
         room: usize,
         timeout: Duration,
-    ) -> Result<RoomGuard<'_>, RoomError> {
+    ) -> Result<Option<RoomGuard<'_>>, RoomError> {
         match Instant::now().checked_add(timeout) {
-            Some(deadline) => self.enter_until(room, deadline),
-            None => self.check_room(room).map(|()| self.enter(room)),
+            Some(deadline) => self.try_enter_until(room, deadline),
+            None => self.check_room(room).map(|()| Some(self.enter(room))),
         }
     }
 
-    /// Enters `room`, waiting until `deadline` at the latest.
-    ///
-    /// If the deadline passes just as the room is opened for this thread, it enters.
+    /// Enters `room`, waiting until `deadline` at the latest: `Ok(None)` if it passed
+    /// first (the waiter then leaves no trace). If the deadline passes just as the room is
+    /// opened for this thread, it enters.
     ///
     /// # Errors
     ///
-    /// [`RoomError::TimedOut`] if the room could not be entered in time (the waiter then
-    /// leaves no trace), [`RoomError::OutOfRange`] for a bad room index.
+    /// [`RoomError::OutOfRange`] for a bad room index.
     ///
     /// # Examples
     ///
@@ -455,17 +435,27 @@ impl Rooms {
     /// use std::time::{Duration, Instant};
     ///
     /// let rooms = chainlock::rooms::Rooms::new(2);
-    /// let guard = rooms.enter_until(0, Instant::now() + Duration::from_secs(1))?;
+    /// let deadline = Instant::now() + Duration::from_millis(10);
+    /// let guard = rooms.try_enter_until(0, deadline)?.expect("a free lock");
+    /// std::thread::scope(|s| {
+    ///     assert!(s.spawn(|| rooms.try_enter_until(1, deadline).map(|g| g.is_none())).join().unwrap()?);
+    ///     Ok::<(), chainlock::rooms::RoomError>(())
+    /// })?;
+    /// # drop(guard);
     /// # Ok::<(), chainlock::rooms::RoomError>(())
     /// ```
-    pub fn enter_until(&self, room: usize, deadline: Instant) -> Result<RoomGuard<'_>, RoomError> {
+    pub fn try_enter_until(
+        &self,
+        room: usize,
+        deadline: Instant,
+    ) -> Result<Option<RoomGuard<'_>>, RoomError> {
         self.check_room(room)?;
         if self.enter_fast(room) {
-            return Ok(RoomGuard { rooms: self, room });
+            return Ok(Some(RoomGuard { rooms: self, room }));
         }
-        self.enter_slow(room, |condvar, guard| {
+        Ok(self.enter_slow(room, |condvar, guard| {
             condvar.wait_until(guard, deadline).timed_out()
-        })
+        }))
     }
 
     /// Like [`Rooms::enter`], for a lock in an [`Arc`]: the guard owns a reference to
@@ -560,13 +550,13 @@ impl Rooms {
         &'a self,
         room: usize,
         mut wait: impl FnMut(&Condvar, &mut MutexGuard<'a, Waiters>) -> bool,
-    ) -> Result<RoomGuard<'a>, RoomError> {
+    ) -> Option<RoomGuard<'a>> {
         if self.spin_while_nobody_waits(room) {
-            return Ok(RoomGuard { rooms: self, room });
+            return Some(RoomGuard { rooms: self, room });
         }
         let mut waiters = self.waiters.lock();
         let Registration::Waiting { batch } = self.register(&mut waiters, room) else {
-            return Ok(RoomGuard { rooms: self, room });
+            return Some(RoomGuard { rooms: self, room });
         };
         loop {
             let gave_up = wait(&self.condvars[room], &mut waiters);
@@ -577,13 +567,13 @@ impl Rooms {
             }
             if admitted {
                 // Even if the deadline passed meanwhile: the batch counted us in.
-                return Ok(RoomGuard { rooms: self, room });
+                return Some(RoomGuard { rooms: self, room });
             }
             if gave_up {
                 let wakers = self.withdraw(&mut waiters, room);
                 drop(waiters);
                 wakers.wake_all();
-                return Err(RoomError::TimedOut);
+                return None;
             }
         }
     }
@@ -742,7 +732,7 @@ impl Rooms {
     /// waiters through the returned [`Wakers`] once the caller released the mutex.
     fn wake(&self, waiters: &mut Waiters, room: usize) -> Wakers {
         self.condvars[room].notify_all();
-        #[cfg(feature = "tokio")]
+        #[cfg(feature = "async")]
         return Wakers(
             waiters.rooms[room]
                 .wakers
@@ -750,7 +740,7 @@ impl Rooms {
                 .map(|(_, waker)| waker)
                 .collect(),
         );
-        #[cfg(not(feature = "tokio"))]
+        #[cfg(not(feature = "async"))]
         {
             let _ = waiters;
             Wakers::default()
@@ -770,15 +760,15 @@ fn out_of_range(error: RoomError) -> ! {
 /// poll its task inline and take the mutex again.
 #[must_use = "the admitted async waiters must be woken"]
 #[derive(Default)]
-struct Wakers(#[cfg(feature = "tokio")] Vec<std::task::Waker>);
+struct Wakers(#[cfg(feature = "async")] Vec<std::task::Waker>);
 
 impl Wakers {
     #[cfg_attr(
-        not(feature = "tokio"),
+        not(feature = "async"),
         expect(clippy::unused_self, reason = "`self` is used by the async face")
     )]
     fn wake_all(self) {
-        #[cfg(feature = "tokio")]
+        #[cfg(feature = "async")]
         for waker in self.0 {
             waker.wake();
         }
@@ -808,114 +798,6 @@ impl fmt::Debug for Rooms {
             .field("current_room", &state.room())
             .field("occupants", &state.count())
             .field("waiting", &state.waiting())
-            .finish_non_exhaustive()
-    }
-}
-
-impl RoomGuard<'_> {
-    /// Hands our place in the room over to an owned guard of the same lock.
-    pub(crate) fn into_owned(self, rooms: &Arc<Rooms>) -> OwnedRoomGuard {
-        debug_assert!(std::ptr::eq(self.rooms, Arc::as_ptr(rooms)));
-        let room = self.room;
-        std::mem::forget(self); // the owned guard leaves instead
-        OwnedRoomGuard {
-            rooms: Arc::clone(rooms),
-            room,
-        }
-    }
-
-    /// The room this guard is in.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let rooms = chainlock::rooms::Rooms::new(3);
-    /// assert_eq!(rooms.enter(2).room(), 2);
-    /// ```
-    #[must_use]
-    #[inline]
-    pub fn room(&self) -> usize {
-        self.room
-    }
-}
-
-impl Drop for RoomGuard<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        self.rooms.leave(self.room);
-    }
-}
-
-impl fmt::Debug for RoomGuard<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RoomGuard")
-            .field("room", &self.room)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Proof of presence in a room of a lock held in an [`Arc`]; leaves it when dropped.
-/// Returned by [`Rooms::enter_owned`] (and `Rooms::enter_owned_async` with the `tokio`
-/// feature); otherwise like [`RoomGuard`].
-///
-/// # Panics
-///
-/// Dropping the guard propagates a panic of the exit action (after the lock has moved
-/// on).
-#[must_use = "if unused the lock will immediately unlock"]
-#[clippy::has_significant_drop]
-pub struct OwnedRoomGuard {
-    rooms: Arc<Rooms>,
-    room: usize,
-}
-
-impl OwnedRoomGuard {
-    /// The room this guard is in.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    ///
-    /// let rooms = Arc::new(chainlock::rooms::Rooms::new(2));
-    /// assert_eq!(rooms.enter_owned(1).room(), 1);
-    /// ```
-    #[must_use]
-    #[inline]
-    pub fn room(&self) -> usize {
-        self.room
-    }
-
-    /// The lock this guard belongs to.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    ///
-    /// let rooms = Arc::new(chainlock::rooms::Rooms::new(2));
-    /// let guard = rooms.enter_owned(0);
-    /// assert!(Arc::ptr_eq(guard.rooms(), &rooms));
-    /// assert_eq!(guard.rooms().current_room(), Some(0));
-    /// ```
-    #[must_use]
-    #[inline]
-    pub fn rooms(&self) -> &Arc<Rooms> {
-        &self.rooms
-    }
-}
-
-impl Drop for OwnedRoomGuard {
-    #[inline]
-    fn drop(&mut self) {
-        self.rooms.leave(self.room);
-    }
-}
-
-impl fmt::Debug for OwnedRoomGuard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OwnedRoomGuard")
-            .field("room", &self.room)
             .finish_non_exhaustive()
     }
 }

@@ -12,7 +12,7 @@
 //! - Each stripe sits in its own cache line ([`CachePadded`]): locking one stripe never
 //!   invalidates the line of its neighbour.
 //! - Keys are spread with a seeded [foldhash] by default; any [`BuildHasher`] can be given.
-//! - [`Striped::lock_many`] (and `read_many`/`write_many`) lock the stripes of many keys
+//! - [`Striped::lock_all`] (and `read_all`/`write_all`) lock the stripes of many keys
 //!   at once, deduplicated and in ascending stripe order, so that any number of bulk
 //!   lockers never deadlock with one another (Guava's `bulkGet`, returning held guards).
 //!
@@ -36,13 +36,16 @@
 //! }
 //!
 //! // Lock the stripes of several keys: deduplicated, ascending, never deadlocking.
-//! let held = locks.lock_many(["carol", "bob", "carol"]);
+//! let held = locks.lock_all(["carol", "bob", "carol"]);
 //! assert!(held.len() <= 2);
 //! assert!(held.stripes().is_sorted());
 //! ```
 //!
 //! [foldhash]: https://docs.rs/foldhash
 
+mod guards;
+mod mutex;
+mod rwlock;
 mod semaphore;
 
 use std::fmt;
@@ -50,7 +53,7 @@ use std::hash::{BuildHasher, Hash};
 
 use crate::lock_order::ascending_unique;
 use crossbeam_utils::CachePadded;
-use lock_api::{Mutex, MutexGuard, RawMutex, RawRwLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub use guards::StripeGuards;
 pub use semaphore::{Semaphore, SemaphorePermit};
 
 /// The hasher used by [`Striped`] and [`KeyedLocks`](crate::keyed::KeyedLocks) unless
@@ -295,218 +298,6 @@ impl<L, S: BuildHasher> Striped<L, S> {
     }
 }
 
-impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
-    /// Locks the stripe of `key`, blocking until it is available.
-    ///
-    /// The stripe's mutex is not reentrant: locking a key whose stripe the current thread
-    /// already holds (the same key, or a colliding one) behaves as the mutex `R` does on
-    /// relock (it deadlocks with `parking_lot`). Use [`lock_many`](Self::lock_many) to hold
-    /// several keys at once.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let balances: Striped<Mutex<i64>> = Striped::new(8);
-    /// *balances.lock(&7_u32) += 10;
-    /// ```
-    #[inline]
-    pub fn lock<Q: Hash + ?Sized>(&self, key: &Q) -> MutexGuard<'_, R, T> {
-        self.get(key).lock()
-    }
-
-    /// Locks the stripe of `key` if it is free right now.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let locks: Striped<Mutex<()>> = Striped::new(8);
-    /// let held = locks.lock("k");
-    /// assert!(locks.try_lock("k").is_none()); // the stripe is taken
-    /// drop(held);
-    /// assert!(locks.try_lock("k").is_some());
-    /// ```
-    #[inline]
-    pub fn try_lock<Q: Hash + ?Sized>(&self, key: &Q) -> Option<MutexGuard<'_, R, T>> {
-        self.get(key).try_lock()
-    }
-
-    /// Locks the stripes of all `keys`, each once, in ascending stripe order.
-    ///
-    /// Because every bulk locker takes stripes in the same (ascending) order, concurrent
-    /// calls with overlapping keys never deadlock one another. The calling thread must not
-    /// already hold one of these stripes (see [`lock`](Self::lock)).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let accounts: Striped<Mutex<()>> = Striped::new(32);
-    /// // Transfer between two accounts: both locked, whatever the argument order.
-    /// let held = accounts.lock_many([&"acct-9", &"acct-1"]);
-    /// assert_eq!(held.stripes(), accounts.indices_of(["acct-1", "acct-9"]));
-    /// ```
-    pub fn lock_many<Q, I>(&self, keys: I) -> StripeGuards<MutexGuard<'_, R, T>>
-    where
-        Q: Hash,
-        I: IntoIterator<Item = Q>,
-    {
-        self.lock_each(keys, Mutex::lock)
-    }
-
-    /// Locks the stripes of all `keys` if all are free right now; otherwise locks none.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let locks: Striped<Mutex<()>> = Striped::new(1);
-    /// let held = locks.lock(&1);
-    /// assert!(locks.try_lock_many([1, 2]).is_none());
-    /// drop(held);
-    /// assert!(locks.try_lock_many([1, 2]).is_some());
-    /// ```
-    pub fn try_lock_many<Q, I>(&self, keys: I) -> Option<StripeGuards<MutexGuard<'_, R, T>>>
-    where
-        Q: Hash,
-        I: IntoIterator<Item = Q>,
-    {
-        self.try_lock_each(keys, Mutex::try_lock)
-    }
-}
-
-impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
-    /// Locks the stripe of `key` for reading (shared).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::RwLock;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let versions: Striped<RwLock<u32>> = Striped::new(8);
-    /// let a = versions.read("doc");
-    /// let b = versions.read("doc"); // readers share the stripe
-    /// assert_eq!(*a + *b, 0);
-    /// ```
-    #[inline]
-    pub fn read<Q: Hash + ?Sized>(&self, key: &Q) -> RwLockReadGuard<'_, R, T> {
-        self.get(key).read()
-    }
-
-    /// Locks the stripe of `key` for writing (exclusive).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::RwLock;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let versions: Striped<RwLock<u32>> = Striped::new(8);
-    /// *versions.write("doc") += 1;
-    /// assert_eq!(*versions.read("doc"), 1);
-    /// ```
-    #[inline]
-    pub fn write<Q: Hash + ?Sized>(&self, key: &Q) -> RwLockWriteGuard<'_, R, T> {
-        self.get(key).write()
-    }
-
-    /// Locks the stripe of `key` for reading if possible right now.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::RwLock;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let locks: Striped<RwLock<()>> = Striped::new(8);
-    /// let writer = locks.write("k");
-    /// assert!(locks.try_read("k").is_none());
-    /// drop(writer);
-    /// assert!(locks.try_read("k").is_some());
-    /// ```
-    #[inline]
-    pub fn try_read<Q: Hash + ?Sized>(&self, key: &Q) -> Option<RwLockReadGuard<'_, R, T>> {
-        self.get(key).try_read()
-    }
-
-    /// Locks the stripe of `key` for writing if possible right now.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::RwLock;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let locks: Striped<RwLock<()>> = Striped::new(8);
-    /// let reader = locks.read("k");
-    /// assert!(locks.try_write("k").is_none());
-    /// drop(reader);
-    /// assert!(locks.try_write("k").is_some());
-    /// ```
-    #[inline]
-    pub fn try_write<Q: Hash + ?Sized>(&self, key: &Q) -> Option<RwLockWriteGuard<'_, R, T>> {
-        self.get(key).try_write()
-    }
-
-    /// Read-locks the stripes of all `keys`, each once, in ascending stripe order.
-    ///
-    /// Mixing bulk readers and bulk writers never deadlocks: all take stripes in the same
-    /// order. A thread must not already hold one of these stripes: a read lock taken twice
-    /// can deadlock behind a queued writer.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::RwLock;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let locks: Striped<RwLock<()>> = Striped::new(4);
-    /// let readers = locks.read_many(["x", "y"]);
-    /// assert!(locks.try_read("x").is_some()); // shared
-    /// assert!(locks.try_write("x").is_none());
-    /// drop(readers);
-    /// ```
-    pub fn read_many<Q, I>(&self, keys: I) -> StripeGuards<RwLockReadGuard<'_, R, T>>
-    where
-        Q: Hash,
-        I: IntoIterator<Item = Q>,
-    {
-        self.lock_each(keys, RwLock::read)
-    }
-
-    /// Write-locks the stripes of all `keys`, each once, in ascending stripe order.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::RwLock;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let locks: Striped<RwLock<()>> = Striped::new(4);
-    /// let held = locks.write_many(["x", "y"]);
-    /// assert!(locks.try_read("x").is_none());
-    /// drop(held);
-    /// assert!(locks.try_read("x").is_some());
-    /// ```
-    pub fn write_many<Q, I>(&self, keys: I) -> StripeGuards<RwLockWriteGuard<'_, R, T>>
-    where
-        Q: Hash,
-        I: IntoIterator<Item = Q>,
-    {
-        self.lock_each(keys, RwLock::write)
-    }
-}
-
 impl<L, S: BuildHasher> Striped<L, S> {
     /// Takes `acquire` (which waits) on the distinct stripes of `keys`, in ascending order.
     fn lock_each<'a, G, Q, I>(
@@ -547,173 +338,6 @@ impl<L: fmt::Debug, S> fmt::Debug for Striped<L, S> {
         f.debug_struct("Striped")
             .field("stripe_count", &self.stripes.len())
             .finish_non_exhaustive()
-    }
-}
-
-/// Guards of the stripes locked by one bulk call, in ascending stripe order.
-///
-/// Dropping it releases every stripe. Returned by [`Striped::lock_many`],
-/// [`Striped::try_lock_many`], [`Striped::read_many`] and [`Striped::write_many`].
-#[must_use = "if unused the locks will immediately unlock"]
-#[clippy::has_significant_drop]
-pub struct StripeGuards<G> {
-    /// `(stripe index, guard)`, strictly ascending by index.
-    guards: Vec<(usize, G)>,
-}
-
-impl<G> StripeGuards<G> {
-    /// The number of distinct stripes held.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let locks: Striped<Mutex<()>> = Striped::new(1);
-    /// assert_eq!(locks.lock_many(["a", "b"]).len(), 1); // one stripe holds both
-    /// ```
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.guards.len()
-    }
-
-    /// Whether no stripe is held (no keys were given).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let locks: Striped<Mutex<()>> = Striped::new(4);
-    /// assert!(locks.lock_many(Vec::<u32>::new()).is_empty());
-    /// ```
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.guards.is_empty()
-    }
-
-    /// The indices of the held stripes, strictly ascending.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let locks: Striped<Mutex<()>> = Striped::new(16);
-    /// let held = locks.lock_many(["c", "a", "b"]);
-    /// assert_eq!(held.stripes(), locks.indices_of(["a", "b", "c"]));
-    /// ```
-    #[must_use]
-    pub fn stripes(&self) -> Vec<usize> {
-        self.guards.iter().map(|(index, _)| *index).collect()
-    }
-
-    /// The guard of stripe `index`, if it is held.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let totals: Striped<Mutex<u32>> = Striped::new(4);
-    /// let held = totals.lock_many(["a"]);
-    /// assert_eq!(held.get(totals.index_of("a")).map(|guard| **guard), Some(0));
-    /// ```
-    #[must_use]
-    pub fn get(&self, index: usize) -> Option<&G> {
-        self.position(index).map(|at| &self.guards[at].1)
-    }
-
-    /// The guard of stripe `index`, mutably, if it is held (to reach the guarded data).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let totals: Striped<Mutex<u32>> = Striped::new(4);
-    /// let mut held = totals.lock_many(["a", "b"]);
-    /// **held.get_mut(totals.index_of("a")).unwrap() += 1;
-    /// drop(held);
-    /// assert_eq!(*totals.lock("a"), 1);
-    /// ```
-    #[must_use]
-    pub fn get_mut(&mut self, index: usize) -> Option<&mut G> {
-        self.position(index).map(|at| &mut self.guards[at].1)
-    }
-
-    /// `(stripe index, guard)` pairs in ascending index order.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let totals: Striped<Mutex<u32>> = Striped::new(4);
-    /// let held = totals.lock_many(["a", "b"]);
-    /// let sum: u32 = held.iter().map(|(_, guard)| **guard).sum();
-    /// assert_eq!(sum, 0);
-    /// ```
-    #[must_use]
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (usize, &G)> {
-        self.guards.iter().map(|(index, guard)| (*index, guard))
-    }
-
-    /// `(stripe index, guard)` pairs in ascending index order, guards mutable.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let totals: Striped<Mutex<usize>> = Striped::new(4);
-    /// let mut held = totals.lock_many(["a", "b"]);
-    /// for (index, guard) in held.iter_mut() {
-    ///     **guard = index;
-    /// }
-    /// drop(held);
-    /// assert_eq!(*totals.lock("a"), totals.index_of("a"));
-    /// ```
-    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (usize, &mut G)> {
-        self.guards.iter_mut().map(|(index, guard)| (*index, guard))
-    }
-
-    /// The `(stripe index, guard)` pairs, ascending, to release them one by one.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::striped::Striped;
-    ///
-    /// let locks: Striped<Mutex<()>> = Striped::new(64);
-    /// let mut held = locks.lock_many(["a", "b"]).into_vec();
-    /// let (first, guard) = held.remove(0);
-    /// drop(guard); // release the first stripe early
-    /// assert!(locks.stripe(first).unwrap().try_lock().is_some());
-    /// ```
-    #[must_use]
-    pub fn into_vec(self) -> Vec<(usize, G)> {
-        self.guards
-    }
-
-    fn position(&self, index: usize) -> Option<usize> {
-        self.guards.binary_search_by_key(&index, |(at, _)| *at).ok()
-    }
-}
-
-impl<G> fmt::Debug for StripeGuards<G> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StripeGuards")
-            .field("stripes", &self.stripes())
-            .finish()
     }
 }
 

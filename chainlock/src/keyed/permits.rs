@@ -1,23 +1,31 @@
-//! The one core of both keyed permit managers (a counting semaphore per key): constructors,
-//! probes, `try_acquire` and the guard, generic over the [`Flavor`]. `permits_blocking.rs`
-//! and `permits_future.rs` add only their way of waiting.
+//! Keyed permits (a counting semaphore per key): the core [`PermitManager`] (constructors,
+//! probes, `try_acquire`, the [`KeyPermit`] guard), its blocking face [`KeyedPermits`] and
+//! its async face `AsyncKeyedPermits`, each adding only its way of waiting on the weighted
+//! engine.
 
 use std::borrow::Borrow;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
+use std::time::{Duration, Instant};
 
-use super::manager::{Blocking, Flavor};
-use super::registry::Ticket;
-use super::registry::{Outcome, Wake};
-use super::rw::weighted_guard;
-use super::weighted::Weighted;
-use super::{DefaultHashBuilder, default_shards};
+use super::flavor::{Blocking, Flavor};
+use super::guards::weighted_guard;
+use super::{DefaultHashBuilder, KeyGuards};
+#[cfg(feature = "tokio")]
+use crate::engine::claim::{until, within};
+use crate::engine::default_shards;
+use crate::engine::sharded::Ticket;
+use crate::engine::wait::{Deadline, acquire_weighted, all_or_nothing};
+use crate::engine::waiter::{Outcome, Wake};
+use crate::engine::weighted::Weighted;
+#[cfg(feature = "async")]
+use {super::flavor::Async, crate::engine::claim::Claim, crate::lock_order::ascending_unique};
 
 /// A manager of named counting semaphores: at most `permits` holders of each key at once,
-/// generic over its [`Flavor`]. Use it through its faces: [`KeyedPermits`](super::KeyedPermits)
-/// (blocking) and, with the `tokio` feature, `AsyncKeyedPermits` (futures).
+/// generic over its [`Flavor`]. Use it through its faces: [`KeyedPermits`]
+/// (blocking) and, with the `async` feature, `AsyncKeyedPermits` (futures).
 ///
 /// The number of permits is the same for every key and given at construction (a key is a
 /// *name*: nothing could tell two callers' per-call counts apart). Strict FIFO per key,
@@ -39,7 +47,7 @@ use super::{DefaultHashBuilder, default_shards};
 /// assert!(hosts.is_empty());
 /// ```
 pub struct PermitManager<K, S, F> {
-    pub(super) registry: Weighted<K, S>,
+    registry: Weighted<K, S>,
     _flavor: PhantomData<fn() -> F>,
 }
 
@@ -152,9 +160,9 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> PermitManager<K, S, F> {
     /// assert!(hosts.try_acquire("h").is_some());
     /// ```
     #[inline]
-    pub fn try_acquire(&self, key: K) -> Option<PermitGuard<'_, K, S, F>> {
+    pub fn try_acquire(&self, key: K) -> Option<KeyPermit<'_, K, S, F>> {
         match self.registry.acquire(key, 1, None::<fn() -> Wake>) {
-            Outcome::Held(ticket) => Some(PermitGuard::new(&self.registry, ticket)),
+            Outcome::Held(ticket) => Some(KeyPermit::new(&self.registry, ticket)),
             Outcome::Busy => None,
             Outcome::Queued(..) => unreachable!("a try never queues"),
         }
@@ -196,6 +204,28 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> PermitManager<K, S, F> {
         Q: Hash + Eq + ?Sized,
     {
         self.registry.probe(key).map_or(0, |(_, waiting)| waiting)
+    }
+}
+
+impl<K: Eq + Hash + Ord, S: BuildHasher, F: Flavor> PermitManager<K, S, F> {
+    /// Takes a permit of every key of `keys` if all have one free right now (in ascending
+    /// `Ord` order, duplicates once), or none of them; never waits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let hosts = chainlock::keyed::KeyedPermits::new(1);
+    /// let b = hosts.acquire("b");
+    /// assert!(hosts.try_acquire_all(["a", "b"]).is_none());
+    /// assert_eq!(hosts.available("a"), 1); // all or nothing
+    /// drop(b);
+    /// assert_eq!(hosts.try_acquire_all(["a", "b"]).map(|held| held.len()), Some(2));
+    /// ```
+    pub fn try_acquire_all(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Option<KeyGuards<KeyPermit<'_, K, S, F>>> {
+        all_or_nothing(keys, |key| self.try_acquire(key)).map(KeyGuards::new)
     }
 }
 
@@ -256,12 +286,7 @@ impl<K, S, F> PermitManager<K, S, F> {
 
 impl<K, S, F: Flavor> fmt::Debug for PermitManager<K, S, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = if F::PER_THREAD {
-            "KeyedPermits"
-        } else {
-            "AsyncKeyedPermits"
-        };
-        f.debug_struct(name)
+        f.debug_struct(F::PERMITS)
             .field("permits", &self.registry.capacity())
             .field("shards", &self.registry.shard_count())
             .field("held", &self.registry.len())
@@ -283,6 +308,398 @@ weighted_guard!(
     /// });
     /// assert!(hosts.is_empty());
     /// ```
-    PermitGuard,
+    KeyPermit,
     1
 );
+
+/// A manager of named counting semaphores for threads: at most N holders per key, strict
+/// FIFO, timeouts, bounded memory, all-or-nothing multi-key acquisition.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use chainlock::keyed::KeyedPermits;
+///
+/// let hosts = KeyedPermits::new(2);
+/// let (inside, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+/// std::thread::scope(|s| {
+///     for _ in 0..6 {
+///         s.spawn(|| {
+///             let _permit = hosts.acquire("example.org");
+///             let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+///             most.fetch_max(now, Ordering::SeqCst);
+///             inside.fetch_sub(1, Ordering::SeqCst);
+///         });
+///     }
+/// });
+/// assert!(most.load(Ordering::SeqCst) <= 2);
+/// assert!(hosts.is_empty());
+/// ```
+pub type KeyedPermits<K, S = DefaultHashBuilder> = PermitManager<K, S, Blocking>;
+
+impl<K: Eq + Hash, S: BuildHasher> PermitManager<K, S, Blocking> {
+    /// Takes a permit of `key`, blocking until one is free and every earlier waiter was
+    /// served.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `K`'s `Hash` or `Eq` panics (the manager stays consistent).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let hosts = chainlock::keyed::KeyedPermits::new(2);
+    /// let (a, b) = (hosts.acquire("h"), hosts.acquire("h"));
+    /// assert_eq!(hosts.available(&"h"), 0);
+    /// # drop((a, b));
+    /// ```
+    #[inline]
+    pub fn acquire(&self, key: K) -> KeyPermit<'_, K, S> {
+        self.acquire_by(key, Deadline::Forever)
+            .expect("an untimed acquisition always succeeds")
+    }
+
+    /// Takes a permit of `key`, waiting at most `timeout`; `None` if the time ran out. A
+    /// grant that races the timeout is taken, never lost.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let hosts = chainlock::keyed::KeyedPermits::new(1);
+    /// let _held = hosts.acquire("h");
+    /// assert!(hosts.try_acquire_for("h", Duration::from_millis(5)).is_none());
+    /// ```
+    #[inline]
+    pub fn try_acquire_for(&self, key: K, timeout: Duration) -> Option<KeyPermit<'_, K, S>> {
+        self.acquire_by(key, Deadline::after(timeout))
+    }
+
+    /// Takes a permit of `key`, waiting until `deadline` at the latest.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let hosts = chainlock::keyed::KeyedPermits::new(1);
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// assert!(hosts.try_acquire_until("h", deadline).is_some());
+    /// ```
+    #[inline]
+    pub fn try_acquire_until(&self, key: K, deadline: Instant) -> Option<KeyPermit<'_, K, S>> {
+        self.acquire_by(key, Deadline::At(deadline))
+    }
+
+    #[inline]
+    fn acquire_by(&self, key: K, deadline: Deadline) -> Option<KeyPermit<'_, K, S>> {
+        acquire_weighted(&self.registry, key, 1, deadline)
+            .map(|ticket| KeyPermit::new(&self.registry, ticket))
+    }
+}
+
+impl<K: Eq + Hash + Ord, S: BuildHasher> PermitManager<K, S, Blocking> {
+    /// Takes a permit of every key of `keys`, in ascending `Ord` order (duplicates once),
+    /// blocking until all are held. Concurrent multi-key calls never deadlock one another.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let hosts = chainlock::keyed::KeyedPermits::new(1);
+    /// let both = hosts.acquire_all(["b", "a", "b"]);
+    /// assert_eq!(both.len(), 2);
+    /// ```
+    pub fn acquire_all(&self, keys: impl IntoIterator<Item = K>) -> KeyGuards<KeyPermit<'_, K, S>> {
+        self.acquire_all_by(keys, Deadline::Forever)
+            .expect("untimed acquisitions always succeed")
+    }
+
+    /// Takes a permit of every key of `keys` within `timeout` in total, or none of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let hosts = chainlock::keyed::KeyedPermits::new(1);
+    /// let _b = hosts.acquire("b");
+    /// assert!(hosts.try_acquire_all_for(["a", "b"], Duration::from_millis(5)).is_none());
+    /// assert_eq!(hosts.available(&"a"), 1); // all or nothing
+    /// ```
+    pub fn try_acquire_all_for(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+        timeout: Duration,
+    ) -> Option<KeyGuards<KeyPermit<'_, K, S>>> {
+        self.acquire_all_by(keys, Deadline::after(timeout))
+    }
+
+    /// Takes a permit of every key of `keys` before `deadline`, or none of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let hosts = chainlock::keyed::KeyedPermits::new(1);
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// let b = hosts.acquire("b");
+    /// assert!(hosts.try_acquire_all_until(["a", "b"], deadline).is_none());
+    /// assert_eq!(hosts.available("a"), 1); // all or nothing
+    /// drop(b);
+    /// assert!(hosts.try_acquire_all_until(["a", "b"], deadline).is_some());
+    /// ```
+    pub fn try_acquire_all_until(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+        deadline: Instant,
+    ) -> Option<KeyGuards<KeyPermit<'_, K, S>>> {
+        self.acquire_all_by(keys, Deadline::At(deadline))
+    }
+
+    fn acquire_all_by(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+        deadline: Deadline,
+    ) -> Option<KeyGuards<KeyPermit<'_, K, S>>> {
+        all_or_nothing(keys, |key| self.acquire_by(key, deadline)).map(KeyGuards::new)
+    }
+}
+
+/// A manager of named counting semaphores for async tasks: at most N holders per key.
+///
+/// The async twin of [`KeyedPermits`], on the same core. Timed waits
+/// (`try_acquire_for`, …) need Tokio's timer (feature `tokio`); dropping a pending future is always safe.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use chainlock::keyed::AsyncKeyedPermits;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let hosts = Arc::new(AsyncKeyedPermits::new(2));
+/// let mut tasks = Vec::new();
+/// for _ in 0..5 {
+///     let hosts = Arc::clone(&hosts);
+///     tasks.push(tokio::spawn(async move {
+///         let _permit = hosts.acquire("example.org").await;
+///         tokio::task::yield_now().await;
+///     }));
+/// }
+/// for task in tasks {
+///     task.await.unwrap();
+/// }
+/// assert!(hosts.is_empty());
+/// # }
+/// ```
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+pub type AsyncKeyedPermits<K, S = DefaultHashBuilder> = PermitManager<K, S, Async>;
+
+/// A permit of an [`AsyncKeyedPermits`] key.
+#[cfg(feature = "async")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+pub type AsyncKeyPermit<'a, K, S = DefaultHashBuilder> = KeyPermit<'a, K, S, Async>;
+
+#[cfg(feature = "async")]
+impl<K: Eq + Hash, S: BuildHasher> PermitManager<K, S, Async> {
+    /// Takes a permit of `key`, in FIFO order.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: dropping the future leaves the queue, or gives the permit back if it
+    /// was granted already.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let hosts = chainlock::keyed::AsyncKeyedPermits::new(1);
+    /// let held = hosts.acquire("h").await;
+    /// let timed = tokio::time::timeout(Duration::from_millis(5), hosts.acquire("h")).await;
+    /// assert!(timed.is_err());
+    /// drop(held);
+    /// assert!(hosts.is_empty());
+    /// # }
+    /// ```
+    pub async fn acquire(&self, key: K) -> AsyncKeyPermit<'_, K, S> {
+        let ticket = Claim::weight(&self.registry, key, 1).await;
+        KeyPermit::new(&self.registry, ticket)
+    }
+}
+
+#[cfg(feature = "async")]
+impl<K: Eq + Hash + Ord, S: BuildHasher> PermitManager<K, S, Async> {
+    /// Takes a permit of every key of `keys`, in ascending `Ord` order (duplicates once).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe and all-or-nothing: dropping the future gives back the permits taken so
+    /// far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let hosts = chainlock::keyed::AsyncKeyedPermits::new(1);
+    /// let both = hosts.acquire_all([2, 1, 2]).await;
+    /// assert_eq!(both.len(), 2);
+    /// # }
+    /// ```
+    pub async fn acquire_all(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> KeyGuards<AsyncKeyPermit<'_, K, S>> {
+        let mut guards = Vec::new();
+        for key in ascending_unique(keys) {
+            guards.push(self.acquire(key).await);
+        }
+        KeyGuards::new(guards)
+    }
+}
+
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+impl<K: Eq + Hash, S: BuildHasher> PermitManager<K, S, Async> {
+    /// Takes a permit of `key`, waiting at most `timeout` on Tokio's timer; `None` if the
+    /// time ran out.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a Tokio runtime with the time driver enabled.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe, as [`acquire`](Self::acquire).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let hosts = chainlock::keyed::AsyncKeyedPermits::new(1);
+    /// let held = hosts.acquire("h").await;
+    /// assert!(hosts.try_acquire_for("h", Duration::from_millis(5)).await.is_none());
+    /// drop(held);
+    /// assert!(hosts.try_acquire_for("h", Duration::from_millis(5)).await.is_some());
+    /// # }
+    /// ```
+    pub async fn try_acquire_for(
+        &self,
+        key: K,
+        timeout: Duration,
+    ) -> Option<AsyncKeyPermit<'_, K, S>> {
+        within(timeout, self.acquire(key)).await
+    }
+
+    /// Takes a permit of `key`, waiting until `deadline` at the latest on Tokio's timer.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a Tokio runtime with the time driver enabled.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe, as [`acquire`](Self::acquire).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let hosts = chainlock::keyed::AsyncKeyedPermits::new(1);
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// let held = hosts.try_acquire_until("h", deadline).await.expect("a free permit");
+    /// assert!(hosts.try_acquire_until("h", deadline).await.is_none());
+    /// # drop(held);
+    /// # }
+    /// ```
+    pub async fn try_acquire_until(
+        &self,
+        key: K,
+        deadline: Instant,
+    ) -> Option<AsyncKeyPermit<'_, K, S>> {
+        until(deadline, self.acquire(key)).await
+    }
+}
+
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+impl<K: Eq + Hash + Ord, S: BuildHasher> PermitManager<K, S, Async> {
+    /// Takes a permit of every key of `keys` within `timeout` in total (Tokio's timer), or
+    /// none of them.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a Tokio runtime with the time driver enabled.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe and all-or-nothing, as [`acquire_all`](Self::acquire_all).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let hosts = chainlock::keyed::AsyncKeyedPermits::new(1);
+    /// let b = hosts.acquire("b").await;
+    /// assert!(hosts.try_acquire_all_for(["a", "b"], Duration::from_millis(5)).await.is_none());
+    /// assert_eq!(hosts.available("a"), 1); // all or nothing
+    /// # drop(b);
+    /// # }
+    /// ```
+    pub async fn try_acquire_all_for(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+        timeout: Duration,
+    ) -> Option<KeyGuards<AsyncKeyPermit<'_, K, S>>> {
+        within(timeout, self.acquire_all(keys)).await
+    }
+
+    /// Takes a permit of every key of `keys` before `deadline` (Tokio's timer), or none of
+    /// them.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a Tokio runtime with the time driver enabled.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe and all-or-nothing, as [`acquire_all`](Self::acquire_all).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let hosts = chainlock::keyed::AsyncKeyedPermits::new(2);
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// let held = hosts.try_acquire_all_until(["a", "b"], deadline).await.expect("free");
+    /// assert_eq!(held.len(), 2);
+    /// # }
+    /// ```
+    pub async fn try_acquire_all_until(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+        deadline: Instant,
+    ) -> Option<KeyGuards<AsyncKeyPermit<'_, K, S>>> {
+        until(deadline, self.acquire_all(keys)).await
+    }
+}

@@ -1,6 +1,8 @@
 //! Entering a room from async code: the same queues, with a waker instead of a
 //! condition variable. Needs no particular runtime.
 
+#[cfg(feature = "tokio")]
+use super::RoomError;
 use super::{OwnedRoomGuard, Registration, RoomGuard, Rooms};
 use std::fmt;
 use std::future::Future;
@@ -8,7 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-/// Future returned by [`Rooms::enter_async`]: resolves to a guard once in the room.
+/// The future of [`Rooms::enter_async`]: resolves to a guard once in the room.
 ///
 /// # Cancel safety
 ///
@@ -16,8 +18,7 @@ use std::task::{Context, Poll};
 /// one that was admitted at that moment leaves the room again (running the exit action
 /// on the dropping thread if it was the last occupant).
 #[must_use = "futures do nothing unless polled"]
-#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-pub struct Enter<'a> {
+struct Enter<'a> {
     rooms: &'a Rooms,
     room: usize,
     step: Step,
@@ -36,7 +37,11 @@ enum Step {
 
 impl Rooms {
     /// Enters `room` asynchronously: like [`Rooms::enter`], but the task yields instead
-    /// of blocking the thread. Use `tokio::time::timeout` for a deadline.
+    /// of blocking the thread. For a deadline, see `try_enter_for_async` (feature
+    /// `tokio`).
+    ///
+    /// It behaves as an `async fn`, except that the room index is checked at the call,
+    /// before the future is first polled.
     ///
     /// # Panics
     ///
@@ -44,8 +49,9 @@ impl Rooms {
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: dropping the future before it resolves leaves no trace (see
-    /// [`Enter`]).
+    /// Cancel safe: dropping the future before it resolves leaves no trace: a waiter
+    /// withdraws from its queue, and one that was admitted at that moment leaves the room
+    /// again (running the exit action on the dropping thread if it was the last occupant).
     ///
     /// # Examples
     ///
@@ -64,8 +70,8 @@ impl Rooms {
     /// # }
     /// ```
     #[track_caller]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-    pub fn enter_async(&self, room: usize) -> Enter<'_> {
+    #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
+    pub fn enter_async(&self, room: usize) -> impl Future<Output = RoomGuard<'_>> + Send + '_ {
         self.assert_room(room);
         Enter {
             rooms: self,
@@ -100,7 +106,7 @@ impl Rooms {
     /// # }
     /// ```
     #[track_caller]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
     pub fn enter_owned_async(
         self: &Arc<Self>,
         room: usize,
@@ -108,6 +114,91 @@ impl Rooms {
         self.assert_room(room);
         let rooms = Arc::clone(self);
         async move { rooms.enter_async(room).await.into_owned(&rooms) }
+    }
+}
+
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+impl Rooms {
+    /// Enters `room` asynchronously, waiting at most `timeout` on Tokio's timer: `Ok(None)`
+    /// if the room could not be entered in time (the waiter then leaves no trace).
+    ///
+    /// # Errors
+    ///
+    /// [`RoomError::OutOfRange`] for a bad room index.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a Tokio runtime with the time driver enabled.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, like [`Rooms::enter_async`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::rooms::RoomError> {
+    /// use std::time::Duration;
+    ///
+    /// let rooms = chainlock::rooms::Rooms::new(2);
+    /// let held = rooms.enter_async(0).await;
+    /// assert!(rooms.try_enter_for_async(1, Duration::from_millis(5)).await?.is_none());
+    /// drop(held);
+    /// assert!(rooms.try_enter_for_async(1, Duration::from_millis(5)).await?.is_some());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn try_enter_for_async(
+        &self,
+        room: usize,
+        timeout: std::time::Duration,
+    ) -> Result<Option<RoomGuard<'_>>, RoomError> {
+        self.check_room(room)?;
+        Ok(tokio::time::timeout(timeout, self.enter_async(room))
+            .await
+            .ok())
+    }
+
+    /// Enters `room` asynchronously, waiting until `deadline` at the latest on Tokio's
+    /// timer: `Ok(None)` if it passed first (the waiter then leaves no trace).
+    ///
+    /// # Errors
+    ///
+    /// [`RoomError::OutOfRange`] for a bad room index.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a Tokio runtime with the time driver enabled.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, like [`Rooms::enter_async`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::rooms::RoomError> {
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let rooms = chainlock::rooms::Rooms::new(2);
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// let held = rooms.try_enter_until_async(0, deadline).await?.expect("a free lock");
+    /// assert!(rooms.try_enter_until_async(1, deadline).await?.is_none());
+    /// # drop(held);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn try_enter_until_async(
+        &self,
+        room: usize,
+        deadline: std::time::Instant,
+    ) -> Result<Option<RoomGuard<'_>>, RoomError> {
+        self.check_room(room)?;
+        let entered = tokio::time::timeout_at(deadline.into(), self.enter_async(room)).await;
+        Ok(entered.ok())
     }
 }
 

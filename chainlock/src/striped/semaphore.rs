@@ -6,9 +6,9 @@ use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hash};
 use std::time::{Duration, Instant};
 
 use super::{DefaultHashBuilder, StripeGuards, Striped};
-use crate::keyed::blocking::{Deadline, acquire_weighted};
-use crate::keyed::registry::Ticket;
-use crate::keyed::weighted::Weighted;
+use crate::engine::sharded::Ticket;
+use crate::engine::wait::{Deadline, acquire_weighted};
+use crate::engine::weighted::Weighted;
 
 /// A FIFO counting semaphore: at most `permits` holders at once, served in arrival order,
 /// with timeouts that never lose a grant. The stripe type of
@@ -64,7 +64,7 @@ impl Semaphore {
     /// drop(pool.acquire());
     /// ```
     pub fn acquire(&self) -> SemaphorePermit<'_> {
-        self.acquire_until(Deadline::Forever)
+        self.acquire_by(Deadline::Forever)
             .expect("an untimed acquisition always succeeds")
     }
 
@@ -79,7 +79,7 @@ impl Semaphore {
     /// # drop(held);
     /// ```
     pub fn try_acquire(&self) -> Option<SemaphorePermit<'_>> {
-        self.acquire_until(Deadline::Now)
+        self.acquire_by(Deadline::Now)
     }
 
     /// Takes a permit, waiting at most `timeout`; `None` if the time ran out.
@@ -94,7 +94,7 @@ impl Semaphore {
     /// assert!(pool.try_acquire_for(Duration::from_millis(5)).is_none());
     /// ```
     pub fn try_acquire_for(&self, timeout: Duration) -> Option<SemaphorePermit<'_>> {
-        self.acquire_until(Deadline::after(timeout))
+        self.acquire_by(Deadline::after(timeout))
     }
 
     /// Takes a permit, waiting until `deadline` at the latest.
@@ -108,10 +108,10 @@ impl Semaphore {
     /// assert!(pool.try_acquire_until(Instant::now() + Duration::from_millis(5)).is_some());
     /// ```
     pub fn try_acquire_until(&self, deadline: Instant) -> Option<SemaphorePermit<'_>> {
-        self.acquire_until(Deadline::At(deadline))
+        self.acquire_by(Deadline::At(deadline))
     }
 
-    fn acquire_until(&self, deadline: Deadline) -> Option<SemaphorePermit<'_>> {
+    fn acquire_by(&self, deadline: Deadline) -> Option<SemaphorePermit<'_>> {
         acquire_weighted(&self.registry, (), 1, deadline).map(|ticket| SemaphorePermit {
             registry: &self.registry,
             ticket,
@@ -307,6 +307,29 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
         self.get(key).try_acquire_for(timeout)
     }
 
+    /// Takes a permit of `key`'s stripe, waiting until `deadline` at the latest.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use chainlock::striped::Striped;
+    ///
+    /// let hosts = Striped::semaphores(8, 1);
+    /// let held = hosts.acquire("h");
+    /// assert!(hosts.try_acquire_until("h", Instant::now() + Duration::from_millis(5)).is_none());
+    /// drop(held);
+    /// assert!(hosts.try_acquire_until("h", Instant::now()).is_some());
+    /// ```
+    #[inline]
+    pub fn try_acquire_until<Q: Hash + ?Sized>(
+        &self,
+        key: &Q,
+        deadline: Instant,
+    ) -> Option<SemaphorePermit<'_>> {
+        self.get(key).try_acquire_until(deadline)
+    }
+
     /// Takes a permit of the stripe of each of `keys`, each stripe once, in ascending stripe
     /// order, so that bulk acquirers never deadlock one another.
     ///
@@ -316,15 +339,93 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
     /// use chainlock::striped::Striped;
     ///
     /// let hosts = Striped::semaphores(1, 2);
-    /// let held = hosts.acquire_many(["a", "b"]); // one stripe: one permit
+    /// let held = hosts.acquire_all(["a", "b"]); // one stripe: one permit
     /// assert_eq!(held.len(), 1);
     /// assert_eq!(hosts.get("a").available(), 1);
     /// ```
-    pub fn acquire_many<Q, I>(&self, keys: I) -> StripeGuards<SemaphorePermit<'_>>
+    pub fn acquire_all<Q, I>(&self, keys: I) -> StripeGuards<SemaphorePermit<'_>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
         self.lock_each(keys, Semaphore::acquire)
+    }
+
+    /// Takes a permit of the stripe of each of `keys` if every one has a free permit right
+    /// now, or none of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::striped::Striped;
+    ///
+    /// let hosts = Striped::semaphores(1, 1);
+    /// let held = hosts.acquire("a");
+    /// assert!(hosts.try_acquire_all(["a", "b"]).is_none());
+    /// drop(held);
+    /// assert_eq!(hosts.try_acquire_all(["a", "b"]).map(|held| held.len()), Some(1));
+    /// ```
+    pub fn try_acquire_all<Q, I>(&self, keys: I) -> Option<StripeGuards<SemaphorePermit<'_>>>
+    where
+        Q: Hash,
+        I: IntoIterator<Item = Q>,
+    {
+        self.try_lock_each(keys, Semaphore::try_acquire)
+    }
+
+    /// Takes a permit of the stripe of each of `keys` within `timeout` in total, or none of
+    /// them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let hosts = Striped::semaphores(1, 1);
+    /// let held = hosts.acquire("a");
+    /// assert!(hosts.try_acquire_all_for(["a", "b"], Duration::from_millis(5)).is_none());
+    /// drop(held);
+    /// assert!(hosts.try_acquire_all_for(["a", "b"], Duration::from_millis(5)).is_some());
+    /// ```
+    pub fn try_acquire_all_for<Q, I>(
+        &self,
+        keys: I,
+        timeout: Duration,
+    ) -> Option<StripeGuards<SemaphorePermit<'_>>>
+    where
+        Q: Hash,
+        I: IntoIterator<Item = Q>,
+    {
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => self.try_acquire_all_until(keys, deadline),
+            None => Some(self.acquire_all(keys)),
+        }
+    }
+
+    /// Takes a permit of the stripe of each of `keys` before `deadline`, or none of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use chainlock::striped::Striped;
+    ///
+    /// let hosts = Striped::semaphores(1, 1);
+    /// let deadline = Instant::now() + Duration::from_millis(5);
+    /// let held = hosts.try_acquire_all_until(["a", "b"], deadline).expect("free");
+    /// assert!(hosts.try_acquire_all_until(["a"], deadline).is_none());
+    /// # drop(held);
+    /// ```
+    pub fn try_acquire_all_until<Q, I>(
+        &self,
+        keys: I,
+        deadline: Instant,
+    ) -> Option<StripeGuards<SemaphorePermit<'_>>>
+    where
+        Q: Hash,
+        I: IntoIterator<Item = Q>,
+    {
+        self.try_lock_each(keys, |stripe| stripe.try_acquire_until(deadline))
     }
 }

@@ -3,8 +3,8 @@
 use crate::loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use crate::loom::sync::{Arc, Mutex};
 use crate::loom::thread;
+use crate::rooms::Rooms;
 use crate::rooms::state::FREE;
-use crate::rooms::{RoomError, Rooms};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {
@@ -166,7 +166,7 @@ fn loom_no_bypass_once_waiting() {
         let held = rooms.enter(0);
         let other = spawn_enter(&rooms, 1, log_into(&order));
         until_waiting(&rooms, 1);
-        assert_eq!(rooms.try_enter(0).err(), Some(RoomError::WouldBlock));
+        assert!(matches!(rooms.try_enter(0), Ok(None)));
         let same = spawn_enter(&rooms, 0, log_into(&order));
         drop(held);
         other.join().unwrap();
@@ -193,9 +193,8 @@ fn loom_timeout_leaves_no_trace() {
                     crate::loom::sync::unlocked(&rooms.waiters, guard, || ());
                     true
                 });
-                match result {
-                    Ok(_guard) => checker.occupy(1),
-                    Err(e) => assert_eq!(e, RoomError::TimedOut),
+                if let Some(_guard) = result {
+                    checker.occupy(1);
                 }
             })
         };
@@ -227,7 +226,7 @@ fn loom_withdrawal_readmits_the_open_room() {
                     crate::loom::sync::unlocked(&rooms.waiters, guard, || ());
                     true
                 });
-                assert_eq!(result.err(), Some(RoomError::TimedOut));
+                assert!(result.is_none(), "timed out");
             })
         };
         let queued = spawn_enter(&rooms, 0, drop);

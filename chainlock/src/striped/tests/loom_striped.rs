@@ -84,7 +84,7 @@ fn loom_striped_bulk_lockers_in_opposite_orders_never_deadlock() {
         let other = {
             let striped = loom::sync::Arc::clone(&striped);
             loom::thread::spawn(move || {
-                let mut held = striped.lock_many([1_u64, 0, 1]);
+                let mut held = striped.lock_all([1_u64, 0, 1]);
                 assert_eq!(held.stripes(), [0, 1]);
                 for (_, guard) in held.iter_mut() {
                     **guard += 1;
@@ -92,7 +92,7 @@ fn loom_striped_bulk_lockers_in_opposite_orders_never_deadlock() {
             })
         };
         {
-            let mut held = striped.lock_many([0_u64, 1]);
+            let mut held = striped.lock_all([0_u64, 1]);
             for (_, guard) in held.iter_mut() {
                 **guard += 1;
             }

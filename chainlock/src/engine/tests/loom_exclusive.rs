@@ -1,4 +1,4 @@
-//! loom models of the keyed lock manager: every interleaving of lock, release, hand-off
+//! loom models of the exclusive engine (through `KeyedLocks`): every interleaving of lock, release, hand-off
 //! and timeout (loom has no clock: a deadline already past when the waiter checks it makes
 //! the waiter take its cancellation path, racing with the grant).
 

@@ -1,4 +1,4 @@
-//! The engine of the keyed managers with shared modes (reader-writer locks and permits): a
+//! The weighted engine (keyed reader-writer locks and permits, `striped::Semaphore`): a
 //! sharded table of held keys, each with a used weight out of one capacity and a FIFO queue.
 //!
 //! A holder takes a *weight* of its key's capacity: a permit is 1 out of N; a reader is
@@ -23,8 +23,8 @@ use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash};
 use std::panic::AssertUnwindSafe;
 
-use super::registry::{Outcome, Ticket, Waiter, Wake};
-use super::sharded::{Row, Sharded};
+use super::sharded::{Row, Sharded, Ticket};
+use super::waiter::{Outcome, Waiter, Wake};
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::Ordering;
 

@@ -1,4 +1,4 @@
-//! The engine of the keyed lock managers: a sharded table of held keys with FIFO queues.
+//! The exclusive engine (`keyed::KeyedLocks`, `keyed::AsyncKeyedLocks`): a sharded table of held keys with FIFO queues.
 //!
 //! Invariant (under the shard's lock): an entry exists for a key **iff** the key is held.
 //! Every entry has an owner; waiters queue behind it. Releasing the last hold either hands
@@ -14,20 +14,17 @@
 //!
 //! The blocking face (`KeyedLocks`) and the async one (`AsyncKeyedLocks`) differ only in
 //! how a waiter sleeps ([`Wake`]) and in what names an owner (a thread, or one acquisition):
-//! both are `manager::LockManager`, which owns the registry.
+//! both are `keyed::LockManager`, which owns the registry.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::panic::AssertUnwindSafe;
 
-pub(crate) use super::sharded::Ticket;
-use super::sharded::{Row, Sharded};
+use super::sharded::{Row, Sharded, Ticket};
+use super::waiter::{Outcome, Waiter, Wake};
 use crate::loom::sync::Arc;
-#[cfg(feature = "tokio")]
-use crate::loom::sync::Mutex;
-use crate::loom::sync::atomic::{AtomicBool, Ordering};
-use crate::loom::thread::Thread;
+use crate::loom::sync::atomic::Ordering;
 
 /// The sharded table of held keys.
 pub(crate) struct Registry<K, S> {
@@ -53,35 +50,6 @@ struct Entry<K> {
         reason = "8 bytes instead of 32 in every uncontended entry"
     )]
     waiters: Option<Box<VecDeque<Arc<Waiter>>>>,
-}
-
-/// One queued request for a key.
-pub(crate) struct Waiter {
-    /// What the waiter asks for: the owner the key is handed to (this registry), or the
-    /// weight it takes of the key's capacity (`weighted::Weighted`).
-    pub(super) claim: u64,
-    /// Set (under the shard lock) when the key was handed to this waiter.
-    pub(super) granted: AtomicBool,
-    wake: Wake,
-}
-
-/// How a waiter is woken when granted.
-pub(crate) enum Wake {
-    /// A blocked thread, unparked.
-    Thread(Thread),
-    /// A pending future; the slot holds the waker of its latest poll.
-    #[cfg(feature = "tokio")]
-    Task(Mutex<Option<std::task::Waker>>),
-}
-
-/// The outcome of [`Registry::acquire`].
-pub(crate) enum Outcome {
-    /// The key is held by the caller.
-    Held(Ticket),
-    /// The key is held by another owner and the caller asked not to queue.
-    Busy,
-    /// The caller was queued: it owns the key once `Waiter::is_granted`.
-    Queued(Ticket, Arc<Waiter>),
 }
 
 impl<K> Row for Entry<K> {
@@ -297,57 +265,5 @@ impl<K, S> fmt::Debug for Registry<K, S> {
         f.debug_struct("Registry")
             .field("shards", &self.shards.count())
             .finish_non_exhaustive()
-    }
-}
-
-impl Waiter {
-    /// A waiter for `claim` (see [`Waiter::claim`]), not granted yet.
-    pub(super) fn new(claim: u64, wake: Wake) -> Arc<Self> {
-        Arc::new(Self {
-            claim,
-            granted: AtomicBool::new(false),
-            wake,
-        })
-    }
-
-    /// Whether the key was handed to this waiter (acquire: the previous owner's writes
-    /// are visible once this returns `true`).
-    #[inline]
-    pub(crate) fn is_granted(&self) -> bool {
-        self.granted.load(Ordering::Acquire)
-    }
-
-    /// Wakes the waiter after its grant.
-    pub(super) fn wake(&self) {
-        match &self.wake {
-            Wake::Thread(thread) => thread.unpark(),
-            #[cfg(feature = "tokio")]
-            Wake::Task(slot) => {
-                let waker = slot.lock().take();
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
-            }
-        }
-    }
-
-    /// For a task: records `waker` to be woken on the grant, then reports whether the grant
-    /// already happened. Seen in this order against [`wake`](Self::wake)'s "grant, then
-    /// take the waker" (both ends under the slot lock), a grant is never missed.
-    #[cfg(feature = "tokio")]
-    pub(crate) fn poll_granted(&self, waker: &std::task::Waker) -> bool {
-        if self.is_granted() {
-            return true;
-        }
-        let Wake::Task(slot) = &self.wake else {
-            unreachable!("only task waiters are polled");
-        };
-        {
-            let mut slot = slot.lock();
-            if !slot.as_ref().is_some_and(|old| old.will_wake(waker)) {
-                *slot = Some(waker.clone());
-            }
-        }
-        self.is_granted()
     }
 }

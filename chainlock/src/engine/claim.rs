@@ -1,0 +1,204 @@
+//! How a task waits on an engine: one cancel-safe future for every async face (the
+//! exclusive keyed locks, the keyed reader-writer locks and permits), generic over what it
+//! asks of which engine ([`Request`]).
+
+use std::future::Future;
+use std::hash::{BuildHasher, Hash};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::exclusive::Registry;
+use super::sharded::Ticket;
+use super::waiter::{Outcome, Waiter, Wake};
+use super::weighted::Weighted;
+use crate::loom::sync::{Arc, Mutex};
+use crate::loom::unique_token;
+
+/// What a [`Claim`] asks of an engine: how to start (take a hold, or queue a waiter woken
+/// by `queue()`), and how to undo a grant that came while the claim was being dropped.
+pub(crate) trait Request {
+    /// What the first poll consumes (the key, or the hold to add to).
+    type Start;
+    /// Starts the request on the first poll.
+    fn start(&self, start: Self::Start, queue: impl FnOnce() -> Wake) -> Outcome;
+    /// Leaves the queue (`false`), or reports that the grant came first (`true`).
+    fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool;
+    /// Gives back a grant nobody will use.
+    fn give_back(&self, ticket: Ticket);
+}
+
+/// Take a key of the exclusive registry for a new owner (one acquisition; no reentrancy).
+pub(crate) struct Exclusive<'a, K, S>(pub(crate) &'a Registry<K, S>);
+
+impl<K: Eq + Hash, S: BuildHasher> Request for Exclusive<'_, K, S> {
+    type Start = K;
+
+    fn start(&self, key: K, queue: impl FnOnce() -> Wake) -> Outcome {
+        self.0.acquire(key, unique_token(), false, Some(queue))
+    }
+
+    fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
+        self.0.cancel(ticket, waiter)
+    }
+
+    fn give_back(&self, ticket: Ticket) {
+        self.0.release(ticket);
+    }
+}
+
+/// Take `weight` of a key of a weighted registry.
+pub(crate) struct Weight<'a, K, S> {
+    registry: &'a Weighted<K, S>,
+    weight: u64,
+}
+
+/// Add `weight` to a hold of a weighted registry (an upgrade, ahead of every waiter). A
+/// request of its own rather than a variant of [`Weight`]'s start, so that the first poll
+/// of every claim matches one enum only.
+pub(crate) struct Grow<'a, K, S>(Weight<'a, K, S>);
+
+impl<K: Eq + Hash, S: BuildHasher> Request for Weight<'_, K, S> {
+    type Start = K;
+
+    fn start(&self, key: K, queue: impl FnOnce() -> Wake) -> Outcome {
+        self.registry.acquire(key, self.weight, Some(queue))
+    }
+
+    fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
+        self.registry.cancel(ticket, waiter)
+    }
+
+    fn give_back(&self, ticket: Ticket) {
+        self.registry.release(ticket, self.weight);
+    }
+}
+
+impl<K: Eq + Hash, S: BuildHasher> Request for Grow<'_, K, S> {
+    type Start = Ticket;
+
+    fn start(&self, ticket: Ticket, queue: impl FnOnce() -> Wake) -> Outcome {
+        self.0.registry.grow(ticket, self.0.weight, Some(queue))
+    }
+
+    fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
+        self.0.cancel(ticket, waiter)
+    }
+
+    fn give_back(&self, ticket: Ticket) {
+        self.0.give_back(ticket);
+    }
+}
+
+/// The future of every async face: resolves to the ticket of the granted hold.
+///
+/// # Cancel safety
+///
+/// Dropped while queued, it leaves the queue; dropped after its grant but before it was
+/// polled to completion, it gives the grant back at once. Nobody waits for a dropped claim.
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub(crate) struct Claim<R: Request> {
+    request: R,
+    state: State<R::Start>,
+}
+
+enum State<T> {
+    /// Not polled yet.
+    Start(T),
+    /// In the key's queue.
+    Queued(Ticket, Arc<Waiter>),
+    /// Resolved (or panicked mid-poll): owns nothing.
+    Done,
+}
+
+impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Exclusive<'a, K, S>> {
+    /// Takes `key` of the exclusive registry.
+    pub(crate) fn exclusive(registry: &'a Registry<K, S>, key: K) -> Self {
+        Self {
+            request: Exclusive(registry),
+            state: State::Start(key),
+        }
+    }
+}
+
+impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Weight<'a, K, S>> {
+    /// Takes `weight` of `key`.
+    pub(crate) fn weight(registry: &'a Weighted<K, S>, key: K, weight: u64) -> Self {
+        Self {
+            request: Weight { registry, weight },
+            state: State::Start(key),
+        }
+    }
+}
+
+impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Grow<'a, K, S>> {
+    /// Adds `extra` to the hold `ticket` names (an upgrade), ahead of every waiter.
+    pub(crate) fn grow(registry: &'a Weighted<K, S>, ticket: Ticket, extra: u64) -> Self {
+        Self {
+            request: Grow(Weight {
+                registry,
+                weight: extra,
+            }),
+            state: State::Start(ticket),
+        }
+    }
+}
+
+// No field is ever pinned: the key is moved out on the first poll.
+impl<R: Request> Unpin for Claim<R> {}
+
+impl<R: Request> Future for Claim<R> {
+    type Output = Ticket;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Ticket> {
+        let this = self.get_mut();
+        let outcome = match std::mem::replace(&mut this.state, State::Done) {
+            State::Start(start) => this
+                .request
+                .start(start, || Wake::Task(Mutex::new(Some(cx.waker().clone())))),
+            State::Queued(ticket, waiter) => {
+                if waiter.poll_granted(cx.waker()) {
+                    Outcome::Held(ticket)
+                } else {
+                    Outcome::Queued(ticket, waiter)
+                }
+            }
+            State::Done => panic!("a keyed lock future polled after completion"),
+        };
+        match outcome {
+            Outcome::Held(ticket) => Poll::Ready(ticket),
+            Outcome::Queued(ticket, waiter) => {
+                this.state = State::Queued(ticket, waiter);
+                Poll::Pending
+            }
+            Outcome::Busy => unreachable!("a queueing claim is never busy"),
+        }
+    }
+}
+
+impl<R: Request> Drop for Claim<R> {
+    fn drop(&mut self) {
+        if let State::Queued(ticket, waiter) = &self.state
+            && self.request.cancel(*ticket, waiter)
+        {
+            // Granted while being dropped: give it back rather than strand it.
+            self.request.give_back(*ticket);
+        }
+    }
+}
+
+/// Runs `future` until `deadline` on Tokio's timer: `None` if the deadline passed first
+/// (the future is dropped, which every claim survives).
+#[cfg(feature = "tokio")]
+pub(crate) async fn until<F: Future>(deadline: std::time::Instant, future: F) -> Option<F::Output> {
+    tokio::time::timeout_at(deadline.into(), future).await.ok()
+}
+
+/// Runs `future` for at most `timeout` on Tokio's timer: `None` if the time ran out. A
+/// timeout too large for the clock waits forever.
+#[cfg(feature = "tokio")]
+pub(crate) async fn within<F: Future>(
+    timeout: std::time::Duration,
+    future: F,
+) -> Option<F::Output> {
+    tokio::time::timeout(timeout, future).await.ok()
+}
