@@ -83,7 +83,7 @@ async fn async_deadline_names_the_level() {
     let held = class.lock_owned().await;
     let deadline = Instant::now() + Duration::from_millis(20);
     let outcome = ClassLocker
-        .run_async_until(&root, deadline, lecture(1), first_class, |c| {
+        .run_until_async(&root, deadline, lecture(1), first_class, |c| {
             c.students.len()
         })
         .await;
@@ -94,7 +94,7 @@ async fn async_deadline_names_the_level() {
     let deadline = Instant::now() + Duration::from_secs(5);
     assert_eq!(
         ClassLocker
-            .run_async_until(&root, deadline, lecture(1), first_class, |c| c
+            .run_until_async(&root, deadline, lecture(1), first_class, |c| c
                 .students
                 .len())
             .await,

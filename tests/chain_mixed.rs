@@ -343,7 +343,7 @@ mod on_tokio {
         let writer = lib.write().await;
         let soon = Instant::now() + Duration::from_millis(5);
         assert_eq!(
-            Open.run_keys_async_until(
+            Open.run_keys_until_async(
                 &volume,
                 soon,
                 &(),

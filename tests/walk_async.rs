@@ -1,9 +1,9 @@
 //! Async walks of run-time depth over tokio's owned guards: every depth from 1 to 64,
 //! cancellation while waiting at every depth releases everything, deadlines, crabbing.
 
-use chainlock::ChainNode;
 use chainlock::chain::Absence;
-use chainlock::walk::{Crab, Exclusive, Step, WalkExit, Walker};
+use chainlock::walk::{Crab, Exclusive, Step, Walker};
+use chainlock::{ChainNode, Exit};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{Mutex, RwLock, watch};
@@ -139,11 +139,11 @@ async fn a_deadline_at_every_depth_names_the_depth() {
         let blocker = nodes[at].clone().lock_owned().await;
         let deadline = Instant::now() + Duration::from_millis(2);
         let outcome = Walker::new()
-            .descend_async_until(&nodes[0], Exclusive, deadline, |node, _| {
+            .descend_until_async(&nodes[0], Exclusive, deadline, |node, _| {
                 node.next.clone().map_or(Step::Here, Step::Descend)
             })
             .await;
-        assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: at }));
+        assert_eq!(outcome.err(), Some(Exit::TimedOut { level: at }));
         drop(blocker);
         assert_all_unlocked(&nodes);
     }
@@ -183,8 +183,8 @@ async fn async_crabbing_shares_the_path_and_locks_the_target_exclusively() {
     let outcome = Walker::new().descend_keys_async(&root, Crab, [0, 1]).await;
     assert_eq!(
         outcome.err(),
-        Some(WalkExit::Absent {
-            depth: 2,
+        Some(Exit::Absent {
+            level: 2,
             cause: Absence::Missing
         })
     );
@@ -217,7 +217,7 @@ async fn a_cancelled_retaining_walk_releases_every_retained_ancestor() {
 }
 
 #[tokio::test]
-async fn async_retaining_and_optimistic_descents_keep_exactly_the_unsafe_path() {
+async fn async_retaining_and_speculative_descents_keep_exactly_the_unsafe_path() {
     let nodes = list(6);
     // Safe: even depths only. The lowest safe node above the target (depth 5) is depth 4.
     let path = Walker::new()
@@ -238,14 +238,14 @@ async fn async_retaining_and_optimistic_descents_keep_exactly_the_unsafe_path() 
     let deadline = Instant::now() + Duration::from_millis(2);
     let blocker = nodes[3].clone().lock_owned().await;
     let outcome = Walker::new()
-        .descend_retaining_async_until(
+        .descend_retaining_until_async(
             &nodes[0],
             deadline,
             |node, _| node.next.clone().map_or(Step::Here, Step::Descend),
             |_, _| false,
         )
         .await;
-    assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 3 }));
+    assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 3 }));
     drop(blocker);
     assert_all_unlocked(&nodes);
 
@@ -264,7 +264,7 @@ async fn async_retaining_and_optimistic_descents_keep_exactly_the_unsafe_path() 
             .map_or(Step::Here, Step::Target)
     };
     let found = Walker::new()
-        .descend_optimistic_async(&root, step, |dir: &Dir, _| dir.writes < 9)
+        .descend_speculative_async(&root, step, |dir: &Dir, _| dir.writes < 9)
         .await
         .unwrap();
     assert_eq!(
@@ -275,7 +275,7 @@ async fn async_retaining_and_optimistic_descents_keep_exactly_the_unsafe_path() 
     drop(found);
     leaf.write().await.writes = 0;
     let found = Walker::new()
-        .descend_optimistic_async(&root, step, |dir: &Dir, _| dir.writes < 9)
+        .descend_speculative_async(&root, step, |dir: &Dir, _| dir.writes < 9)
         .await
         .unwrap();
     assert_eq!((found.restarts, found.path.len()), (0, 1));

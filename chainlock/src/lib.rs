@@ -7,7 +7,7 @@
 //! | [`keyed`] | a keyed lock manager: exact per-key locks, reentrant, FIFO-fair, timeouts, bounded memory, all-or-nothing multi-key; per-key readers/writers ([`keyed::KeyedRwLocks`]) and per-key permits ([`keyed::KeyedPermits`]) |
 //! | [`rooms`] | shared rooms (group mutual exclusion): many threads in one room, one room at a time, exit actions, no starvation |
 //! | [`mapped`] | owned guards (from chain descents and walks) narrowed to a part of the locked data, still holding the lock |
-//! | [`walk`] | hand-over-hand walks of run-time depth down recursive trees (file systems, B-trees, lists): key paths or step closures, latch crabbing, retaining (Bayer–Schkolnick) and optimistic descents |
+//! | [`walk`] | hand-over-hand walks of run-time depth down recursive trees (file systems, B-trees, lists): key paths or step closures, latch crabbing, retaining (Bayer–Schkolnick) and speculative descents |
 //! | `distributed` | a named mutex across processes (file locks) and machines (PostgreSQL), with fencing tokens and a lost-lock signal; also a reader-writer lock, a counting semaphore and all-or-nothing acquisition of several names (feature `distributed`) |
 //!
 //! # Examples

@@ -2,7 +2,7 @@
 //! locked hand over hand.
 //!
 //! - `get` read-locks its way down ([`Shared`]).
-//! - `insert` is optimistic ([`Walker::descend_optimistic`]): it read-locks the inner nodes
+//! - `insert` is speculative ([`Walker::descend_speculative`]): it read-locks the inner nodes
 //!   and write-locks only the leaf; if the leaf is full (an insert would split it and change
 //!   its parent), it restarts once as a Bayer–Schkolnick descent that write-locks its way down
 //!   and keeps locked exactly the ancestors a split can reach (up to the lowest non-full
@@ -152,7 +152,7 @@ impl<K: Ord + Clone, V: Clone> OrderedMap<K, V> {
             node.keys.len() < capacity || (node.level == 0 && node.keys.binary_search(&key).is_ok())
         };
         let found = Walker::new()
-            .descend_optimistic(&self.anchor, |node, _| node.step(&key), safe)
+            .descend_speculative(&self.anchor, |node, _| node.step(&key), safe)
             .expect("every inner node has a child for every key");
         self.restarts
             .fetch_add(found.restarts as u64, Ordering::Relaxed);

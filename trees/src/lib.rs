@@ -3,7 +3,7 @@
 //!
 //! - [`FileSystem`]: an in-memory file system (`mkdir -p`, create, write, read, list, stat,
 //!   rename, `rm -r`), paths walked by key with latch crabbing.
-//! - [`OrderedMap`]: a concurrent B+-tree, inserts on the optimistic and retaining
+//! - [`OrderedMap`]: a concurrent B+-tree, inserts on the speculative and retaining
 //!   (Bayer–Schkolnick) descents, tested against `std::collections::BTreeMap`.
 
 mod btree;

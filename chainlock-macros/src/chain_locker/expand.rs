@@ -657,7 +657,7 @@ impl Flavor {
             Flavor::Blocking => "",
             Flavor::Deadline => "_until",
             Flavor::Async => "_async",
-            Flavor::AsyncDeadline => "_async_until",
+            Flavor::AsyncDeadline => "_until_async",
         }
     }
 

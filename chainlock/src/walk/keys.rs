@@ -2,7 +2,7 @@
 //! [`Walker::descend_keys`] and [`Walker::run_keys`], their deadline and async twins, and the
 //! key steps they hand to the plain loops.
 
-use super::{Acquire, AsyncMode, Blocking, Mode, Step, TimedMode, Until, WalkExit, Walker};
+use super::{Acquire, AsyncMode, Blocking, Exit, Mode, Step, TimedMode, Until, Walker};
 use crate::chain::{ChainNode, Children};
 use std::borrow::Borrow;
 use std::ops::Deref;
@@ -17,8 +17,8 @@ impl Walker {
     ///
     /// # Errors
     ///
-    /// [`WalkExit::Absent`] with the depth of the first missing (or closed) key's node,
-    /// [`WalkExit::Cycle`], [`WalkExit::TooDeep`].
+    /// [`Exit::Absent`] with the depth of the first missing (or closed) key's node,
+    /// [`Exit::Cycle`], [`Exit::TooDeep`].
     ///
     /// # Examples
     ///
@@ -41,15 +41,10 @@ impl Walker {
     ///
     /// Walker::new().descend_keys(&root, Exclusive, "ab".chars())?.count += 1;
     /// assert_eq!(Walker::new().descend_keys(&root, Exclusive, "ab".chars())?.count, 1);
-    /// # Ok::<(), chainlock::walk::WalkExit>(())
+    /// # Ok::<(), chainlock::Exit>(())
     /// ```
     #[inline]
-    pub fn descend_keys<L, M, I>(
-        self,
-        root: &Arc<L>,
-        mode: M,
-        keys: I,
-    ) -> Result<M::Target, WalkExit>
+    pub fn descend_keys<L, M, I>(self, root: &Arc<L>, mode: M, keys: I) -> Result<M::Target, Exit>
     where
         L: ?Sized,
         M: Mode<L>,
@@ -66,13 +61,14 @@ impl Walker {
     ///
     /// # Errors
     ///
-    /// As [`descend_keys`](Self::descend_keys), and [`WalkExit::TimedOut`].
+    /// As [`descend_keys`](Self::descend_keys), and [`Exit::TimedOut`].
     ///
     /// # Examples
     ///
     /// ```
     /// use chainlock::parking_lot::RwLock;
-    /// use chainlock::walk::{Crab, WalkExit, Walker};
+    /// use chainlock::walk::{Crab, Walker};
+    /// use chainlock::Exit;
     /// use chainlock::ChainNode;
     /// use std::sync::Arc;
     /// use std::time::{Duration, Instant};
@@ -88,7 +84,7 @@ impl Walker {
     /// let _reader = child.read(); // a reader blocks the exclusive target
     /// let deadline = Instant::now() + Duration::from_millis(10);
     /// let outcome = Walker::new().descend_keys_until(&root, Crab, deadline, [0]);
-    /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
+    /// assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 1 }));
     /// ```
     #[inline]
     pub fn descend_keys_until<L, M, I>(
@@ -97,7 +93,7 @@ impl Walker {
         mode: M,
         deadline: Instant,
         keys: I,
-    ) -> Result<M::Target, WalkExit>
+    ) -> Result<M::Target, Exit>
     where
         L: ?Sized,
         M: TimedMode<L>,
@@ -141,7 +137,7 @@ impl Walker {
         mode: M,
         keys: I,
         leaf: impl FnOnce(&mut M::Target) -> R,
-    ) -> Result<R, WalkExit>
+    ) -> Result<R, Exit>
     where
         L: ?Sized,
         M: Mode<L>,
@@ -194,7 +190,7 @@ impl Walker {
         root: &Arc<L>,
         mode: M,
         keys: I,
-    ) -> Result<M::Target, WalkExit>
+    ) -> Result<M::Target, Exit>
     where
         L: ?Sized,
         M: AsyncMode<L>,
@@ -221,7 +217,8 @@ impl Walker {
     ///
     /// ```
     /// # #[cfg(feature = "tokio")] {
-    /// use chainlock::walk::{Shared, WalkExit, Walker};
+    /// use chainlock::walk::{Shared, Walker};
+    /// use chainlock::Exit;
     /// use chainlock::ChainNode;
     /// use std::sync::Arc;
     /// use std::time::{Duration, Instant};
@@ -238,18 +235,18 @@ impl Walker {
     /// let root = Arc::new(RwLock::new(Dir { entries: vec![child.clone()] }));
     /// let _writer = child.write().await;
     /// let deadline = Instant::now() + Duration::from_millis(10);
-    /// let outcome = Walker::new().descend_keys_async_until(&root, Shared, deadline, [0]).await;
-    /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
+    /// let outcome = Walker::new().descend_keys_until_async(&root, Shared, deadline, [0]).await;
+    /// assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 1 }));
     /// # });
     /// # }
     /// ```
-    pub async fn descend_keys_async_until<L, M, I>(
+    pub async fn descend_keys_until_async<L, M, I>(
         self,
         root: &Arc<L>,
         mode: M,
         deadline: Instant,
         keys: I,
-    ) -> Result<M::Target, WalkExit>
+    ) -> Result<M::Target, Exit>
     where
         L: ?Sized,
         M: AsyncMode<L>,
@@ -272,7 +269,7 @@ impl Walker {
         root: &Arc<L>,
         acquire: &impl Acquire<L, M>,
         keys: I,
-    ) -> Result<M::Target, WalkExit>
+    ) -> Result<M::Target, Exit>
     where
         L: ?Sized,
         M: Mode<L>,
@@ -308,7 +305,7 @@ impl Walker {
         root: &Arc<L>,
         deadline: Option<Instant>,
         keys: I,
-    ) -> Result<M::Target, WalkExit>
+    ) -> Result<M::Target, Exit>
     where
         L: ?Sized,
         M: AsyncMode<L>,

@@ -7,18 +7,39 @@
 //!
 //! - the child is locked **before** the parent is released (and a retaining descent keeps
 //!   the ancestors a structural change needs);
-//! - an early exit says why and at which depth ([`WalkExit`]);
+//! - an early exit says why and at which level ([`Exit`], the one early-exit type of every
+//!   descent: a walk's depth is its level, the root is level 0);
 //! - every lock the walk holds is released on early exit and on panic;
 //! - waits can end at a deadline (`*_until`), and a depth limit (2^20 by default) bounds a
-//!   runaway walk;
-//! - a step that hands back a lock the walk already holds ends the walk with
-//!   [`WalkExit::Cycle`] instead of deadlocking.
+//!   runaway walk, whatever the step or the key path ([`Exit::TooDeep`]);
+//! - a step that hands back a lock the walk holds at that moment ends the walk with
+//!   [`Exit::Cycle`] instead of deadlocking.
 //!
 //! Each node of the tree is an `Arc<L>` where `L` is a lock of a [`Mode`]: [`Exclusive`]
 //! all the way, [`Shared`] all the way, [`Crab`] (latch crabbing: shared on the way down,
 //! exclusive at the target), or [`Upgrade`] (upgradable reads on the way down, any node
-//! made writable in place when a step must change it). Node types implement [`ChainNode`] (derive it; its closed marker
-//! makes a node behave as absent), and [`Children`] for key paths.
+//! made writable in place when a step must change it). Node types implement
+//! [`ChainNode`](crate::ChainNode) (derive it; its closed marker makes a node behave as
+//! absent), and [`Children`](crate::chain::Children) for key paths.
+//!
+//! # Kinds of descent
+//!
+//! | descent | what decides each level | returns |
+//! |---|---|---|
+//! | [`descend`](Walker::descend), [`run`](Walker::run) | a step closure answering a [`Step`] | the target's guard |
+//! | [`descend_keys`](Walker::descend_keys), [`run_keys`](Walker::run_keys) | a path of keys, each looked up in the node's children | the last key's node's guard |
+//! | [`descend_retaining`](Walker::descend_retaining) | a step; every node exclusive, the unsafe ancestors kept (Bayer–Schkolnick) | the [`Retained`] path |
+//! | [`descend_speculative`](Walker::descend_speculative) | a step; a [`Crab`] pass, restarted once as a retaining descent if its target is unsafe (Bayer–Schkolnick's "optimistic" descent) | [`Speculative`] |
+//!
+//! Each has a deadline twin (`_until`, an [`Instant`](std::time::Instant)) where its locks
+//! have timed acquisition, and async twins over `tokio::sync` locks (feature `tokio`): the
+//! same name plus `_async`, always last (`descend_async`, `descend_until_async`, …).
+//! ("Optimistic" is kept for optimistic lock coupling: readers that validate versions.)
+//!
+//! # Cancel safety
+//!
+//! Dropping an async walk's future at any `.await` releases every lock it holds: the guards
+//! live in the future. A dropped walk never leaves a node locked.
 //!
 //! # Examples
 //!
@@ -27,7 +48,8 @@
 //! ```
 //! use chainlock::parking_lot::RwLock;
 //! use chainlock::chain::Absence;
-//! use chainlock::walk::{Crab, WalkExit, Walker};
+//! use chainlock::walk::{Crab, Walker};
+//! use chainlock::Exit;
 //! use chainlock::ChainNode;
 //! use std::collections::BTreeMap;
 //! use std::sync::Arc;
@@ -51,13 +73,13 @@
 //! drop(lib);
 //!
 //! let missing: Vec<String> = vec!["usr".into(), "bin".into()];
-//! assert_eq!(Walker::new().descend_keys(&root, Crab, &missing).err(), Some(WalkExit::Absent { depth: 2, cause: Absence::Missing }));
-//! # Ok::<(), WalkExit>(())
+//! assert_eq!(Walker::new().descend_keys(&root, Crab, &missing).err(), Some(Exit::Absent { level: 2, cause: Absence::Missing }));
+//! # Ok::<(), Exit>(())
 //! ```
 
-// One file per kind of descent, each with its blocking and async loops side by side; what
-// they share (the settings, `follow`, the closed check) is here.
-mod exit;
+// One file per kind of descent, each with its blocking and async loops side by side (a new
+// kind, such as optimistic lock coupling, is a file of its own beside them); what they
+// share (the settings, `Acquire`, `follow`, the closed check) is here.
 mod keys;
 mod mode;
 mod retained;
@@ -65,11 +87,11 @@ mod retaining;
 mod speculative;
 mod steps;
 
-pub use exit::WalkExit;
 pub use mode::{AsyncMode, Crab, Exclusive, Mode, Shared, TimedMode, Upgrade};
 pub use retained::Retained;
-pub use speculative::Optimistic;
+pub use speculative::Speculative;
 
+use crate::Exit;
 use crate::chain::{Absence, ChainNode};
 use std::ops::Deref;
 use std::sync::Arc;
@@ -77,17 +99,28 @@ use std::time::Instant;
 
 /// What a walk does next, as a step decides at each node.
 ///
-/// `C` is the child's lock handle (`Arc<L>`).
+/// `C` is the child's lock handle (`Arc<L>`). A step is called on each node the walk holds in
+/// its path mode, with the node's level, once per node and pass; never on a node locked as
+/// the target.
 #[derive(Debug)]
 pub enum Step<C> {
-    /// Lock this child in the walk's path mode and continue there.
+    /// Lock this child in the walk's path mode, release the current node, and call the step
+    /// again on the child.
     Descend(C),
-    /// Lock this child in the walk's target mode and end the walk there.
+    /// Lock this child in the walk's target mode, release the current node, and end the walk
+    /// there: the step is **not** called on the target (a node one step may want to look at
+    /// before deciding must be answered with [`Descend`](Step::Descend) and then
+    /// [`Here`](Step::Here)). The target is still checked for being closed
+    /// ([`Exit::Absent`] with [`Absence::Closed`](crate::chain::Absence::Closed)). In the
+    /// modes whose path is their target ([`Exclusive`], [`Shared`], [`Upgrade`]), and in a
+    /// retaining descent, `Target` locks the child exactly as `Descend` would.
     Target(C),
     /// End the walk at the current node: it is the target. In [`Crab`] mode the current
-    /// node is only read-locked, so this ends with [`WalkExit::NotExclusive`] there.
+    /// node is only read-locked, so this ends with [`Exit::NotExclusive`] there (answer
+    /// `Target` one level higher instead).
     Here,
-    /// The node sought is not there: the walk ends with [`WalkExit::Absent`].
+    /// The node sought is not there: the walk ends with [`Exit::Absent`] one level below
+    /// the current node ([`Absence::Missing`](crate::chain::Absence::Missing)).
     Absent,
 }
 
@@ -181,7 +214,7 @@ impl<L: ?Sized, M: TimedMode<L>> Acquire<L, M> for Until {
 impl Walker {
     /// The depth limit of [`Walker::new`]: 2^20 levels, far beyond any file system or
     /// B-tree, so that a tree that through a bug links back to a node the walk has already
-    /// released ends with [`WalkExit::TooDeep`] instead of walking forever. Lists walked hand
+    /// released ends with [`Exit::TooDeep`] instead of walking forever. Lists walked hand
     /// over hand can be longer: raise it with [`max_depth`](Self::max_depth)
     /// (`usize::MAX`: unlimited).
     pub const DEFAULT_MAX_DEPTH: usize = 1 << 20;
@@ -202,15 +235,18 @@ impl Walker {
         }
     }
 
-    /// The same walker, refusing to go deeper than `max_depth` (the root is at depth 0): a
-    /// walk that would ends with [`WalkExit::TooDeep`]. A bound for trees that may, through a
+    /// The same walker, refusing to go deeper than `max_depth` (the root is at level 0): a
+    /// walk that would lock a node at level `max_depth + 1` ends instead with
+    /// [`Exit::TooDeep`]` { level: max_depth + 1, max_depth }`, whatever its steps answer
+    /// or its key path's iterator says of its length. A bound for trees that may, through a
     /// bug, contain a cycle through nodes the walk has already released.
     ///
     /// # Examples
     ///
     /// ```
     /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::walk::{Exclusive, Step, WalkExit, Walker};
+    /// use chainlock::walk::{Exclusive, Step, Walker};
+    /// use chainlock::Exit;
     /// use chainlock::ChainNode;
     /// use std::sync::Arc;
     ///
@@ -225,7 +261,7 @@ impl Walker {
     /// let outcome = Walker::new().max_depth(100).descend(&a, Exclusive, |node, _| {
     ///     node.next.clone().map_or(Step::Here, Step::Descend)
     /// });
-    /// assert_eq!(outcome.err(), Some(WalkExit::TooDeep { max_depth: 100 }));
+    /// assert_eq!(outcome.err(), Some(Exit::TooDeep { level: 101, max_depth: 100 }));
     /// # a.lock().next = None; // break the ring so the test does not leak
     /// ```
     #[must_use]
@@ -261,26 +297,27 @@ impl Walker {
         step: Step<Arc<L>>,
         depth: &mut usize,
         held: &[usize],
-    ) -> Result<Option<(Arc<L>, bool)>, WalkExit> {
+    ) -> Result<Option<(Arc<L>, bool)>, Exit> {
         let (child, is_target) = match step {
             Step::Descend(child) => (child, false),
             Step::Target(child) => (child, true),
             Step::Here => return Ok(None),
             Step::Absent => {
-                return Err(WalkExit::Absent {
-                    depth: *depth + 1,
+                return Err(Exit::Absent {
+                    level: *depth + 1,
                     cause: Absence::Missing,
                 });
             }
         };
         if *depth >= self.max_depth {
-            return Err(WalkExit::TooDeep {
+            return Err(Exit::TooDeep {
+                level: *depth + 1,
                 max_depth: self.max_depth,
             });
         }
         *depth += 1;
         if held.contains(&address(&child)) {
-            return Err(WalkExit::Cycle { depth: *depth });
+            return Err(Exit::Cycle { level: *depth });
         }
         Ok(Some((child, is_target)))
     }
@@ -294,13 +331,13 @@ fn address<L: ?Sized>(lock: &Arc<L>) -> usize {
 
 /// The target, unless it is closed (then released, and the walk ends there).
 #[inline]
-fn open<G: Deref>(target: G, depth: usize) -> Result<G, WalkExit>
+fn open<G: Deref>(target: G, depth: usize) -> Result<G, Exit>
 where
     G::Target: ChainNode,
 {
     if target.is_closed() {
-        Err(WalkExit::Absent {
-            depth,
+        Err(Exit::Absent {
+            level: depth,
             cause: Absence::Closed,
         })
     } else {

@@ -2,7 +2,7 @@
 //! deadline and async twins, its loops, and the bookkeeping of the path it keeps.
 
 use super::{
-    Acquire, AsyncMode, Blocking, Exclusive, Retained, Step, Until, WalkExit, Walker, address,
+    Acquire, AsyncMode, Blocking, Exclusive, Exit, Retained, Step, Until, Walker, address,
 };
 use crate::chain::{Absence, ChainNode, ExclusiveLock, TimedExclusiveLock};
 use std::ops::DerefMut;
@@ -22,7 +22,7 @@ impl Walker {
     ///
     /// # Errors
     ///
-    /// As [`descend`](Self::descend); [`WalkExit::Cycle`] also when the lock handed back is
+    /// As [`descend`](Self::descend); [`Exit::Cycle`] also when the lock handed back is
     /// a retained ancestor's.
     ///
     /// # Examples
@@ -33,7 +33,7 @@ impl Walker {
         root: &Arc<L>,
         step: impl FnMut(&mut L::Guard, usize) -> Step<Arc<L>>,
         is_safe: impl FnMut(&L::Target, usize) -> bool,
-    ) -> Result<Retained<L::Guard>, WalkExit>
+    ) -> Result<Retained<L::Guard>, Exit>
     where
         L: ExclusiveLock + ?Sized,
         L::Target: ChainNode,
@@ -46,13 +46,14 @@ impl Walker {
     ///
     /// # Errors
     ///
-    /// As [`descend_retaining`](Self::descend_retaining), and [`WalkExit::TimedOut`].
+    /// As [`descend_retaining`](Self::descend_retaining), and [`Exit::TimedOut`].
     ///
     /// # Examples
     ///
     /// ```
     /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::walk::{Step, WalkExit, Walker};
+    /// use chainlock::walk::{Step, Walker};
+    /// use chainlock::Exit;
     /// use chainlock::ChainNode;
     /// use std::sync::Arc;
     /// use std::time::{Duration, Instant};
@@ -70,7 +71,7 @@ impl Walker {
     ///     |node, _| node.next.clone().map_or(Step::Here, Step::Descend),
     ///     |_, _| false,
     /// );
-    /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
+    /// assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 1 }));
     /// assert!(head.try_lock().is_some(), "the retained head was released");
     /// ```
     pub fn descend_retaining_until<L>(
@@ -79,7 +80,7 @@ impl Walker {
         deadline: Instant,
         step: impl FnMut(&mut L::Guard, usize) -> Step<Arc<L>>,
         is_safe: impl FnMut(&L::Target, usize) -> bool,
-    ) -> Result<Retained<L::Guard>, WalkExit>
+    ) -> Result<Retained<L::Guard>, Exit>
     where
         L: TimedExclusiveLock + ?Sized,
         L::Target: ChainNode,
@@ -130,7 +131,7 @@ impl Walker {
         root: &Arc<L>,
         step: impl FnMut(&mut <Exclusive as AsyncMode<L>>::Path, usize) -> Step<Arc<L>>,
         is_safe: impl FnMut(&<Exclusive as AsyncMode<L>>::Node, usize) -> bool,
-    ) -> Result<Retained<<Exclusive as AsyncMode<L>>::Path>, WalkExit>
+    ) -> Result<Retained<<Exclusive as AsyncMode<L>>::Path>, Exit>
     where
         L: ?Sized,
         Exclusive: AsyncMode<L>,
@@ -155,7 +156,8 @@ impl Walker {
     ///
     /// ```
     /// # #[cfg(feature = "tokio")] {
-    /// use chainlock::walk::{Step, WalkExit, Walker};
+    /// use chainlock::walk::{Step, Walker};
+    /// use chainlock::Exit;
     /// use chainlock::ChainNode;
     /// use std::sync::Arc;
     /// use std::time::{Duration, Instant};
@@ -170,25 +172,25 @@ impl Walker {
     /// let _held = tail.lock().await;
     /// let deadline = Instant::now() + Duration::from_millis(10);
     /// let outcome = Walker::new()
-    ///     .descend_retaining_async_until(
+    ///     .descend_retaining_until_async(
     ///         &head,
     ///         deadline,
     ///         |node, _| node.next.clone().map_or(Step::Here, Step::Descend),
     ///         |_, _| false,
     ///     )
     ///     .await;
-    /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
+    /// assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 1 }));
     /// assert!(head.try_lock().is_ok());
     /// # });
     /// # }
     /// ```
-    pub async fn descend_retaining_async_until<L>(
+    pub async fn descend_retaining_until_async<L>(
         self,
         root: &Arc<L>,
         deadline: Instant,
         step: impl FnMut(&mut <Exclusive as AsyncMode<L>>::Path, usize) -> Step<Arc<L>>,
         is_safe: impl FnMut(&<Exclusive as AsyncMode<L>>::Node, usize) -> bool,
-    ) -> Result<Retained<<Exclusive as AsyncMode<L>>::Path>, WalkExit>
+    ) -> Result<Retained<<Exclusive as AsyncMode<L>>::Path>, Exit>
     where
         L: ?Sized,
         Exclusive: AsyncMode<L>,
@@ -209,7 +211,7 @@ impl Walker {
         acquire: &A,
         mut step: impl FnMut(&mut L::Guard, usize) -> Step<Arc<L>>,
         mut is_safe: impl FnMut(&L::Target, usize) -> bool,
-    ) -> Result<Retained<L::Guard>, WalkExit>
+    ) -> Result<Retained<L::Guard>, Exit>
     where
         L: ExclusiveLock + ?Sized,
         L::Target: ChainNode,
@@ -218,7 +220,7 @@ impl Walker {
         let mut path = Retaining::new();
         let (mut next, mut depth, mut is_target) = (Arc::clone(root), 0, false);
         loop {
-            let guard = acquire.path(&next).ok_or(WalkExit::TimedOut { depth })?;
+            let guard = acquire.path(&next).ok_or(Exit::TimedOut { level: depth })?;
             path.enter(guard, &next, depth, &mut is_safe)?;
             if is_target {
                 return Ok(path.finish());
@@ -238,7 +240,7 @@ impl Walker {
         deadline: Option<Instant>,
         mut step: impl FnMut(&mut <Exclusive as AsyncMode<L>>::Path, usize) -> Step<Arc<L>>,
         mut is_safe: impl FnMut(&<Exclusive as AsyncMode<L>>::Node, usize) -> bool,
-    ) -> Result<Retained<<Exclusive as AsyncMode<L>>::Path>, WalkExit>
+    ) -> Result<Retained<<Exclusive as AsyncMode<L>>::Path>, Exit>
     where
         L: ?Sized,
         Exclusive: AsyncMode<L>,
@@ -250,7 +252,7 @@ impl Walker {
         loop {
             let guard = <Exclusive as AsyncMode<L>>::lock_path(Arc::clone(&next), deadline)
                 .await
-                .ok_or(WalkExit::TimedOut { depth })?;
+                .ok_or(Exit::TimedOut { level: depth })?;
             path.enter(guard, &next, depth, &mut is_safe)?;
             if is_target {
                 return Ok(path.finish());
@@ -292,13 +294,13 @@ where
         lock: &Arc<L>,
         depth: usize,
         is_safe: &mut impl FnMut(&G::Target, usize) -> bool,
-    ) -> Result<(), WalkExit> {
+    ) -> Result<(), Exit> {
         self.guards.push(guard);
         self.held.push(address(lock));
         let node = self.current();
         if node.is_closed() {
-            return Err(WalkExit::Absent {
-                depth,
+            return Err(Exit::Absent {
+                level: depth,
                 cause: Absence::Closed,
             });
         }

@@ -1,13 +1,15 @@
-//! The speculative descent (Bayer–Schkolnick's "optimistic" descent): a crab pass first,
-//! restarting as a retaining descent if its target is unsafe.
+//! The speculative descent (what Bayer and Schkolnick call the "optimistic" descent; here
+//! the word is kept for optimistic lock coupling): a crab pass first, restarting as a
+//! retaining descent if its target is unsafe.
 
-use super::{AsyncMode, Blocking, Crab, Exclusive, Retained, Step, WalkExit, Walker};
+use super::{AsyncMode, Blocking, Crab, Exclusive, Exit, Retained, Step, Walker};
 use crate::chain::{ChainNode, ExclusiveLock, SharedLock};
 use std::ops::DerefMut;
 use std::sync::Arc;
 
 impl Walker {
-    /// The optimistic form of [`descend_retaining`](Self::descend_retaining): first a
+    /// The speculative form of [`descend_retaining`](Self::descend_retaining) (Bayer and
+    /// Schkolnick's "optimistic" descent: it bets that the target is safe): first a
     /// [`Crab`] walk (shared down, exclusive target), which keeps writers of other subtrees
     /// out of each other's way; if its target is safe, done. If not (or if `step` answered
     /// [`Step::Here`] on a read-locked node), the walk releases everything and restarts once
@@ -19,7 +21,7 @@ impl Walker {
     /// # Errors
     ///
     /// As [`descend_retaining`](Self::descend_retaining): the first pass's exits are final
-    /// except for an unsafe target and [`WalkExit::NotExclusive`].
+    /// except for an unsafe target and [`Exit::NotExclusive`].
     ///
     /// # Examples
     ///
@@ -41,20 +43,20 @@ impl Walker {
     /// };
     /// let not_full = |node: &Node, _| node.keys < 4;
     ///
-    /// let fast = Walker::new().descend_optimistic(&root, step, not_full).unwrap();
+    /// let fast = Walker::new().descend_speculative(&root, step, not_full).unwrap();
     /// assert_eq!((fast.restarts, fast.path.len()), (0, 1));
     /// drop(fast);
     ///
     /// leaf.write().keys = 4; // full: an insert would split it and change the root
-    /// let slow = Walker::new().descend_optimistic(&root, step, not_full).unwrap();
+    /// let slow = Walker::new().descend_speculative(&root, step, not_full).unwrap();
     /// assert_eq!((slow.restarts, slow.path.len()), (1, 2));
     /// ```
-    pub fn descend_optimistic<L>(
+    pub fn descend_speculative<L>(
         self,
         root: &Arc<L>,
         mut step: impl FnMut(&<L as SharedLock>::Target, usize) -> Step<Arc<L>>,
         mut is_safe: impl FnMut(&<L as SharedLock>::Target, usize) -> bool,
-    ) -> Result<Optimistic<<L as ExclusiveLock>::Guard>, WalkExit>
+    ) -> Result<Speculative<<L as ExclusiveLock>::Guard>, Exit>
     where
         L: SharedLock + ExclusiveLock<Target = <L as SharedLock>::Target> + ?Sized,
         <L as SharedLock>::Target: ChainNode,
@@ -64,13 +66,13 @@ impl Walker {
         match first {
             Ok((target, depth)) => {
                 if is_safe(&*target, depth) {
-                    return Ok(Optimistic {
+                    return Ok(Speculative {
                         path: Retained::new(vec![target], depth),
                         restarts: 0,
                     });
                 }
             }
-            Err(WalkExit::NotExclusive { .. }) => {}
+            Err(Exit::NotExclusive { .. }) => {}
             Err(exit) => return Err(exit),
         }
         let path = self.retain::<L, _>(
@@ -79,7 +81,7 @@ impl Walker {
             |guard, depth| step(&**guard, depth),
             is_safe,
         )?;
-        Ok(Optimistic { path, restarts: 1 })
+        Ok(Speculative { path, restarts: 1 })
     }
 }
 
@@ -87,11 +89,11 @@ impl Walker {
 /// `tokio`): the same guarantees as the blocking walks, and cancel safety (see the
 /// [module docs](super#cancel-safety)).
 impl Walker {
-    /// The async twin of [`descend_optimistic`](Self::descend_optimistic).
+    /// The async twin of [`descend_speculative`](Self::descend_speculative).
     ///
     /// # Errors
     ///
-    /// As [`descend_optimistic`](Self::descend_optimistic).
+    /// As [`descend_speculative`](Self::descend_speculative).
     ///
     /// # Examples
     ///
@@ -109,7 +111,7 @@ impl Walker {
     /// let leaf = Arc::new(RwLock::new(Node { keys: 4, child: None }));
     /// let root = Arc::new(RwLock::new(Node { keys: 1, child: Some(leaf) }));
     /// let found = Walker::new()
-    ///     .descend_optimistic_async(
+    ///     .descend_speculative_async(
     ///         &root,
     ///         |node: &Node, _| node.child.clone().map_or(Step::Here, Step::Target),
     ///         |node: &Node, _| node.keys < 4,
@@ -120,12 +122,12 @@ impl Walker {
     /// # });
     /// # }
     /// ```
-    pub async fn descend_optimistic_async<L>(
+    pub async fn descend_speculative_async<L>(
         self,
         root: &Arc<L>,
         mut step: impl FnMut(&<Crab as AsyncMode<L>>::Node, usize) -> Step<Arc<L>>,
         mut is_safe: impl FnMut(&<Crab as AsyncMode<L>>::Node, usize) -> bool,
-    ) -> Result<Optimistic<<Crab as AsyncMode<L>>::Target>, WalkExit>
+    ) -> Result<Speculative<<Crab as AsyncMode<L>>::Target>, Exit>
     where
         L: ?Sized,
         Crab: AsyncMode<L>,
@@ -139,27 +141,27 @@ impl Walker {
         match first {
             Ok((target, depth)) => {
                 if is_safe(&*target, depth) {
-                    return Ok(Optimistic {
+                    return Ok(Speculative {
                         path: Retained::new(vec![target], depth),
                         restarts: 0,
                     });
                 }
             }
-            Err(WalkExit::NotExclusive { .. }) => {}
+            Err(Exit::NotExclusive { .. }) => {}
             Err(exit) => return Err(exit),
         }
         let path = self
             .retain_async(root, None, |guard, depth| step(&**guard, depth), is_safe)
             .await?;
-        Ok(Optimistic { path, restarts: 1 })
+        Ok(Speculative { path, restarts: 1 })
     }
 }
 
-/// What [`Walker::descend_optimistic`] found: the exclusively locked path (the target alone
+/// What [`Walker::descend_speculative`] found: the exclusively locked path (the target alone
 /// when the first, shared pass was enough) and how many times it restarted.
 #[derive(Debug)]
 #[must_use = "if unused the path is released immediately"]
-pub struct Optimistic<G> {
+pub struct Speculative<G> {
     /// The target, and the ancestors a retaining restart kept above it.
     pub path: Retained<G>,
     /// 0 when the shared pass was enough, 1 when it restarted as a retaining descent.

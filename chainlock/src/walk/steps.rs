@@ -3,7 +3,7 @@
 //! (the key paths and the speculative descent's first pass too) goes through.
 
 use super::{
-    Acquire, AsyncMode, Blocking, Mode, Step, TimedMode, Until, WalkExit, Walker, address, open,
+    Acquire, AsyncMode, Blocking, Exit, Mode, Step, TimedMode, Until, Walker, address, open,
 };
 use crate::chain::{Absence, ChainNode};
 use std::sync::Arc;
@@ -19,7 +19,7 @@ impl Walker {
     ///
     /// # Errors
     ///
-    /// [`WalkExit`] says why and at which depth the walk ended early; nothing stays locked.
+    /// [`Exit`] says why and at which depth the walk ended early; nothing stays locked.
     ///
     /// # Examples
     ///
@@ -46,7 +46,7 @@ impl Walker {
         root: &Arc<L>,
         mode: M,
         step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
-    ) -> Result<M::Target, WalkExit>
+    ) -> Result<M::Target, Exit>
     where
         L: ?Sized,
         M: Mode<L>,
@@ -58,18 +58,19 @@ impl Walker {
     }
 
     /// Like [`descend`](Self::descend), giving up when `deadline` passes while waiting for a
-    /// lock ([`WalkExit::TimedOut`] with that node's depth). Needs locks with timed
+    /// lock ([`Exit::TimedOut`] with that node's depth). Needs locks with timed
     /// acquisition (parking_lot's do).
     ///
     /// # Errors
     ///
-    /// As [`descend`](Self::descend), and [`WalkExit::TimedOut`].
+    /// As [`descend`](Self::descend), and [`Exit::TimedOut`].
     ///
     /// # Examples
     ///
     /// ```
     /// use chainlock::parking_lot::Mutex;
-    /// use chainlock::walk::{Exclusive, Step, WalkExit, Walker};
+    /// use chainlock::walk::{Exclusive, Step, Walker};
+    /// use chainlock::Exit;
     /// use chainlock::ChainNode;
     /// use std::sync::Arc;
     /// use std::time::{Duration, Instant};
@@ -84,7 +85,7 @@ impl Walker {
     /// let outcome = Walker::new().descend_until(&head, Exclusive, deadline, |node, _| {
     ///     node.next.clone().map_or(Step::Here, Step::Descend)
     /// });
-    /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
+    /// assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 1 }));
     /// assert!(head.try_lock().is_some());
     /// ```
     #[inline]
@@ -94,7 +95,7 @@ impl Walker {
         mode: M,
         deadline: Instant,
         step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
-    ) -> Result<M::Target, WalkExit>
+    ) -> Result<M::Target, Exit>
     where
         L: ?Sized,
         M: TimedMode<L>,
@@ -137,7 +138,7 @@ impl Walker {
         mode: M,
         step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
         leaf: impl FnOnce(&mut M::Target) -> R,
-    ) -> Result<R, WalkExit>
+    ) -> Result<R, Exit>
     where
         L: ?Sized,
         M: Mode<L>,
@@ -186,7 +187,7 @@ impl Walker {
         root: &Arc<L>,
         mode: M,
         step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
-    ) -> Result<M::Target, WalkExit>
+    ) -> Result<M::Target, Exit>
     where
         L: ?Sized,
         M: AsyncMode<L>,
@@ -213,7 +214,8 @@ impl Walker {
     ///
     /// ```
     /// # #[cfg(feature = "tokio")] {
-    /// use chainlock::walk::{Exclusive, Step, WalkExit, Walker};
+    /// use chainlock::walk::{Exclusive, Step, Walker};
+    /// use chainlock::Exit;
     /// use chainlock::ChainNode;
     /// use std::sync::Arc;
     /// use std::time::{Duration, Instant};
@@ -228,20 +230,20 @@ impl Walker {
     /// let _held = tail.lock().await;
     /// let deadline = Instant::now() + Duration::from_millis(10);
     /// let outcome = Walker::new()
-    ///     .descend_async_until(&head, Exclusive, deadline, |node, _| node.next.clone().map_or(Step::Here, Step::Descend))
+    ///     .descend_until_async(&head, Exclusive, deadline, |node, _| node.next.clone().map_or(Step::Here, Step::Descend))
     ///     .await;
-    /// assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
+    /// assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 1 }));
     /// assert!(head.try_lock().is_ok());
     /// # });
     /// # }
     /// ```
-    pub async fn descend_async_until<L, M>(
+    pub async fn descend_until_async<L, M>(
         self,
         root: &Arc<L>,
         mode: M,
         deadline: Instant,
         step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
-    ) -> Result<M::Target, WalkExit>
+    ) -> Result<M::Target, Exit>
     where
         L: ?Sized,
         M: AsyncMode<L>,
@@ -264,26 +266,24 @@ impl Walker {
         root_is_target: bool,
         acquire: &impl Acquire<L, M>,
         mut step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
-    ) -> Result<(M::Target, usize), WalkExit>
+    ) -> Result<(M::Target, usize), Exit>
     where
         L: ?Sized,
         M: Mode<L>,
         M::Node: ChainNode,
     {
         if root_is_target {
-            let target = acquire
-                .target(root)
-                .ok_or(WalkExit::TimedOut { depth: 0 })?;
+            let target = acquire.target(root).ok_or(Exit::TimedOut { level: 0 })?;
             return open(target, 0).map(|target| (target, 0));
         }
-        let mut guard = acquire.path(root).ok_or(WalkExit::TimedOut { depth: 0 })?;
+        let mut guard = acquire.path(root).ok_or(Exit::TimedOut { level: 0 })?;
         // The node `guard` holds, to refuse a step that hands its own lock back.
         let mut held = address(root);
         let mut depth = 0;
         loop {
             if guard.is_closed() {
-                return Err(WalkExit::Absent {
-                    depth,
+                return Err(Exit::Absent {
+                    level: depth,
                     cause: Absence::Closed,
                 });
             }
@@ -291,15 +291,19 @@ impl Walker {
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
                 return M::settle(guard)
                     .map(|target| (target, depth))
-                    .map_err(|_| WalkExit::NotExclusive { depth });
+                    .map_err(|_| Exit::NotExclusive { level: depth });
             };
             if is_target {
                 // The parent (`guard`) is released only once the target is locked.
-                let target = acquire.target(&child).ok_or(WalkExit::TimedOut { depth })?;
+                let target = acquire
+                    .target(&child)
+                    .ok_or(Exit::TimedOut { level: depth })?;
                 drop(guard);
                 return open(target, depth).map(|target| (target, depth));
             }
-            let next = acquire.path(&child).ok_or(WalkExit::TimedOut { depth })?;
+            let next = acquire
+                .path(&child)
+                .ok_or(Exit::TimedOut { level: depth })?;
             // The old guard drops here, after the child's lock is held.
             guard = next;
             held = address(&child);
@@ -313,7 +317,7 @@ impl Walker {
         root_is_target: bool,
         deadline: Option<Instant>,
         mut step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
-    ) -> Result<(M::Target, usize), WalkExit>
+    ) -> Result<(M::Target, usize), Exit>
     where
         L: ?Sized,
         M: AsyncMode<L>,
@@ -322,18 +326,18 @@ impl Walker {
         if root_is_target {
             let target = M::lock_target(Arc::clone(root), deadline)
                 .await
-                .ok_or(WalkExit::TimedOut { depth: 0 })?;
+                .ok_or(Exit::TimedOut { level: 0 })?;
             return open(target, 0).map(|target| (target, 0));
         }
         let mut guard = M::lock_path(Arc::clone(root), deadline)
             .await
-            .ok_or(WalkExit::TimedOut { depth: 0 })?;
+            .ok_or(Exit::TimedOut { level: 0 })?;
         let mut held = address(root);
         let mut depth = 0;
         loop {
             if guard.is_closed() {
-                return Err(WalkExit::Absent {
-                    depth,
+                return Err(Exit::Absent {
+                    level: depth,
                     cause: Absence::Closed,
                 });
             }
@@ -341,19 +345,19 @@ impl Walker {
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
                 return M::settle(guard)
                     .map(|target| (target, depth))
-                    .map_err(|_| WalkExit::NotExclusive { depth });
+                    .map_err(|_| Exit::NotExclusive { level: depth });
             };
             let child_address = address(&child);
             if is_target {
                 let target = M::lock_target(child, deadline)
                     .await
-                    .ok_or(WalkExit::TimedOut { depth })?;
+                    .ok_or(Exit::TimedOut { level: depth })?;
                 drop(guard);
                 return open(target, depth).map(|target| (target, depth));
             }
             guard = M::lock_path(child, deadline)
                 .await
-                .ok_or(WalkExit::TimedOut { depth })?;
+                .ok_or(Exit::TimedOut { level: depth })?;
             held = child_address;
         }
     }
