@@ -156,6 +156,78 @@ struct Dir {
     writes: u32,
 }
 
+/// `len` keys whose iterator claims there are at most `claimed` (which the standard library
+/// allows an iterator to get wrong).
+struct LyingKeys {
+    left: usize,
+    claimed: usize,
+}
+
+impl Iterator for LyingKeys {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        (self.left > 0).then(|| {
+            self.left -= 1;
+            0
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.claimed))
+    }
+}
+
+#[tokio::test]
+async fn an_async_key_path_whose_iterator_understates_its_length_stops_at_the_depth_limit() {
+    // A chain of 60 directories, each the first entry of the one above.
+    let mut dirs = vec![Arc::new(RwLock::new(Dir {
+        entries: vec![],
+        writes: 0,
+    }))];
+    for _ in 1..60 {
+        let below = dirs.last().unwrap().clone();
+        dirs.push(Arc::new(RwLock::new(Dir {
+            entries: vec![below],
+            writes: 0,
+        })));
+    }
+    let root = dirs.last().unwrap().clone();
+    let walker = Walker::new().max_depth(10);
+    let lying = || LyingKeys {
+        left: 50,
+        claimed: 2,
+    };
+    let too_deep = Some(Exit::TooDeep {
+        level: 11,
+        max_depth: 10,
+    });
+    // `Crab` (look-ahead key step) and `Exclusive` (its path is its target), without and
+    // with a deadline.
+    let deadline = Instant::now() + Duration::from_secs(3600);
+    let crab = walker.descend_keys_async(&root, Crab, lying()).await;
+    assert_eq!(crab.err(), too_deep);
+    let exclusive = walker.descend_keys_async(&root, Exclusive, lying()).await;
+    assert_eq!(exclusive.err(), too_deep);
+    let timed = walker
+        .descend_keys_until_async(&root, Crab, deadline, lying())
+        .await;
+    assert_eq!(timed.err(), too_deep);
+    for dir in &dirs {
+        assert!(dir.try_write().is_ok(), "nothing stays locked");
+    }
+    // Within the limit, the lie does not matter.
+    let short = LyingKeys {
+        left: 10,
+        claimed: 2,
+    };
+    let target = walker.descend_keys_async(&root, Crab, short).await.unwrap();
+    // The root is `dirs[59]`: level 10 is `dirs[49]`, write-locked, and nothing else.
+    assert!(dirs[49].try_read().is_err() && dirs[50].try_write().is_ok());
+    drop(target);
+    assert!(dirs[49].try_write().is_ok());
+}
+
 #[tokio::test]
 async fn async_crabbing_shares_the_path_and_locks_the_target_exclusively() {
     let leaf = Arc::new(RwLock::new(Dir {

@@ -409,6 +409,77 @@ fn a_key_path_is_held_to_the_depth_limit_whatever_its_iterator_says_of_its_lengt
     }
 }
 
+/// `len` keys whose iterator claims there are at most `claimed` (which the standard library
+/// allows an iterator to get wrong).
+struct LyingKeys {
+    left: usize,
+    claimed: usize,
+}
+
+impl Iterator for LyingKeys {
+    type Item = ();
+
+    fn next(&mut self) -> Option<()> {
+        (self.left > 0).then(|| self.left -= 1)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.claimed))
+    }
+}
+
+#[test]
+fn a_key_path_whose_iterator_understates_its_length_still_stops_at_the_depth_limit() {
+    let nodes = list(60);
+    let walker = Walker::new().max_depth(10);
+    let lying = || LyingKeys {
+        left: 50,
+        claimed: 2,
+    };
+    // Every mode's loop: `Exclusive` (its path is its target) through the blocking and the
+    // deadline flavors.
+    let deadline = Instant::now() + Duration::from_secs(3600);
+    // (`.err()` at once: a walk that wrongly succeeds releases its target before the next.)
+    for exit in [
+        walker.descend_keys(&nodes[0], Exclusive, lying()).err(),
+        walker
+            .descend_keys_until(&nodes[0], Exclusive, deadline, lying())
+            .err(),
+        walker.run_keys(&nodes[0], Exclusive, lying(), |_| ()).err(),
+    ] {
+        assert_eq!(
+            exit,
+            Some(Exit::TooDeep {
+                level: 11,
+                max_depth: 10
+            })
+        );
+        assert_all_unlocked(&nodes);
+    }
+    // Honest about its length, the same path at the same limit: the same exit.
+    let honest = vec![(); 50];
+    assert_eq!(
+        walker.descend_keys(&nodes[0], Exclusive, honest).err(),
+        Some(Exit::TooDeep {
+            level: 11,
+            max_depth: 10
+        })
+    );
+    // Within the limit, the lie does not matter: the walk ends where the keys do.
+    let short = LyingKeys {
+        left: 10,
+        claimed: 2,
+    };
+    assert_eq!(
+        walker
+            .descend_keys(&nodes[0], Exclusive, short)
+            .unwrap()
+            .depth,
+        10
+    );
+    assert_all_unlocked(&nodes);
+}
+
 #[test]
 fn an_endless_key_path_round_a_ring_ends_at_the_depth_limit() {
     let nodes = list(3);

@@ -277,27 +277,18 @@ impl Walker {
         I: IntoIterator,
         I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
     {
+        // The depth limit is checked at every level, as for a step closure: the iterator's
+        // `size_hint` may understate its length (the standard library allows it), so a path
+        // that claims to fit within the limit is held to it all the same.
         let mut keys = keys.into_iter();
-        // Two copies of the loop: a path that cannot go deeper than the limit skips its
-        // check (two instructions a level).
-        let bounded = self.bounds(&keys);
         if M::PATH_IS_TARGET {
-            let step = plain_key_step(keys);
-            return if bounded {
-                Self::UNLIMITED.walk::<L, M>(root, false, acquire, step)
-            } else {
-                self.walk::<L, M>(root, false, acquire, step)
-            }
-            .map(|(target, _)| target);
+            return self
+                .walk::<L, M>(root, false, acquire, plain_key_step(keys))
+                .map(|(target, _)| target);
         }
         let first = keys.next();
-        let (root_is_target, step) = (first.is_none(), key_step(keys, first));
-        if bounded {
-            Self::UNLIMITED.walk::<L, M>(root, root_is_target, acquire, step)
-        } else {
-            self.walk::<L, M>(root, root_is_target, acquire, step)
-        }
-        .map(|(target, _)| target)
+        self.walk::<L, M>(root, first.is_none(), acquire, key_step(keys, first))
+            .map(|(target, _)| target)
     }
 
     async fn walk_keys_async<L, M, I>(
@@ -313,37 +304,19 @@ impl Walker {
         I: IntoIterator,
         I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
     {
+        // As `walk_keys`: the depth limit is checked at every level.
         let mut keys = keys.into_iter();
-        // As `walk_keys`, the same walks end `TooDeep` (one loop: a future's cost is not in
-        // the depth check).
-        let walker = if self.bounds(&keys) {
-            Self::UNLIMITED
-        } else {
-            self
-        };
         if M::PATH_IS_TARGET {
-            return walker
+            return self
                 .walk_async::<L, M>(root, false, deadline, plain_key_step(keys))
                 .await
                 .map(|(target, _)| target);
         }
         let first = keys.next();
-        walker
-            .walk_async::<L, M>(root, first.is_none(), deadline, key_step(keys, first))
+        self.walk_async::<L, M>(root, first.is_none(), deadline, key_step(keys, first))
             .await
             .map(|(target, _)| target)
     }
-
-    /// Whether a key path is known (from its iterator's `size_hint`) to be no longer than
-    /// the depth limit, so that its walk cannot exceed the limit: a key path descends one
-    /// level a key. An iterator whose `size_hint` lies (which the standard library allows)
-    /// may take such a walk past the limit; it still ends where the keys or the tree do.
-    fn bounds<I: Iterator>(self, keys: &I) -> bool {
-        keys.size_hint().1.is_some_and(|len| len <= self.max_depth)
-    }
-
-    /// No depth limit, as a constant, so that the compiler drops the check.
-    const UNLIMITED: Walker = Walker::new().max_depth(usize::MAX);
 }
 
 /// A key path as a step: each key looked up in the node's children; the last key's node is
