@@ -118,7 +118,7 @@ const _: () = {
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. Panics when first polled outside a Tokio runtime with timers enabled (the deadline is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them).
         #[inline]
-        pub async fn descend_async_until<__L0>(
+        pub async fn descend_until_async<__L0>(
             &self,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -135,9 +135,9 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             __cl::Ok(__guard0)
         }
-        ///Like [`descend_async_until`](Self::descend_async_until), then runs `leaf` on the leaf and releases it.
+        ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
         #[inline]
-        pub async fn run_async_until<__L0, __R>(
+        pub async fn run_until_async<__L0, __R>(
             &self,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -146,7 +146,7 @@ const _: () = {
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let mut __guard0 = self.descend_async_until(root, deadline).await?;
+            let mut __guard0 = self.descend_until_async(root, deadline).await?;
             __cl::Ok(leaf(&mut *__guard0))
         }
     }

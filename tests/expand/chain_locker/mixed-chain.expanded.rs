@@ -525,7 +525,7 @@ const _: () = {
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand and returns the leaf's owned guard, or `Exit::TimedOut` for a lock not taken by `deadline`. The repeated level is walked by a [`Walker`](::chainlock::walk::Walker): `step` answers at each repetition (its depth, 0 for the first) a [`Step`](::chainlock::walk::Step): `Descend` into another, stop `Here`, or `Absent`; the stage after it runs on the last repetition. Levels are numbered from the root, repetitions included, in every [`Exit`](::chainlock::Exit).
         #[inline]
-        async fn descend_async_until<__L0, __L1, __L2>(
+        async fn descend_until_async<__L0, __L1, __L2>(
             &self,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -551,7 +551,7 @@ const _: () = {
             let mut __parent = __cl::Some(__guard0);
             let mut __depth = 0;
             let __guard1 = __cl::Walker::new()
-                .descend_async_until(
+                .descend_until_async(
                     &__first,
                     __cl::WalkShared,
                     deadline,
@@ -575,9 +575,9 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
             __cl::Ok(__guard2)
         }
-        ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend_async_until`](Self::descend_async_until), runs `leaf` on the leaf and releases it.
+        ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend_until_async`](Self::descend_until_async), runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_async_until<__L0, __L1, __L2, __R>(
+        async fn run_until_async<__L0, __L1, __L2, __R>(
             &self,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -595,13 +595,13 @@ const _: () = {
         {
             #[allow(unused_mut)]
             let mut __guard2 = self
-                .descend_async_until(root, deadline, stage0, step, stage1)
+                .descend_until_async(root, deadline, stage0, step, stage1)
                 .await?;
             __cl::Ok(leaf(&mut *__guard2))
         }
-        ///Like [`descend_async_until`](Self::descend_async_until), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
+        ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
         #[inline]
-        async fn descend_keys_async_until<__L0, __I>(
+        async fn descend_keys_until_async<__L0, __I>(
             &self,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -638,7 +638,7 @@ const _: () = {
             let mut __parent = __cl::Some(__guard0);
             let mut __depth = 0;
             let __guard1 = __cl::Walker::new()
-                .descend_async_until(
+                .descend_until_async(
                     &__first,
                     __cl::WalkShared,
                     deadline,
@@ -682,9 +682,9 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
             __cl::Ok(__guard2)
         }
-        ///Like [`descend_keys_async_until`](Self::descend_keys_async_until): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
+        ///Like [`descend_keys_until_async`](Self::descend_keys_until_async): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_keys_async_until<__L0, __I, __R>(
+        async fn run_keys_until_async<__L0, __I, __R>(
             &self,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -709,7 +709,7 @@ const _: () = {
         {
             #[allow(unused_mut)]
             let mut __guard2 = self
-                .descend_keys_async_until(root, deadline, key0, keys, key1)
+                .descend_keys_until_async(root, deadline, key0, keys, key1)
                 .await?;
             __cl::Ok(leaf(&mut *__guard2))
         }

@@ -384,7 +384,7 @@ const _: () = {
         }
         ///Locks `Dir` (shared) → `D` (shared) → `Dir` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. Panics when first polled outside a Tokio runtime with timers enabled (the deadline is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them).
         #[inline]
-        async fn descend_async_until<__L0, __L1, __L2>(
+        async fn descend_until_async<__L0, __L1, __L2>(
             &self,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -413,9 +413,9 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
             __cl::Ok(__guard2)
         }
-        ///Like [`descend_async_until`](Self::descend_async_until), then runs `leaf` on the leaf and releases it.
+        ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_async_until<__L0, __L1, __L2, __R>(
+        async fn run_until_async<__L0, __L1, __L2, __R>(
             &self,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -429,12 +429,12 @@ const _: () = {
             __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let mut __guard2 = self
-                .descend_async_until(root, deadline, stage0, stage1)
+                .descend_until_async(root, deadline, stage0, stage1)
                 .await?;
             __cl::Ok(leaf(&mut *__guard2))
         }
-        ///Like [`descend_async_until`](Self::descend_async_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        async fn descend_keys_async_until<__L0>(
+        ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
+        async fn descend_keys_until_async<__L0>(
             &self,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -446,7 +446,7 @@ const _: () = {
             __L0: __cl::LinkAS<Dir, D>,
             __L0: __cl::LinkAX<D, Dir>,
         {
-            self.descend_async_until(
+            self.descend_until_async(
                     root,
                     deadline,
                     __cl::key_ref::<__L0, Dir, D>(key0),
@@ -454,8 +454,8 @@ const _: () = {
                 )
                 .await
         }
-        ///Like [`run_async_until`](Self::run_async_until), each stage a key lookup (`key{i}` on level `i`).
-        async fn run_keys_async_until<__L0, __R>(
+        ///Like [`run_until_async`](Self::run_until_async), each stage a key lookup (`key{i}` on level `i`).
+        async fn run_keys_until_async<__L0, __R>(
             &self,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -468,7 +468,7 @@ const _: () = {
             __L0: __cl::LinkAS<Dir, D>,
             __L0: __cl::LinkAX<D, Dir>,
         {
-            self.run_async_until(
+            self.run_until_async(
                     root,
                     deadline,
                     __cl::key_ref::<__L0, Dir, D>(key0),
