@@ -204,7 +204,7 @@ async fn an_async_key_path_whose_iterator_understates_its_length_stops_at_the_de
     });
     // `Crab` (look-ahead key step) and `Exclusive` (its path is its target), without and
     // with a deadline.
-    let deadline = Instant::now() + Duration::from_secs(3600);
+    let deadline = Instant::now() + PATIENCE;
     let crab = walker.descend_keys_async(&root, Crab, lying()).await;
     assert_eq!(crab.err(), too_deep);
     let exclusive = walker.descend_keys_async(&root, Exclusive, lying()).await;
