@@ -19,7 +19,7 @@
 //! all the way, [`Shared`] all the way, [`Crab`] (latch crabbing: shared on the way down,
 //! exclusive at the target), or [`Upgrade`] (upgradable reads on the way down, any node
 //! made writable in place when a step must change it). Node types implement
-//! [`ChainNode`](crate::ChainNode) (derive it; its closed marker makes a node behave as
+//! [`ChainNode`] (derive it; its closed marker makes a node behave as
 //! absent), and [`Children`](crate::chain::Children) for key paths.
 //!
 //! # Kinds of descent
@@ -31,7 +31,7 @@
 //! | [`descend_retaining`](Walker::descend_retaining) | a step; every node exclusive, the unsafe ancestors kept (Bayer–Schkolnick) | the [`Retained`] path |
 //! | [`descend_speculative`](Walker::descend_speculative) | a step; a [`Crab`] pass, restarted once as a retaining descent if its target is unsafe (Bayer–Schkolnick's "optimistic" descent) | [`Speculative`] |
 //!
-//! Each has a deadline twin (`_until`, an [`Instant`](std::time::Instant)) where its locks
+//! Each has a deadline twin (`_until`, an [`Instant`]) where its locks
 //! have timed acquisition, and async twins over `tokio::sync` locks (feature `tokio`): the
 //! same name plus `_async`, always last (`descend_async`, `descend_until_async`, …).
 //! ("Optimistic" is kept for optimistic lock coupling: readers that validate versions.)
@@ -111,7 +111,7 @@ pub enum Step<C> {
     /// there: the step is **not** called on the target (a node one step may want to look at
     /// before deciding must be answered with [`Descend`](Step::Descend) and then
     /// [`Here`](Step::Here)). The target is still checked for being closed
-    /// ([`Exit::Absent`] with [`Absence::Closed`](crate::chain::Absence::Closed)). In the
+    /// ([`Exit::Absent`] with [`Absence::Closed`]). In the
     /// modes whose path is their target ([`Exclusive`], [`Shared`], [`Upgrade`]), and in a
     /// retaining descent, `Target` locks the child exactly as `Descend` would.
     Target(C),
@@ -120,7 +120,7 @@ pub enum Step<C> {
     /// `Target` one level higher instead).
     Here,
     /// The node sought is not there: the walk ends with [`Exit::Absent`] one level below
-    /// the current node ([`Absence::Missing`](crate::chain::Absence::Missing)).
+    /// the current node ([`Absence::Missing`]).
     Absent,
 }
 
