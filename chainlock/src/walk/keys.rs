@@ -17,7 +17,7 @@ impl Walker {
     ///
     /// # Errors
     ///
-    /// [`Exit::Absent`] with the depth of the first missing (or closed) key's node,
+    /// [`Exit::Absent`] with the level of the first missing (or closed) key's node,
     /// [`Exit::Cycle`], [`Exit::TooDeep`].
     ///
     /// # Examples

@@ -19,7 +19,7 @@ impl Walker {
     ///
     /// # Errors
     ///
-    /// [`Exit`] says why and at which depth the walk ended early; nothing stays locked.
+    /// [`Exit`] says why and at which level (the depth, from the root at 0) the walk ended early; nothing stays locked.
     ///
     /// # Examples
     ///
@@ -58,7 +58,7 @@ impl Walker {
     }
 
     /// Like [`descend`](Self::descend), giving up when `deadline` passes while waiting for a
-    /// lock ([`Exit::TimedOut`] with that node's depth). Needs locks with timed
+    /// lock ([`Exit::TimedOut`] with that node's level). Needs locks with timed
     /// acquisition (parking_lot's do).
     ///
     /// # Errors
