@@ -19,7 +19,8 @@ impl Walker {
     ///
     /// # Errors
     ///
-    /// [`Exit`] says why and at which level (the depth, from the root at 0) the walk ended early; nothing stays locked.
+    /// [`Exit`] says why and at which level (the depth, from the root at 0) the walk ended
+    /// early; nothing stays locked.
     ///
     /// # Examples
     ///
