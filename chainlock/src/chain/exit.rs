@@ -92,11 +92,12 @@ pub enum Exit {
     ///
     /// # Deadlocks
     ///
-    /// A fixed chain locker (no repeated level) does not compare addresses: each stage must
-    /// return the lock of the *next* level, never a lock the descent holds (the current
-    /// level's, whose guard it is given, or, while that one is being locked, its parent's). A
-    /// stage that hands back the lock it holds makes the descent wait for itself: with a
-    /// non-reentrant lock (every lock chainlock supports) the thread or task deadlocks.
+    /// A fixed chain locker's levels (every level but a mixed chain's repeated one) do not
+    /// compare addresses: each stage must return the lock of the *next* level, never the lock
+    /// of the level it runs on (the one the descent holds while the stage runs, whose guard
+    /// the stage is given). A stage that hands back the lock it holds makes the descent wait
+    /// for itself: with a lock that is not reentrant (a mutex, a reader-writer lock taken
+    /// for writing) the thread or task deadlocks, and no `Exit` is ever returned.
     #[error("the descent ended early: the lock for level {level} is already held by this descent")]
     Cycle {
         /// The level the held lock was handed back for.
@@ -105,8 +106,9 @@ pub enum Exit {
     /// The descent would go deeper than its depth limit, `max_depth` (a
     /// [`Walker`](crate::walk::Walker)'s [`max_depth`](crate::walk::Walker::max_depth), or
     /// [`Walker::DEFAULT_MAX_DEPTH`](crate::walk::Walker::DEFAULT_MAX_DEPTH) for the walk of a
-    /// mixed chain's repeated level): level `level` is the first one past it. The step's
-    /// answer comes first: at the limit, a missing child is still [`Exit::Absent`].
+    /// mixed chain's repeated level, where it counts the repetitions below the first one):
+    /// level `level` is the first one past it. The step's answer comes first: at the limit,
+    /// a missing child is still [`Exit::Absent`].
     #[error("the descent ended early: level {level} is deeper than the depth limit {max_depth}")]
     TooDeep {
         /// The first level past the limit.
