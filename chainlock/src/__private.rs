@@ -447,3 +447,44 @@ pub fn no_exclusive_leaf<L: ?Sized, P>(root: &Arc<L>, paths: P) -> ! {
     let _ = (root, paths);
     unreachable!("`ExclusiveLeaf` has no implementation")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Absence, Exit, walk_exit};
+
+    #[test]
+    fn a_walk_exit_becomes_the_chain_exit_at_its_level_from_the_chain_root() {
+        let first = 2;
+        for (walk, chain) in [
+            (
+                Exit::Absent {
+                    level: 1,
+                    cause: Absence::Closed,
+                },
+                Exit::Absent {
+                    level: 3,
+                    cause: Absence::Closed,
+                },
+            ),
+            (Exit::TimedOut { level: 0 }, Exit::TimedOut { level: 2 }),
+            (Exit::Cycle { level: 4 }, Exit::Cycle { level: 6 }),
+            (
+                Exit::TooDeep {
+                    level: 9,
+                    max_depth: 8,
+                },
+                Exit::TooDeep {
+                    level: 11,
+                    max_depth: 8,
+                },
+            ),
+            (
+                Exit::NotExclusive { level: 1 },
+                Exit::NotExclusive { level: 3 },
+            ),
+        ] {
+            assert_eq!(walk_exit(walk, first), chain);
+            assert_eq!(walk_exit(walk, first).level(), walk.level() + first);
+        }
+    }
+}
