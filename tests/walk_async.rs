@@ -1,9 +1,9 @@
 //! Async walks of run-time depth over tokio's owned guards: every depth from 1 to 64,
 //! cancellation while waiting at every depth releases everything, deadlines, crabbing.
 
-use chainlock::ChainNode;
 use chainlock::chain::Absence;
-use chainlock::walk::{Crab, Exclusive, Step, WalkExit, Walker};
+use chainlock::walk::{Crab, Exclusive, Step, Walker};
+use chainlock::{ChainNode, Exit};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{Mutex, RwLock, watch};
@@ -143,7 +143,7 @@ async fn a_deadline_at_every_depth_names_the_depth() {
                 node.next.clone().map_or(Step::Here, Step::Descend)
             })
             .await;
-        assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: at }));
+        assert_eq!(outcome.err(), Some(Exit::TimedOut { level: at }));
         drop(blocker);
         assert_all_unlocked(&nodes);
     }
@@ -154,6 +154,78 @@ struct Dir {
     #[chain(children)]
     entries: Vec<Arc<RwLock<Dir>>>,
     writes: u32,
+}
+
+/// `len` keys whose iterator claims there are at most `claimed` (which the standard library
+/// allows an iterator to get wrong).
+struct LyingKeys {
+    left: usize,
+    claimed: usize,
+}
+
+impl Iterator for LyingKeys {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        (self.left > 0).then(|| {
+            self.left -= 1;
+            0
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.claimed))
+    }
+}
+
+#[tokio::test]
+async fn an_async_key_path_whose_iterator_understates_its_length_stops_at_the_depth_limit() {
+    // A chain of 60 directories, each the first entry of the one above.
+    let mut dirs = vec![Arc::new(RwLock::new(Dir {
+        entries: vec![],
+        writes: 0,
+    }))];
+    for _ in 1..60 {
+        let below = dirs.last().unwrap().clone();
+        dirs.push(Arc::new(RwLock::new(Dir {
+            entries: vec![below],
+            writes: 0,
+        })));
+    }
+    let root = dirs.last().unwrap().clone();
+    let walker = Walker::new().max_depth(10);
+    let lying = || LyingKeys {
+        left: 50,
+        claimed: 2,
+    };
+    let too_deep = Some(Exit::TooDeep {
+        level: 11,
+        max_depth: 10,
+    });
+    // `Crab` (look-ahead key step) and `Exclusive` (its path is its target), without and
+    // with a deadline.
+    let deadline = Instant::now() + PATIENCE;
+    let crab = walker.descend_keys_async(&root, Crab, lying()).await;
+    assert_eq!(crab.err(), too_deep);
+    let exclusive = walker.descend_keys_async(&root, Exclusive, lying()).await;
+    assert_eq!(exclusive.err(), too_deep);
+    let timed = walker
+        .descend_keys_until_async(&root, Crab, deadline, lying())
+        .await;
+    assert_eq!(timed.err(), too_deep);
+    for dir in &dirs {
+        assert!(dir.try_write().is_ok(), "nothing stays locked");
+    }
+    // Within the limit, the lie does not matter.
+    let short = LyingKeys {
+        left: 10,
+        claimed: 2,
+    };
+    let target = walker.descend_keys_async(&root, Crab, short).await.unwrap();
+    // The root is `dirs[59]`: level 10 is `dirs[49]`, write-locked, and nothing else.
+    assert!(dirs[49].try_read().is_err() && dirs[50].try_write().is_ok());
+    drop(target);
+    assert!(dirs[49].try_write().is_ok());
 }
 
 #[tokio::test]
@@ -183,8 +255,8 @@ async fn async_crabbing_shares_the_path_and_locks_the_target_exclusively() {
     let outcome = Walker::new().descend_keys_async(&root, Crab, [0, 1]).await;
     assert_eq!(
         outcome.err(),
-        Some(WalkExit::Absent {
-            depth: 2,
+        Some(Exit::Absent {
+            level: 2,
             cause: Absence::Missing
         })
     );
@@ -217,7 +289,7 @@ async fn a_cancelled_retaining_walk_releases_every_retained_ancestor() {
 }
 
 #[tokio::test]
-async fn async_retaining_and_optimistic_descents_keep_exactly_the_unsafe_path() {
+async fn async_retaining_and_speculative_descents_keep_exactly_the_unsafe_path() {
     let nodes = list(6);
     // Safe: even depths only. The lowest safe node above the target (depth 5) is depth 4.
     let path = Walker::new()
@@ -245,7 +317,7 @@ async fn async_retaining_and_optimistic_descents_keep_exactly_the_unsafe_path() 
             |_, _| false,
         )
         .await;
-    assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 3 }));
+    assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 3 }));
     drop(blocker);
     assert_all_unlocked(&nodes);
 
@@ -264,7 +336,7 @@ async fn async_retaining_and_optimistic_descents_keep_exactly_the_unsafe_path() 
             .map_or(Step::Here, Step::Target)
     };
     let found = Walker::new()
-        .descend_optimistic_async(&root, step, |dir: &Dir, _| dir.writes < 9)
+        .descend_speculative_async(&root, step, |dir: &Dir, _| dir.writes < 9)
         .await
         .unwrap();
     assert_eq!(
@@ -275,7 +347,7 @@ async fn async_retaining_and_optimistic_descents_keep_exactly_the_unsafe_path() 
     drop(found);
     leaf.write().await.writes = 0;
     let found = Walker::new()
-        .descend_optimistic_async(&root, step, |dir: &Dir, _| dir.writes < 9)
+        .descend_speculative_async(&root, step, |dir: &Dir, _| dir.writes < 9)
         .await
         .unwrap();
     assert_eq!((found.restarts, found.path.len()), (0, 1));

@@ -3,9 +3,9 @@
 //! every depth; the retaining descent releasing exactly the ancestors above the lowest safe
 //! node; cycles refused; the depth limit.
 
-use chainlock::ChainNode;
 use chainlock::chain::{Absence, Children};
-use chainlock::walk::{Exclusive, Step, WalkExit, Walker};
+use chainlock::walk::{Exclusive, Step, Walker};
+use chainlock::{ChainNode, Exit};
 use chainlock_suite::logged::{Event, LoggedMutex, id_of, take_log};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -111,8 +111,8 @@ fn an_absent_node_at_every_depth_ends_the_walk_there() {
         let outcome = Walker::new().descend(&nodes[0], Exclusive, to_depth(len));
         assert_eq!(
             outcome.err(),
-            Some(WalkExit::Absent {
-                depth: len,
+            Some(Exit::Absent {
+                level: len,
                 cause: Absence::Missing
             })
         );
@@ -151,8 +151,8 @@ fn a_closed_node_at_every_depth_behaves_as_absent() {
         let outcome = Walker::new().descend(&nodes[0], Exclusive, to_depth(MAX_DEPTH - 1));
         assert_eq!(
             outcome.err(),
-            Some(WalkExit::Absent {
-                depth: at,
+            Some(Exit::Absent {
+                level: at,
                 cause: Absence::Closed
             })
         );
@@ -173,7 +173,7 @@ fn a_deadline_at_every_depth_names_the_depth_and_releases_everything() {
         take_log();
         let deadline = Instant::now() + Duration::from_millis(2);
         let outcome = Walker::new().descend_until(&nodes[0], Exclusive, deadline, to_depth(15));
-        assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: at }));
+        assert_eq!(outcome.err(), Some(Exit::TimedOut { level: at }));
         drop(held);
         let mut expected = if at == 0 {
             vec![]
@@ -201,7 +201,7 @@ fn a_step_handing_back_its_own_lock_is_a_cycle_not_a_deadlock() {
                 node.next.clone().map_or(Step::Here, Step::Descend)
             }
         });
-        assert_eq!(outcome.err(), Some(WalkExit::Cycle { depth: at + 1 }));
+        assert_eq!(outcome.err(), Some(Exit::Cycle { level: at + 1 }));
         assert_all_unlocked(&nodes);
     }
 }
@@ -212,7 +212,13 @@ fn the_depth_limit_stops_a_walk_before_it_goes_deeper() {
     for limit in 0..9 {
         let walker = Walker::new().max_depth(limit);
         let outcome = walker.descend(&nodes[0], Exclusive, to_depth(9));
-        assert_eq!(outcome.err(), Some(WalkExit::TooDeep { max_depth: limit }));
+        assert_eq!(
+            outcome.err(),
+            Some(Exit::TooDeep {
+                level: limit + 1,
+                max_depth: limit
+            })
+        );
         assert_all_unlocked(&nodes);
         // Exactly at the limit is allowed.
         assert_eq!(
@@ -303,8 +309,8 @@ fn the_retaining_descent_releases_its_path_on_every_early_exit() {
     let outcome = Walker::new().descend_retaining(&nodes[0], to_depth(11), |node, _| !node.unsafe_);
     assert_eq!(
         outcome.err(),
-        Some(WalkExit::Absent {
-            depth: 5,
+        Some(Exit::Absent {
+            level: 5,
             cause: Absence::Closed
         })
     );
@@ -314,8 +320,8 @@ fn the_retaining_descent_releases_its_path_on_every_early_exit() {
     let outcome = Walker::new().descend_retaining(&nodes[0], to_depth(12), |node, _| !node.unsafe_);
     assert_eq!(
         outcome.err(),
-        Some(WalkExit::Absent {
-            depth: 12,
+        Some(Exit::Absent {
+            level: 12,
             cause: Absence::Missing
         })
     );
@@ -326,7 +332,7 @@ fn the_retaining_descent_releases_its_path_on_every_early_exit() {
     let outcome =
         Walker::new()
             .descend_retaining_until(&nodes[0], deadline, to_depth(11), |node, _| !node.unsafe_);
-    assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 7 }));
+    assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 7 }));
     drop(held);
     assert_all_unlocked(&nodes);
 
@@ -342,7 +348,7 @@ fn the_retaining_descent_releases_its_path_on_every_early_exit() {
         },
         |node, _| !node.unsafe_,
     );
-    assert_eq!(outcome.err(), Some(WalkExit::Cycle { depth: 7 }));
+    assert_eq!(outcome.err(), Some(Exit::Cycle { level: 7 }));
     assert_all_unlocked(&nodes);
 }
 
@@ -384,7 +390,13 @@ fn a_key_path_is_held_to_the_depth_limit_whatever_its_iterator_says_of_its_lengt
             walker.descend_keys(&nodes[0], Exclusive, exact),
             walker.descend_keys(&nodes[0], Exclusive, unknown),
         ] {
-            assert_eq!(outcome.err(), Some(WalkExit::TooDeep { max_depth: limit }));
+            assert_eq!(
+                outcome.err(),
+                Some(Exit::TooDeep {
+                    level: limit + 1,
+                    max_depth: limit
+                })
+            );
             assert_all_unlocked(&nodes);
         }
         // A path exactly as long as the limit reaches its node.
@@ -397,6 +409,77 @@ fn a_key_path_is_held_to_the_depth_limit_whatever_its_iterator_says_of_its_lengt
     }
 }
 
+/// `len` keys whose iterator claims there are at most `claimed` (which the standard library
+/// allows an iterator to get wrong).
+struct LyingKeys {
+    left: usize,
+    claimed: usize,
+}
+
+impl Iterator for LyingKeys {
+    type Item = ();
+
+    fn next(&mut self) -> Option<()> {
+        (self.left > 0).then(|| self.left -= 1)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.claimed))
+    }
+}
+
+#[test]
+fn a_key_path_whose_iterator_understates_its_length_still_stops_at_the_depth_limit() {
+    let nodes = list(60);
+    let walker = Walker::new().max_depth(10);
+    let lying = || LyingKeys {
+        left: 50,
+        claimed: 2,
+    };
+    // Every mode's loop: `Exclusive` (its path is its target) through the blocking and the
+    // deadline flavors.
+    let deadline = Instant::now() + Duration::from_mins(1);
+    // (`.err()` at once: a walk that wrongly succeeds releases its target before the next.)
+    for exit in [
+        walker.descend_keys(&nodes[0], Exclusive, lying()).err(),
+        walker
+            .descend_keys_until(&nodes[0], Exclusive, deadline, lying())
+            .err(),
+        walker.run_keys(&nodes[0], Exclusive, lying(), |_| ()).err(),
+    ] {
+        assert_eq!(
+            exit,
+            Some(Exit::TooDeep {
+                level: 11,
+                max_depth: 10
+            })
+        );
+        assert_all_unlocked(&nodes);
+    }
+    // Honest about its length, the same path at the same limit: the same exit.
+    let honest = vec![(); 50];
+    assert_eq!(
+        walker.descend_keys(&nodes[0], Exclusive, honest).err(),
+        Some(Exit::TooDeep {
+            level: 11,
+            max_depth: 10
+        })
+    );
+    // Within the limit, the lie does not matter: the walk ends where the keys do.
+    let short = LyingKeys {
+        left: 10,
+        claimed: 2,
+    };
+    assert_eq!(
+        walker
+            .descend_keys(&nodes[0], Exclusive, short)
+            .unwrap()
+            .depth,
+        10
+    );
+    assert_all_unlocked(&nodes);
+}
+
 #[test]
 fn an_endless_key_path_round_a_ring_ends_at_the_depth_limit() {
     let nodes = list(3);
@@ -405,7 +488,13 @@ fn an_endless_key_path_round_a_ring_ends_at_the_depth_limit() {
         Walker::new()
             .max_depth(1000)
             .descend_keys(&nodes[0], Exclusive, std::iter::repeat(()));
-    assert_eq!(outcome.err(), Some(WalkExit::TooDeep { max_depth: 1000 }));
+    assert_eq!(
+        outcome.err(),
+        Some(Exit::TooDeep {
+            level: 1001,
+            max_depth: 1000
+        })
+    );
     assert_all_unlocked(&nodes);
     nodes[2].lock().next = None;
 }
@@ -421,7 +510,8 @@ fn a_ring_ends_at_the_default_depth_limit_instead_of_walking_forever() {
     });
     assert_eq!(
         outcome.err(),
-        Some(WalkExit::TooDeep {
+        Some(Exit::TooDeep {
+            level: Walker::DEFAULT_MAX_DEPTH + 1,
             max_depth: Walker::DEFAULT_MAX_DEPTH
         })
     );

@@ -1,10 +1,10 @@
 //! Walks of run-time depth under contention: latch crabbing keeps the path shared and only
 //! the target exclusive; many threads on a recursive tree with random paths in every mode,
-//! checked by invariants; the optimistic descent's restarts.
+//! checked by invariants; the speculative descent's restarts.
 
-use chainlock::ChainNode;
 use chainlock::parking_lot::RwLock;
-use chainlock::walk::{Crab, Exclusive, Shared, Step, WalkExit, Walker};
+use chainlock::walk::{Crab, Exclusive, Shared, Step, Walker};
+use chainlock::{ChainNode, Exit};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -47,7 +47,7 @@ fn crabbing_read_locks_the_path_and_write_locks_only_the_target() {
     let root = tree(2, 6, 0);
     // The root cannot be a crab walk's target by `Here` (it is only read-locked)...
     let here = Walker::new().descend(&root, Crab, |_, _| Step::Here);
-    assert_eq!(here.err(), Some(WalkExit::NotExclusive { depth: 0 }));
+    assert_eq!(here.err(), Some(Exit::NotExclusive { level: 0 }));
     assert!(!root.is_locked());
     // ...but an empty key path makes it the exclusive target.
     let root_target = Walker::new()
@@ -234,7 +234,7 @@ fn many_threads_walk_random_paths_in_every_mode_without_a_torn_write_or_a_lost_u
 }
 
 #[test]
-fn the_optimistic_descent_restarts_exactly_when_the_target_is_unsafe() {
+fn the_speculative_descent_restarts_exactly_when_the_target_is_unsafe() {
     let root = tree(2, 3, 0);
     // Walk to the leaf under [1, 0, 1]; "safe" is an even first half of `pair`.
     let keys = [1usize, 0, 1];
@@ -248,7 +248,9 @@ fn the_optimistic_descent_restarts_exactly_when_the_target_is_unsafe() {
     };
     let safe = |node: &Node, _| node.pair.0.is_multiple_of(2);
     for round in 0..6u64 {
-        let mut found = Walker::new().descend_optimistic(&root, step, safe).unwrap();
+        let mut found = Walker::new()
+            .descend_speculative(&root, step, safe)
+            .unwrap();
         let unsafe_target = round % 2 == 1;
         assert_eq!(found.restarts, usize::from(unsafe_target), "round {round}");
         assert_eq!(found.path.target().depth, 3);

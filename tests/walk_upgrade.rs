@@ -2,10 +2,10 @@
 //! node it holds writable in place and goes on, upgraders exclude each other; `mkdir -p` by
 //! many threads at once creates every directory exactly once.
 
-use chainlock::ChainNode;
 use chainlock::chain::Upgradable;
 use chainlock::parking_lot::RwLock;
-use chainlock::walk::{Shared, Step, Upgrade, WalkExit, Walker};
+use chainlock::walk::{Shared, Step, Upgrade, Walker};
+use chainlock::{ChainNode, Exit};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,7 +21,7 @@ struct Dir {
 type Handle = Arc<RwLock<Dir>>;
 
 /// `mkdir -p` on the upgradable mode: upgrade a directory only where a child is missing.
-fn mkdir_p(root: &Handle, path: &[&str], created: &AtomicUsize) -> Result<(), WalkExit> {
+fn mkdir_p(root: &Handle, path: &[&str], created: &AtomicUsize) -> Result<(), Exit> {
     let mut target =
         Walker::new().descend(root, Upgrade, |dir: &mut Upgradable<RwLock<Dir>>, depth| {
             let Some(name) = path.get(depth) else {
@@ -119,7 +119,7 @@ fn a_key_path_in_upgrade_mode_ends_as_the_upgrader_and_releases_the_path() {
     let deadline = Instant::now() + Duration::from_millis(2);
     let writer = usr.write();
     let outcome = Walker::new().descend_keys_until(&root, Upgrade, deadline, &keys);
-    assert_eq!(outcome.err(), Some(WalkExit::TimedOut { depth: 1 }));
+    assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 1 }));
     drop(writer);
     assert!(!root.is_locked());
 }

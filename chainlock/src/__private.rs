@@ -16,11 +16,11 @@ pub use crate::chain::{
     ExclusiveLock, Exit, LeavesExit, LookupBy, SharedLock, TimedExclusiveLock, TimedSharedLock,
     TimedUpgradableLock, Upgradable, UpgradableLock,
 };
+use crate::walk::Step;
 pub use crate::walk::{
     AsyncMode as WalkAsyncMode, Exclusive as WalkExclusive, Mode as WalkMode, Shared as WalkShared,
     Step as WalkStep, Walker,
 };
-use crate::walk::{Step, WalkExit};
 pub use core::borrow::Borrow;
 pub use core::clone::Clone;
 pub use core::default::Default;
@@ -388,34 +388,31 @@ pub fn leaves_open<G>(
 // The repeated level of a mixed chain (`Volume, Dir*, File`): a `Walker` walk from the
 // first `Dir`, its depths counted from the chain's root.
 
-/// The walk's exit as the chain's, its depth counted from level `first` (the first
-/// repeated level).
-///
-/// # Panics
-///
-/// Never for the walks the macro generates (`Shared` or `Exclusive`, whose path is their
-/// target, so no [`WalkExit::NotExclusive`]).
+/// The walk's exit as the chain's: its level offset by `first` (the level of the first
+/// repetition, the walk's root), whatever the variant.
 #[inline]
 #[must_use]
-pub fn walk_exit(exit: WalkExit, first: usize) -> Exit {
+pub fn walk_exit(exit: Exit, first: usize) -> Exit {
     match exit {
-        WalkExit::Absent { depth, cause } => Exit::Absent {
-            level: first + depth,
+        Exit::Absent { level, cause } => Exit::Absent {
+            level: first + level,
             cause,
         },
-        WalkExit::TimedOut { depth } => Exit::TimedOut {
-            level: first + depth,
+        Exit::TimedOut { level } => Exit::TimedOut {
+            level: first + level,
         },
-        WalkExit::Cycle { depth } => Exit::Cycle {
-            level: first + depth,
+        Exit::Cycle { level } => Exit::Cycle {
+            level: first + level,
         },
-        WalkExit::TooDeep { max_depth } => Exit::TooDeep {
-            level: first + max_depth + 1,
+        Exit::TooDeep { level, max_depth } => Exit::TooDeep {
+            level: first + level,
+            max_depth,
         },
-        // The generated walks are `Shared` or `Exclusive`: their path is their target.
-        WalkExit::NotExclusive { .. } => {
-            unreachable!("a mixed chain walks `Shared` or `Exclusive`: {exit}")
-        }
+        // Not from the walks the macro generates (`Shared` or `Exclusive`, whose path is
+        // their target), offset all the same.
+        Exit::NotExclusive { level } => Exit::NotExclusive {
+            level: first + level,
+        },
     }
 }
 
@@ -452,4 +449,45 @@ pub trait ExclusiveLeaf<Leaf: ?Sized> {}
 pub fn no_exclusive_leaf<L: ?Sized, P>(root: &Arc<L>, paths: P) -> ! {
     let _ = (root, paths);
     unreachable!("`ExclusiveLeaf` has no implementation")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Absence, Exit, walk_exit};
+
+    #[test]
+    fn a_walk_exit_becomes_the_chain_exit_at_its_level_from_the_chain_root() {
+        let first = 2;
+        for (walk, chain) in [
+            (
+                Exit::Absent {
+                    level: 1,
+                    cause: Absence::Closed,
+                },
+                Exit::Absent {
+                    level: 3,
+                    cause: Absence::Closed,
+                },
+            ),
+            (Exit::TimedOut { level: 0 }, Exit::TimedOut { level: 2 }),
+            (Exit::Cycle { level: 4 }, Exit::Cycle { level: 6 }),
+            (
+                Exit::TooDeep {
+                    level: 9,
+                    max_depth: 8,
+                },
+                Exit::TooDeep {
+                    level: 11,
+                    max_depth: 8,
+                },
+            ),
+            (
+                Exit::NotExclusive { level: 1 },
+                Exit::NotExclusive { level: 3 },
+            ),
+        ] {
+            assert_eq!(walk_exit(walk, first), chain);
+            assert_eq!(walk_exit(walk, first).level(), walk.level() + first);
+        }
+    }
 }

@@ -8,7 +8,7 @@
 //! | [`hybrid`] | a hybrid lock (the hybrid latch of the `LeanStore` engine): optimistic reads that write nothing and validate a version, shared and exclusive modes, upgrade by version; sound in Rust's memory model (data changed through atomics, never a `&mut T` while shared) |
 //! | [`rooms`] | shared rooms (group mutual exclusion): many threads in one room, one room at a time, exit actions, no starvation |
 //! | [`mapped`] | owned guards (from chain descents and walks) narrowed to a part of the locked data, still holding the lock |
-//! | [`walk`] | hand-over-hand walks of run-time depth down recursive trees (file systems, B-trees, lists): key paths or step closures, latch crabbing, retaining (Bayer–Schkolnick) and optimistic descents |
+//! | [`walk`] | hand-over-hand walks of run-time depth down recursive trees (file systems, B-trees, lists): key paths or step closures, latch crabbing, retaining (Bayer–Schkolnick) and speculative descents |
 //! | `distributed` | a named mutex across processes (file locks) and machines (PostgreSQL), with fencing tokens and a lost-lock signal; also a reader-writer lock, a counting semaphore and all-or-nothing acquisition of several names (feature `distributed`) |
 //!
 //! # Examples

@@ -15,9 +15,9 @@
 //! and that no removed file changed after its `rm -r` returned.
 
 use crate::Rng;
-use chainlock::ChainNode;
 use chainlock::parking_lot::{Mutex, RwLock};
-use chainlock::walk::{Crab, Shared, Step, Upgrade, WalkExit, Walker};
+use chainlock::walk::{Crab, Shared, Step, Upgrade, Walker};
+use chainlock::{ChainNode, Exit};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -62,11 +62,11 @@ pub enum FsError {
     TooDeep,
 }
 
-impl From<WalkExit> for FsError {
-    fn from(exit: WalkExit) -> Self {
+impl From<Exit> for FsError {
+    fn from(exit: Exit) -> Self {
         match exit {
-            WalkExit::Absent { .. } => FsError::NotFound,
-            WalkExit::TooDeep { .. } => FsError::TooDeep,
+            Exit::Absent { .. } => FsError::NotFound,
+            Exit::TooDeep { .. } => FsError::TooDeep,
             // No deadlines, no `Here` in crab mode, and a tree has no cycles.
             other => unreachable!("a file-system walk ended with {other}"),
         }
@@ -423,8 +423,9 @@ impl FileSystem {
 #[cfg(test)]
 mod tests {
     use super::{FileSystem, FsError, MAX_PATH_DEPTH};
+    use chainlock::Exit;
     use chainlock::chain::Absence;
-    use chainlock::walk::{Crab, WalkExit};
+    use chainlock::walk::Crab;
     use std::time::Duration;
 
     /// The closed marker is what stops a walk that got hold of a node before its `rm -r`
@@ -439,8 +440,8 @@ mod tests {
         let outcome = fs.walker.descend_keys(&d, Crab, ["f".to_string()]);
         assert_eq!(
             outcome.err(),
-            Some(WalkExit::Absent {
-                depth: 0,
+            Some(Exit::Absent {
+                level: 0,
                 cause: Absence::Closed
             })
         );
@@ -448,8 +449,8 @@ mod tests {
         let outcome = fs.walker.descend_keys(&f, Crab, Vec::<String>::new());
         assert_eq!(
             outcome.err(),
-            Some(WalkExit::Absent {
-                depth: 0,
+            Some(Exit::Absent {
+                level: 0,
                 cause: Absence::Closed
             })
         );

@@ -1,16 +1,21 @@
-//! Why a descent stopped before the leaf.
+//! Why a descent stopped before its leaf or target.
 
-/// Why a chain locker stopped before reaching (or finishing at) the leaf.
+/// Why a descent stopped early: a chain locker's, a [`Walker`](crate::walk::Walker) walk's, or
+/// a mixed chain's (a fixed chain with a level repeated at run time).
 ///
-/// Levels are numbered from the root (level 0); every variant names the level where the
-/// descent stopped: the level that would have been locked next, or the one whose lock timed
-/// out. Whatever the variant, every lock the descent took has been released by the time the
+/// Levels are numbered from the root (level 0), the same number for a chain's level and a
+/// walk's depth; in a mixed chain the repetitions count as levels. Every variant names the
+/// level where the descent stopped: the level that would have been locked or used next, or
+/// the one whose lock timed out ([`level`](Self::level) reads it whatever the variant).
+/// Whatever the variant, every lock the descent took has been released by the time the
 /// caller sees it.
 ///
 /// "No such node at level 2" is one pattern, whether the node is missing or closed:
 /// `Err(Exit::Absent { level: 2, .. })`; the [`Absence`] tells the two apart when it matters.
 ///
 /// # Examples
+///
+/// A chain locker:
 ///
 /// ```
 /// use chainlock::{chain_locker, Exit, chain::Absence};
@@ -26,14 +31,37 @@
 /// assert!(matches!(outcome, Err(Exit::Absent { level: 1, .. })));
 /// assert!(root.try_lock().is_some(), "nothing stays locked after an early exit");
 /// ```
+///
+/// A walk, with the same type and the same numbering:
+///
+/// ```
+/// use chainlock::parking_lot::Mutex;
+/// use chainlock::chain::Absence;
+/// use chainlock::walk::{Exclusive, Step, Walker};
+/// use chainlock::{ChainNode, Exit};
+/// use std::sync::Arc;
+///
+/// struct Node { next: Option<Arc<Mutex<Node>>> }
+/// impl ChainNode for Node {}
+///
+/// let list = Arc::new(Mutex::new(Node { next: None }));
+/// let outcome = Walker::new().descend(&list, Exclusive, |node, _level| match &node.next {
+///     Some(next) => Step::Descend(next.clone()),
+///     None => Step::Absent,
+/// });
+/// assert_eq!(outcome.err(), Some(Exit::Absent { level: 1, cause: Absence::Missing }));
+/// assert!(list.try_lock().is_some(), "nothing stays locked after an early exit");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
 pub enum Exit {
-    /// There is no node at level `level`: the stage on level `level - 1` found no next lock
-    /// (its closure returned `None`, or the key is missing), or the node at `level` was
-    /// reached but is closed ([`ChainNode::is_closed`](crate::ChainNode::is_closed)), which
+    /// There is no node at level `level`: the stage or step on level `level - 1` found no
+    /// next lock (a chain's closure returned `None`, a walk's step answered
+    /// [`Step::Absent`](crate::walk::Step::Absent), or the key is missing:
+    /// [`Absence::Missing`]), or the node at `level` was reached but is closed
+    /// ([`ChainNode::is_closed`](crate::ChainNode::is_closed), [`Absence::Closed`]), which
     /// behaves as absent. A closed root gives `level: 0`.
-    #[error("the chain ended early: no node at level {level} ({cause})")]
+    #[error("the descent ended early: no node at level {level} ({cause})")]
     Absent {
         /// The level that has no node.
         level: usize,
@@ -46,26 +74,63 @@ pub enum Exit {
         /// The level whose lock could not be taken in time.
         level: usize,
     },
-    /// In a chain with a repeated level (`Dir*`), the repeated step handed back a lock the
-    /// descent already holds, for level `level`: locking it again would deadlock, so the
-    /// descent stopped instead (see [`WalkExit::Cycle`](crate::walk::WalkExit::Cycle)).
-    #[error("the chain ended early: the lock for level {level} is already held by this descent")]
+    /// The step on level `level - 1` handed back, for level `level`, a lock this descent
+    /// already holds: locking it again would deadlock, so the descent stopped instead.
+    ///
+    /// Which descents detect it, and against which locks:
+    ///
+    /// - a [`Walker`](crate::walk::Walker) walk compares the address of the lock its step
+    ///   hands back with the locks it holds at that moment: the current node's (a step that
+    ///   answers with the node's own lock), and in a
+    ///   [retaining descent](crate::walk::Walker::descend_retaining) every retained
+    ///   ancestor's too;
+    /// - the repeated level of a mixed chain (`Dir*`) is such a walk: the same check, for the
+    ///   repetitions;
+    /// - a lock the descent has already *released* is not held: handing it back again is not
+    ///   a cycle, the descent locks it once more and goes on (a tree that links back to an
+    ///   ancestor is bounded by the depth limit instead: [`Exit::TooDeep`]).
+    ///
+    /// # Deadlocks
+    ///
+    /// A fixed chain locker's levels (every level but a mixed chain's repeated one) do not
+    /// compare addresses: each stage must return the lock of the *next* level, never the lock
+    /// of the level it runs on (the one the descent holds while the stage runs, whose guard
+    /// the stage is given). A stage that hands back the lock it holds makes the descent wait
+    /// for itself: with a lock that is not reentrant (a mutex, a reader-writer lock taken
+    /// for writing) the thread or task deadlocks, and no `Exit` is ever returned.
+    #[error("the descent ended early: the lock for level {level} is already held by this descent")]
     Cycle {
         /// The level the held lock was handed back for.
         level: usize,
     },
-    /// In a chain with a repeated level (`Dir*`), the repetitions would go deeper than the
-    /// walk's depth limit ([`Walker::DEFAULT_MAX_DEPTH`](crate::walk::Walker::DEFAULT_MAX_DEPTH)):
-    /// level `level` is the first one past it.
-    #[error("the chain ended early: level {level} is deeper than the depth limit")]
+    /// The descent would go deeper than its depth limit, `max_depth` (a
+    /// [`Walker`](crate::walk::Walker)'s [`max_depth`](crate::walk::Walker::max_depth), or
+    /// [`Walker::DEFAULT_MAX_DEPTH`](crate::walk::Walker::DEFAULT_MAX_DEPTH) for the walk of a
+    /// mixed chain's repeated level, where it counts the repetitions below the first one):
+    /// level `level` is the first one past it. The step's answer comes first: at the limit,
+    /// a missing child is still [`Exit::Absent`].
+    #[error("the descent ended early: level {level} is deeper than the depth limit {max_depth}")]
     TooDeep {
         /// The first level past the limit.
+        level: usize,
+        /// The depth limit the descent ran with.
+        max_depth: usize,
+    },
+    /// A walk's step answered [`Step::Here`](crate::walk::Step::Here) on a node held in
+    /// shared mode by a walk whose target must be exclusive ([`Crab`](crate::walk::Crab)):
+    /// the node cannot become exclusive without being released first. Answer
+    /// [`Step::Target`](crate::walk::Step::Target) one level higher instead.
+    #[error(
+        "the descent ended early: the node at level {level} is read-locked and cannot be the exclusive target"
+    )]
+    NotExclusive {
+        /// The level of the node that answered `Here`.
         level: usize,
     },
 }
 
 impl Exit {
-    /// The level at which the descent stopped.
+    /// The level at which the descent stopped, whatever the variant.
     ///
     /// # Examples
     ///
@@ -73,6 +138,7 @@ impl Exit {
     /// # use chainlock::{Exit, chain::Absence};
     /// assert_eq!(Exit::Absent { level: 2, cause: Absence::Closed }.level(), 2);
     /// assert_eq!(Exit::TimedOut { level: 0 }.level(), 0);
+    /// assert_eq!(Exit::TooDeep { level: 9, max_depth: 8 }.level(), 9);
     /// ```
     #[must_use]
     pub const fn level(&self) -> usize {
@@ -80,7 +146,8 @@ impl Exit {
             Exit::Absent { level, .. }
             | Exit::TimedOut { level }
             | Exit::Cycle { level }
-            | Exit::TooDeep { level } => level,
+            | Exit::TooDeep { level, .. }
+            | Exit::NotExclusive { level } => level,
         }
     }
 }
@@ -118,7 +185,7 @@ impl core::fmt::Display for Absence {
 /// ```
 /// # use chainlock::{Exit, chain::{Absence, LeavesExit}};
 /// let exit = LeavesExit::Path { path: 1, exit: Exit::Absent { level: 2, cause: Absence::Closed } };
-/// assert_eq!(exit.to_string(), "path 1: the chain ended early: no node at level 2 (closed)");
+/// assert_eq!(exit.to_string(), "path 1: the descent ended early: no node at level 2 (closed)");
 /// let same = LeavesExit::SameLeaf { first: 0, second: 2 };
 /// assert_eq!(same.to_string(), "paths 0 and 2 lead to the same leaf");
 /// ```
