@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chainlock::keyed::{AsyncKeyedPermits, KeyedPermits};
 use chainlock_suite::watchdog::{HANG, eventually, watchdog};

@@ -8,7 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chainlock::keyed::{AsyncKeyedRwLocks, KeyedRwLocks};
 use chainlock_suite::watchdog::{HANG, eventually, watchdog};

@@ -263,7 +263,7 @@ pub fn upgradable_until<L: ?Sized + TimedUpgradableLock>(
     in_time(L::try_lock_upgradable_until(lock, deadline), level).map(Upgradable::from_guard)
 }
 
-/// [`AsyncExclusiveLock::lock_exclusive_async_until`] for level `level`, or [`Exit::TimedOut`].
+/// [`AsyncExclusiveLock::try_lock_exclusive_until_async`] for level `level`, or [`Exit::TimedOut`].
 ///
 /// # Errors
 ///
@@ -274,10 +274,10 @@ pub async fn exclusive_until_async<L: ?Sized + AsyncExclusiveLock>(
     deadline: Instant,
     level: usize,
 ) -> Result<L::Guard, Exit> {
-    in_time(L::lock_exclusive_async_until(lock, deadline).await, level)
+    in_time(L::try_lock_exclusive_until_async(lock, deadline).await, level)
 }
 
-/// [`AsyncSharedLock::lock_shared_async_until`] for level `level`, or [`Exit::TimedOut`].
+/// [`AsyncSharedLock::try_lock_shared_until_async`] for level `level`, or [`Exit::TimedOut`].
 ///
 /// # Errors
 ///
@@ -288,7 +288,7 @@ pub async fn shared_until_async<L: ?Sized + AsyncSharedLock>(
     deadline: Instant,
     level: usize,
 ) -> Result<L::Guard, Exit> {
-    in_time(L::lock_shared_async_until(lock, deadline).await, level)
+    in_time(L::try_lock_shared_until_async(lock, deadline).await, level)
 }
 
 /// What the derive checks of each child field: its lock locks the child type. Checked where

@@ -268,9 +268,9 @@ where
 /// // A writer cannot get in while `reader` lives; the timed flavor gives up (this needs a
 /// // Tokio runtime with timers).
 /// let soon = Instant::now() + Duration::from_millis(1);
-/// assert!(AsyncExclusiveLock::lock_exclusive_async_until(lock.clone(), soon).await.is_none());
+/// assert!(AsyncExclusiveLock::try_lock_exclusive_until_async(lock.clone(), soon).await.is_none());
 /// drop(reader);
-/// assert!(AsyncSharedLock::lock_shared_async_until(lock, soon).await.is_some());
+/// assert!(AsyncSharedLock::try_lock_shared_until_async(lock, soon).await.is_some());
 /// # });
 /// ```
 #[diagnostic::on_unimplemented(
@@ -301,7 +301,7 @@ pub trait AsyncExclusiveLock {
     /// # Examples
     ///
     /// See [`AsyncExclusiveLock`].
-    fn lock_exclusive_async_until(
+    fn try_lock_exclusive_until_async(
         this: Arc<Self>,
         deadline: Instant,
     ) -> impl Future<Output = Option<Self::Guard>> + Send;
@@ -340,7 +340,7 @@ pub trait AsyncSharedLock {
     /// # Examples
     ///
     /// See [`AsyncExclusiveLock`].
-    fn lock_shared_async_until(
+    fn try_lock_shared_until_async(
         this: Arc<Self>,
         deadline: Instant,
     ) -> impl Future<Output = Option<Self::Guard>> + Send;
@@ -363,7 +363,7 @@ mod tokio_impls {
             this.lock_owned()
         }
 
-        async fn lock_exclusive_async_until(
+        async fn try_lock_exclusive_until_async(
             this: Arc<Self>,
             deadline: Instant,
         ) -> Option<Self::Guard> {
@@ -379,7 +379,7 @@ mod tokio_impls {
             this.write_owned()
         }
 
-        async fn lock_exclusive_async_until(
+        async fn try_lock_exclusive_until_async(
             this: Arc<Self>,
             deadline: Instant,
         ) -> Option<Self::Guard> {
@@ -395,7 +395,7 @@ mod tokio_impls {
             this.read_owned()
         }
 
-        async fn lock_shared_async_until(
+        async fn try_lock_shared_until_async(
             this: Arc<Self>,
             deadline: Instant,
         ) -> Option<Self::Guard> {

@@ -245,7 +245,7 @@ async fn exclusive_async<L: AsyncExclusiveLock + ?Sized>(
 ) -> Option<L::Guard> {
     match deadline {
         None => Some(L::lock_exclusive_async(lock).await),
-        Some(deadline) => L::lock_exclusive_async_until(lock, deadline).await,
+        Some(deadline) => L::try_lock_exclusive_until_async(lock, deadline).await,
     }
 }
 
@@ -255,7 +255,7 @@ async fn shared_async<L: AsyncSharedLock + ?Sized>(
 ) -> Option<L::Guard> {
     match deadline {
         None => Some(L::lock_shared_async(lock).await),
-        Some(deadline) => L::lock_shared_async_until(lock, deadline).await,
+        Some(deadline) => L::try_lock_shared_until_async(lock, deadline).await,
     }
 }
 
