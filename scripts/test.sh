@@ -87,12 +87,16 @@ step "example: workers appending records under named locks, both backends, verif
 cargo run --quiet --example workers -- --workers 4 --messages 200
 cargo run --quiet --example workers -- --workers 4 --messages 200 --backend postgres --url "$CHAINLOCK_PG_URL"
 
-step "miri: the unsafe code of owned mapped guards (chainlock::mapped) under stacked and tree borrows"
+step "miri: owned mapped guards (chainlock::mapped), the hybrid lock's optimistic reads racing writers (chainlock::hybrid, data-race detector on) and OrderedMap's readers racing splits, under stacked and tree borrows"
 # Miri is a nightly component: a machine where it cannot be installed fails this command.
 rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1 \
   || fail "miri could not be installed (rustup component add miri rust-src --toolchain nightly)"
 run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
 MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
+run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri hybrid
+MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri hybrid
+run_tests cargo +nightly miri test -p chainlock-trees --test ordered_map_miri --target-dir target/miri
+MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock-trees --test ordered_map_miri --target-dir target/miri
 
 step "loom models (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
