@@ -169,6 +169,8 @@
 #![doc = include_str!("../../docs/distributed.md")]
 
 mod backend;
+#[cfg(feature = "etcd")]
+mod etcd;
 mod fencing;
 mod file;
 mod multi;
@@ -185,6 +187,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "etcd")]
+#[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+pub use etcd::EtcdOptions;
 pub use fencing::FencingToken;
 pub use multi::DistributedGuards;
 pub use name::LockKey;
@@ -270,6 +275,25 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres-tls")))]
     #[error("TLS to PostgreSQL: {0}")]
     Tls(String),
+    /// The etcd cluster or the connection to it failed (displayed with etcd's message, for
+    /// example `etcd: grpc request error: status: PermissionDenied, ...`).
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    #[error("etcd: {0}")]
+    Etcd(#[from] etcd_client::Error),
+    /// The etcd cluster did not answer in time (no leader, no quorum, no member reachable):
+    /// `after` is the bound that passed ([`EtcdOptions::request_timeout`], `connect_timeout`,
+    /// or, for a waiter whose own lease could not be kept alive, the lease TTL). A lease the
+    /// operation may have been granted is revoked or expires; nothing stays held.
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    #[error("the etcd cluster did not answer {operation} within {after:?}")]
+    EtcdUnresponsive {
+        /// What was waiting for the cluster (`"a lease grant"`, `"an acquisition"`, ...).
+        operation: &'static str,
+        /// The bound that passed.
+        after: Duration,
+    },
     /// A helper thread of the file backend could not be started or died.
     #[error("chainlock helper thread failed: {0}")]
     Helper(String),
@@ -495,6 +519,99 @@ impl LockClient {
     pub fn blocking_postgres(options: PostgresOptions) -> Result<Self, Error> {
         let handle = runtime::handle().clone();
         let backend = runtime::block_on(Box::pin(postgres::PgBackend::connect(options, handle)))?;
+        Ok(Self {
+            backend: Arc::new(backend),
+        })
+    }
+
+    /// A client of the etcd backend at `endpoints` (client URLs of the cluster's members, such
+    /// as `http://10.0.0.1:2379`), with default [`EtcdOptions`] (a 10 s lease TTL).
+    ///
+    /// Locks use etcd's own algorithm, with the key layout of `etcdctl lock NAME` and Go's
+    /// `concurrency.Mutex`: they and this client exclude each other on the same name (see the
+    /// [module docs](self#etcd)). Must be called inside a Tokio runtime (with I/O and time
+    /// enabled).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Etcd`] if an endpoint is invalid or authentication fails;
+    /// [`Error::EtcdUnresponsive`] if no connection is made within the connect timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// let locks = chainlock::distributed::LockClient::etcd(["http://10.0.0.1:2379", "http://10.0.0.2:2379"]).await?;
+    /// let guard = locks.lock("orders").await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    pub async fn etcd<I, S>(endpoints: I) -> Result<Self, Error>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::etcd_with(EtcdOptions::new(endpoints)).await
+    }
+
+    /// A client of the etcd backend with the given options; see [`LockClient::etcd`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::etcd`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use chainlock::distributed::{EtcdOptions, LockClient};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// let options = EtcdOptions::new(["http://10.0.0.1:2379"]).ttl(Duration::from_secs(20));
+    /// let locks = LockClient::etcd_with(options).await?;
+    /// # drop(locks); Ok(()) }
+    /// ```
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    pub async fn etcd_with(options: EtcdOptions) -> Result<Self, Error> {
+        let backend =
+            Box::pin(etcd::EtcdBackend::connect(options, tokio::runtime::Handle::current())).await?;
+        Ok(Self {
+            backend: Arc::new(backend),
+        })
+    }
+
+    /// [`LockClient::etcd_with`] for callers without a runtime: the connection is driven by
+    /// chainlock's background thread.
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::etcd`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use chainlock::distributed::{EtcdOptions, LockClient};
+    ///
+    /// let locks = LockClient::blocking_etcd(EtcdOptions::new(["http://10.0.0.1:2379"]))?;
+    /// let guard = locks.blocking_lock("orders")?;
+    /// guard.blocking_release()?;
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    #[track_caller]
+    pub fn blocking_etcd(options: EtcdOptions) -> Result<Self, Error> {
+        let handle = runtime::handle().clone();
+        let backend = runtime::block_on(Box::pin(etcd::EtcdBackend::connect(options, handle)))?;
         Ok(Self {
             backend: Arc::new(backend),
         })

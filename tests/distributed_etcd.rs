@@ -1,0 +1,399 @@
+//! The etcd backend against a real three-member cluster (`scripts/etcd.sh`, started by
+//! `scripts/test.sh`): exclusion, FIFO, tokens, `etcdctl lock` in both directions, a holder
+//! killed with `kill -9`, a holder stopped past its TTL, the leader member killed.
+
+mod distributed_common;
+
+use chainlock::distributed::{EtcdOptions, LockClient};
+use distributed_common::{runtime, unique};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+fn endpoints() -> String {
+    std::env::var("CHAINLOCK_ETCD_ENDPOINTS").expect(
+        "CHAINLOCK_ETCD_ENDPOINTS is not set: run the tests through scripts/test.sh, or \
+         `bash scripts/etcd.sh cargo test --features etcd --test distributed_etcd` (scripts/etcd.sh starts a cluster)",
+    )
+}
+
+fn member(args: &[&str]) -> String {
+    let script = std::env::var("CHAINLOCK_ETCD_MEMBER")
+        .expect("CHAINLOCK_ETCD_MEMBER is not set: run the tests through scripts/etcd.sh");
+    let out = Command::new(script).args(args).output().unwrap();
+    assert!(out.status.success(), "member {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+async fn client(ttl: u64) -> LockClient {
+    LockClient::etcd_with(
+        EtcdOptions::new(endpoints().split(',')).ttl(Duration::from_secs(ttl)),
+    )
+    .await
+    .unwrap()
+}
+
+/// Waits for `condition` until `limit` passed; panics with `what` then.
+fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The keys under `name/`, in create-revision order.
+fn queue(name: &str) -> Vec<String> {
+    let out = Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .args([
+            &format!("--endpoints={}", endpoints()),
+            "get",
+            &format!("{name}/"),
+            "--prefix",
+            "--keys-only",
+            "--sort-by=CREATE",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "etcdctl get: {out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        unsafe_free_kill(&mut self.0);
+    }
+}
+
+fn unsafe_free_kill(child: &mut Child) {
+    // SIGCONT first, in case it was stopped.
+    Command::new("kill").args(["-CONT", &child.id().to_string()]).status().ok();
+    child.kill().ok();
+    child.wait().ok();
+}
+
+fn worker(args: &[&str]) -> (Killed, BufReader<std::process::ChildStdout>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_distributed-worker"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    (Killed(child), out)
+}
+
+fn read_held(out: &mut impl BufRead) -> u64 {
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    line.trim()
+        .strip_prefix("held ")
+        .unwrap_or_else(|| panic!("worker said {line:?}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn exclusion_under_contention_with_increasing_tokens() {
+    let name = unique("etcd-contention");
+    runtime().block_on(async {
+        let inside = Arc::new(AtomicUsize::new(0));
+        let tokens = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for _ in 0..3 {
+            let locks = client(5).await;
+            for _ in 0..2 {
+                let (locks, name, inside, tokens) =
+                    (locks.clone(), name.clone(), inside.clone(), tokens.clone());
+                tasks.push(tokio::spawn(async move {
+                    for _ in 0..8 {
+                        let guard = locks.lock(&name).await.unwrap();
+                        assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                        tokens.lock().unwrap().push(guard.token().get());
+                        tokio::task::yield_now().await;
+                        assert!(!guard.is_lost());
+                        assert_eq!(inside.fetch_sub(1, Ordering::SeqCst), 1, "two holders");
+                        guard.release().await.unwrap();
+                    }
+                }));
+            }
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let tokens = tokens.lock().unwrap();
+        assert_eq!(tokens.len(), 48);
+        assert!(
+            tokens.windows(2).all(|pair| pair[0] < pair[1]),
+            "tokens not strictly increasing: {tokens:?}"
+        );
+    });
+    assert!(queue(&name).is_empty(), "keys left behind");
+}
+
+#[test]
+fn waiters_are_served_first_come_first_served() {
+    let name = unique("etcd-fifo");
+    runtime().block_on(async {
+        let locks = client(5).await;
+        let first = locks.lock(&name).await.unwrap();
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for i in 0..4 {
+            let (locks, name2, order) = (locks.clone(), name.clone(), order.clone());
+            tasks.push(tokio::spawn(async move {
+                let guard = locks.lock(&name2).await.unwrap();
+                order.lock().unwrap().push((i, guard.token().get()));
+                guard.release().await.unwrap();
+            }));
+            // The next waiter starts only once this one is in the queue.
+            let name3 = name.clone();
+            tokio::task::spawn_blocking(move || {
+                wait_for("the waiter's key", Duration::from_secs(10), || {
+                    queue(&name3).len() == i + 2
+                });
+            })
+            .await
+            .unwrap();
+        }
+        assert!(order.lock().unwrap().is_empty());
+        let t0 = first.token().get();
+        first.release().await.unwrap();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let order = order.lock().unwrap();
+        assert_eq!(
+            order.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            [0, 1, 2, 3],
+            "not FIFO: {order:?}"
+        );
+        assert!(order.iter().all(|(_, token)| *token > t0));
+    });
+}
+
+#[test]
+fn try_lock_and_timeouts() {
+    let name = unique("etcd-try");
+    runtime().block_on(async {
+        let locks = client(5).await;
+        let guard = locks.try_lock(&name).await.unwrap().expect("free");
+        assert!(locks.try_lock(&name).await.unwrap().is_none());
+        let start = Instant::now();
+        assert!(
+            locks
+                .try_lock_for(&name, Duration::from_millis(300))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(start.elapsed() >= Duration::from_millis(300));
+        // Nothing of the failed attempts stays queued: only the holder's key.
+        assert_eq!(queue(&name).len(), 1);
+        guard.release().await.unwrap();
+        assert!(locks.try_lock(&name).await.unwrap().is_some());
+    });
+}
+
+fn etcdctl_lock(name: &str) -> (Killed, BufReader<std::process::ChildStdout>) {
+    let mut child = Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .args([&format!("--endpoints={}", endpoints()), "lock", name])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    (Killed(child), out)
+}
+
+#[test]
+fn etcdctl_lock_and_chainlock_exclude_each_other() {
+    let name = unique("etcd-etcdctl");
+    runtime().block_on(async {
+        let locks = client(5).await;
+        // chainlock first: etcdctl queues behind it and gets the name on release.
+        let guard = locks.lock(&name).await.unwrap();
+        let ours = queue(&name);
+        assert_eq!(ours.len(), 1);
+        assert!(
+            ours[0].strip_prefix(&format!("{name}/")).is_some_and(|id| u64::from_str_radix(id, 16).is_ok()),
+            "not etcdctl's layout: {ours:?}"
+        );
+        let (mut etcdctl, mut out) = etcdctl_lock(&name);
+        let name2 = name.clone();
+        tokio::task::spawn_blocking(move || {
+            wait_for("etcdctl's key", Duration::from_secs(10), || queue(&name2).len() == 2);
+        })
+        .await
+        .unwrap();
+        assert!(etcdctl.0.try_wait().unwrap().is_none());
+        let token = guard.token().get();
+        guard.release().await.unwrap();
+        let line = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            (line, out)
+        })
+        .await
+        .unwrap();
+        let (line, _out) = line;
+        assert!(line.starts_with(&format!("{name}/")), "etcdctl printed {line:?}");
+        // etcdctl holds: chainlock waits.
+        assert!(locks.try_lock(&name).await.unwrap().is_none());
+        assert!(
+            locks
+                .try_lock_for(&name, Duration::from_millis(300))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // etcdctl unlocks on SIGINT (its session ends); chainlock gets the name.
+        Command::new("kill").args(["-INT", &etcdctl.0.id().to_string()]).status().unwrap();
+        let guard = locks
+            .try_lock_for(&name, Duration::from_secs(10))
+            .await
+            .unwrap()
+            .expect("the name after etcdctl");
+        assert!(guard.token().get() > token);
+        etcdctl.0.wait().ok();
+    });
+}
+
+#[test]
+fn killed_holder_frees_the_name_within_its_ttl() {
+    let name = unique("etcd-kill9");
+    let (mut holder, mut out) = worker(&["hold", "etcd", &endpoints(), &name]);
+    let token = read_held(&mut out);
+    runtime().block_on(async {
+        let locks = client(5).await;
+        assert!(locks.try_lock(&name).await.unwrap().is_none());
+        holder.0.kill().unwrap();
+        holder.0.wait().unwrap();
+        let killed = Instant::now();
+        let guard = locks
+            .try_lock_for(&name, Duration::from_secs(15))
+            .await
+            .unwrap()
+            .expect("the name after the holder's lease expired");
+        let after = killed.elapsed();
+        // The worker's lease TTL is 2 s: the server expires it within about that.
+        assert!(after < Duration::from_secs(5), "took {after:?}");
+        assert!(guard.token().get() > token);
+        eprintln!("kill -9 of a holder (TTL 2 s): the waiter held after {after:?}");
+    });
+}
+
+#[test]
+fn stopped_holder_knows_it_lost_before_anyone_else_holds() {
+    let name = unique("etcd-sigstop");
+    let (holder, mut out) = worker(&["hold-report", "etcd", &endpoints(), &name, "2"]);
+    let mut holder = holder;
+    let token = read_held(&mut out);
+    let ask = |child: &mut Child, out: &mut BufReader<_>| {
+        let stdin = child.stdin.as_mut().unwrap();
+        stdin.write_all(b"?\n").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        BufRead::read_line(out, &mut line).unwrap();
+        line.trim().to_owned()
+    };
+    assert_eq!(ask(&mut holder.0, &mut out), "lost false");
+    let pid = holder.0.id().to_string();
+    Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    let stopped = Instant::now();
+    runtime().block_on(async {
+        let locks = client(5).await;
+        let guard = locks
+            .try_lock_for(&name, Duration::from_secs(15))
+            .await
+            .unwrap()
+            .expect("the name after the stopped holder's lease expired");
+        eprintln!("SIGSTOP of a holder (TTL 2 s): the waiter held after {:?}", stopped.elapsed());
+        assert!(guard.token().get() > token);
+        // The holder's loss is a function of its clock: once resumed it says lost, and it
+        // would have said so at any moment after its deadline (sent + TTL − margin), which
+        // is before the server could expire the lease.
+        Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+        assert_eq!(ask(&mut holder.0, &mut out), "lost true");
+    });
+}
+
+#[test]
+fn leader_killed_while_locks_are_held_and_waited_for() {
+    let name = unique("etcd-leader");
+    let leader = member(&["leader"]);
+    struct Restart(String);
+    impl Drop for Restart {
+        fn drop(&mut self) {
+            member(&["start", &self.0]);
+        }
+    }
+    runtime().block_on(async {
+        let inside = Arc::new(AtomicUsize::new(0));
+        let tokens = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let done = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..3 {
+            // The default TTL (10 s): it outlives the election.
+            let locks = LockClient::etcd(endpoints().split(',')).await.unwrap();
+            let (name, inside, tokens, done) =
+                (name.clone(), inside.clone(), tokens.clone(), done.clone());
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..12 {
+                    let guard = locks.lock(&name).await.unwrap();
+                    assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                    tokens.lock().unwrap().push(guard.token().get());
+                    tokio::time::sleep(Duration::from_millis(30)).await; // the work
+                    assert!(!guard.is_lost(), "a holder lost its lease in the election");
+                    assert_eq!(inside.fetch_sub(1, Ordering::SeqCst), 1, "two holders");
+                    guard.release().await.unwrap();
+                    done.fetch_add(1, Ordering::SeqCst);
+                }
+            }));
+        }
+        let done2 = done.clone();
+        let leader2 = leader.clone();
+        tokio::task::spawn_blocking(move || {
+            wait_for("some holds", Duration::from_secs(30), || done2.load(Ordering::SeqCst) >= 6);
+            member(&["kill", &leader2]);
+            let _restart = Restart(leader2);
+            let killed = Instant::now();
+            wait_for("a new leader", Duration::from_secs(30), || {
+                Command::new(std::env::var("CHAINLOCK_ETCD_MEMBER").unwrap())
+                    .arg("leader")
+                    .output()
+                    .is_ok_and(|out| out.status.success())
+            });
+            eprintln!("leader {} killed: a new leader after {:?}", _restart.0, killed.elapsed());
+        })
+        .await
+        .unwrap();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let tokens = tokens.lock().unwrap();
+        assert_eq!(tokens.len(), 36);
+        assert!(
+            tokens.windows(2).all(|pair| pair[0] < pair[1]),
+            "tokens not strictly increasing: {tokens:?}"
+        );
+    });
+    wait_for("the member back", Duration::from_secs(30), || {
+        Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .args([&format!("--endpoints={}", member(&["endpoint", &leader])), "endpoint", "health"])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    });
+}
