@@ -216,12 +216,14 @@ fn transient(error: &etcd_client::Error) -> bool {
         etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
         // gRPC codes (tonic's `Code`, not re-exported by etcd-client): Unknown, DeadlineExceeded,
         // Aborted, Internal, Unavailable.
-        etcd_client::Error::GRpcStatus(status) => matches!(status.code() as i32, 2 | 4 | 10 | 13 | 14),
+        etcd_client::Error::GRpcStatus(status) => {
+            matches!(status.code() as i32, 2 | 4 | 10 | 13 | 14)
+        }
         _ => false,
     }
 }
 
-/// gRPC's NotFound (a lease that expired or was revoked).
+/// gRPC's `NotFound` (a lease that expired or was revoked).
 const NOT_FOUND: i32 = 5;
 
 struct Inner {
@@ -246,12 +248,13 @@ impl EtcdBackend {
             connect = connect.with_user(name.clone(), password.clone());
         }
         let limit = options.connect_timeout;
-        let client = tokio::time::timeout(limit, Client::connect(&options.endpoints, Some(connect)))
-            .await
-            .map_err(|_| Error::EtcdUnresponsive {
-                operation: "connect",
-                after: limit,
-            })??;
+        let client =
+            tokio::time::timeout(limit, Client::connect(&options.endpoints, Some(connect)))
+                .await
+                .map_err(|_| Error::EtcdUnresponsive {
+                    operation: "connect",
+                    after: limit,
+                })??;
         Ok(Self(Arc::new(Inner {
             client,
             options,
@@ -265,7 +268,13 @@ impl EtcdBackend {
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
-        request(&self.0.client, self.0.options.request_timeout, operation, &mut call).await
+        request(
+            &self.0.client,
+            self.0.options.request_timeout,
+            operation,
+            &mut call,
+        )
+        .await
     }
 
     async fn acquire(
@@ -278,7 +287,7 @@ impl EtcdBackend {
         let sent = Instant::now();
         let grant = self
             .call("a lease grant", |mut client| async move {
-                client.lease_grant(ttl.as_secs() as i64, None).await
+                client.lease_grant(ttl.as_secs().cast_signed(), None).await
             })
             .await?;
         if grant.ttl() <= 0 {
@@ -287,7 +296,12 @@ impl EtcdBackend {
                 after: self.0.options.request_timeout,
             });
         }
-        let lease = Lease::start(self, grant.id(), sent, Duration::from_secs(grant.ttl() as u64));
+        let lease = Lease::start(
+            self,
+            grant.id(),
+            sent,
+            Duration::from_secs(grant.ttl().cast_unsigned()),
+        );
         let prefix = prefix(key);
         let own = match mode {
             Mode::Exclusive => format!("{prefix}/{:x}", grant.id()),
@@ -311,20 +325,22 @@ impl EtcdBackend {
                             TxnOp::put(own.clone(), "", Some(PutOptions::new().with_lease(id))),
                             TxnOp::get(prefix.clone(), Some(earliest.clone())),
                         ])
-                        .or_else([
-                            TxnOp::get(own, None),
-                            TxnOp::get(prefix, Some(earliest)),
-                        ]);
+                        .or_else([TxnOp::get(own, None), TxnOp::get(prefix, Some(earliest))]);
                     client.txn(txn).await
                 }
             })
             .await?;
         let ops = response.op_responses();
         let revision = if response.succeeded() {
-            response.header().map_or(0, |header| header.revision())
+            response
+                .header()
+                .map_or(0, etcd_client::ResponseHeader::revision)
         } else {
             match ops.first() {
-                Some(TxnOpResponse::Get(get)) => get.kvs().first().map_or(0, |kv| kv.create_revision()),
+                Some(TxnOpResponse::Get(get)) => get
+                    .kvs()
+                    .first()
+                    .map_or(0, etcd_client::KeyValue::create_revision),
                 _ => 0,
             }
         };
@@ -332,30 +348,36 @@ impl EtcdBackend {
             return Err(Error::Lost);
         }
         let first = match ops.get(1) {
-            Some(TxnOpResponse::Get(get)) => get.kvs().first().map(|kv| kv.create_revision()),
+            Some(TxnOpResponse::Get(get)) => get
+                .kvs()
+                .first()
+                .map(etcd_client::KeyValue::create_revision),
             _ => None,
         };
         // Uncontended: our key is the earliest under the prefix (one round trip).
         let mut held = first == Some(revision);
         if !held && mode == Mode::Shared {
-            held = self.predecessor(&prefix, &readers, revision, mode).await?.is_none();
+            held = self
+                .predecessor(&prefix, &readers, revision, mode)
+                .await?
+                .is_none();
         }
         if !held {
             if matches!(wait, Wait::Never) {
                 lease.revoke(self).await.ok();
                 return Ok(None);
             }
-            match self.wait_for_turn(&prefix, &readers, &own, revision, mode, wait, &lease).await? {
-                true => {}
-                false => {
-                    lease.revoke(self).await.ok();
-                    return Ok(None);
-                }
+            let turn = self
+                .wait_for_turn(&prefix, &readers, &own, revision, mode, wait, &lease)
+                .await?;
+            if !turn {
+                lease.revoke(self).await.ok();
+                return Ok(None);
             }
         }
         Ok(Some(EtcdHeld {
             lease: Some(lease),
-            token: FencingToken::new(revision as u64),
+            token: FencingToken::new(revision.cast_unsigned()),
             backend: self.clone(),
         }))
     }
@@ -386,7 +408,9 @@ impl EtcdBackend {
                 }
             })
             .await?;
-        let at = response.header().map_or(0, |header| header.revision());
+        let at = response
+            .header()
+            .map_or(0, etcd_client::ResponseHeader::revision);
         Ok(response
             .kvs()
             .iter()
@@ -441,25 +465,23 @@ impl EtcdBackend {
                 tokio::select! {
                     () = &mut expired => return Ok(false),
                     () = lease.state.lost() => break,
-                    message = watch.message() => match message {
-                        Ok(Some(response)) => {
-                            if response.canceled() {
-                                trouble = true;
-                                break;
-                            }
-                            if response
-                                .events()
-                                .iter()
-                                .any(|event| event.event_type() == EventType::Delete)
-                            {
-                                break;
-                            }
-                        }
-                        Ok(None) | Err(_) => {
+                    message = watch.message() => {
+                        let Ok(Some(response)) = message else {
+                            trouble = true;
+                            break;
+                        };
+                        if response.canceled() {
                             trouble = true;
                             break;
                         }
-                    },
+                        if response
+                            .events()
+                            .iter()
+                            .any(|event| event.event_type() == EventType::Delete)
+                        {
+                            break;
+                        }
+                    }
                 }
             }
             if trouble {
@@ -475,7 +497,11 @@ impl EtcdBackend {
         let response = self
             .call("a read of the own key", |mut client| {
                 let own = own.to_owned();
-                async move { client.get(own, Some(GetOptions::new().with_keys_only())).await }
+                async move {
+                    client
+                        .get(own, Some(GetOptions::new().with_keys_only()))
+                        .await
+                }
             })
             .await?;
         match response.kvs().first() {
@@ -484,6 +510,9 @@ impl EtcdBackend {
         }
     }
 }
+
+/// The longest single attempt of a request.
+const ATTEMPT: Duration = Duration::from_millis(1500);
 
 /// A request to the cluster, retried on transient errors, bounded by `limit` in all.
 async fn request<T, F, Fut>(
@@ -502,11 +531,22 @@ where
         after: limit,
     };
     loop {
-        match tokio::time::timeout_at(deadline, call(client.clone())).await {
+        // One attempt waits at most `ATTEMPT`: a request stuck on a member that died or lost
+        // its leader is asked again (possibly of another member) within the bound.
+        let attempt = deadline.min(tokio::time::Instant::now() + ATTEMPT);
+        match tokio::time::timeout_at(attempt, call(client.clone())).await {
             Ok(Ok(value)) => return Ok(value),
-            Ok(Err(error)) if transient(&error) => {}
+            Ok(Err(error)) if transient(&error) => {
+                if std::env::var_os("CHAINLOCK_ETCD_DEBUG").is_some() {
+                    eprintln!("etcd {operation}: {error}");
+                }
+            }
             Ok(Err(error)) => return Err(Error::Etcd(error)),
-            Err(_) => return Err(unresponsive),
+            Err(_) => {
+                if std::env::var_os("CHAINLOCK_ETCD_DEBUG").is_some() {
+                    eprintln!("etcd {operation}: attempt timed out");
+                }
+            }
         }
         let pause = tokio::time::Instant::now() + Duration::from_millis(50);
         if pause >= deadline {
@@ -547,7 +587,9 @@ impl LeaseState {
 
     /// A keep-alive sent at `sent` was answered with `ttl`.
     fn confirmed(&self, sent: Instant, ttl: Duration) {
-        let until = sent + ttl - EtcdOptions::margin(ttl);
+        let until = (sent + ttl)
+            .checked_sub(EtcdOptions::margin(ttl))
+            .unwrap_or(sent);
         let at = until.saturating_duration_since(self.base).as_nanos() as u64;
         self.lost_at.fetch_max(at, Ordering::AcqRel);
     }
@@ -587,10 +629,11 @@ impl Lease {
             ttl,
         });
         state.confirmed(sent, ttl);
-        let keeper = backend
-            .0
-            .runtime
-            .spawn(keep_alive(backend.0.client.clone(), id, state.clone()));
+        let keeper =
+            backend
+                .0
+                .runtime
+                .spawn(keep_alive(backend.0.client.clone(), id, state.clone()));
         Self {
             id,
             state,
@@ -606,17 +649,19 @@ impl Lease {
         self.keeper.abort();
         let id = self.id;
         backend
-            .call("a release", |mut client| async move { client.lease_revoke(id).await })
+            .call("a release", |mut client| async move {
+                client.lease_revoke(id).await
+            })
             .await
             .map(drop)
-            .or_else(|error| match error {
+            .map_err(|error| match error {
                 // Already gone (expired): nothing is held any more.
                 Error::Etcd(etcd_client::Error::GRpcStatus(status))
                     if status.code() as i32 == NOT_FOUND =>
                 {
-                    Err(Error::Lost)
+                    Error::Lost
                 }
-                other => Err(other),
+                other => other,
             })
     }
 }
@@ -628,7 +673,9 @@ impl Drop for Lease {
             let (backend, id) = (self.backend.clone(), self.id);
             drop(self.backend.0.runtime.spawn(async move {
                 backend
-                    .call("a release", |mut client| async move { client.lease_revoke(id).await })
+                    .call("a release", |mut client| async move {
+                        client.lease_revoke(id).await
+                    })
                     .await
                     .ok();
             }));
@@ -670,7 +717,7 @@ async fn keep_alive(client: Client, id: i64, state: Arc<LeaseState>) {
             }
             match tokio::time::timeout(every, stream.message()).await {
                 Ok(Ok(Some(response))) if response.ttl() > 0 => {
-                    state.confirmed(sent, Duration::from_secs(response.ttl() as u64));
+                    state.confirmed(sent, Duration::from_secs(response.ttl().cast_unsigned()));
                 }
                 Ok(Ok(Some(_))) => {
                     state.mark_lost();

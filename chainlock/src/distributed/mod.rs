@@ -578,8 +578,11 @@ impl LockClient {
     #[cfg(feature = "etcd")]
     #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
     pub async fn etcd_with(options: EtcdOptions) -> Result<Self, Error> {
-        let backend =
-            Box::pin(etcd::EtcdBackend::connect(options, tokio::runtime::Handle::current())).await?;
+        let backend = Box::pin(etcd::EtcdBackend::connect(
+            options,
+            tokio::runtime::Handle::current(),
+        ))
+        .await?;
         Ok(Self {
             backend: Arc::new(backend),
         })

@@ -140,28 +140,31 @@ fn main() {
                 drop(guard);
             }
         }
-        "hold-report" => {
-            let locks = match arg(1) {
-                #[cfg(feature = "etcd")]
-                "etcd" => etcd_client(arg(2), arg(4).parse().expect("TTL_SECS")),
-                backend => client(backend, arg(2)),
-            };
-            let guard = locks.blocking_lock(arg(3)).expect("acquire");
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "held {}", guard.token()).expect("stdout");
-            out.flush().expect("stdout");
-            for line in std::io::stdin().lines() {
-                line.expect("stdin");
-                writeln!(out, "lost {}", guard.is_lost()).expect("stdout");
-                out.flush().expect("stdout");
-            }
-        }
+        "hold-report" => hold_report(&arg),
         "hold-all" => {
             let locks = client(arg(1), arg(2));
             let all = locks.blocking_lock_all(&args[3..]).expect("acquire");
             hold_forever(0, all);
         }
         other => panic!("unknown command {other}"),
+    }
+}
+
+/// `hold-report BACKEND TARGET NAME TTL_SECS` (see the module docs).
+fn hold_report<'a>(arg: &impl Fn(usize) -> &'a str) {
+    let locks = match arg(1) {
+        #[cfg(feature = "etcd")]
+        "etcd" => etcd_client(arg(2), arg(4).parse().expect("TTL_SECS")),
+        backend => client(backend, arg(2)),
+    };
+    let guard = locks.blocking_lock(arg(3)).expect("acquire");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "held {}", guard.token()).expect("stdout");
+    out.flush().expect("stdout");
+    for line in std::io::stdin().lines() {
+        line.expect("stdin");
+        writeln!(out, "lost {}", guard.is_lost()).expect("stdout");
+        out.flush().expect("stdout");
     }
 }
 
