@@ -444,3 +444,168 @@ fn leader_killed_while_locks_are_held_and_waited_for() {
             .is_ok_and(|out| out.status.success())
     });
 }
+
+#[test]
+fn readers_share_writers_exclude_in_arrival_order() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-rw");
+    runtime().block_on(async {
+        let locks = client(5).await;
+        let writer = locks.lock(&name).await.unwrap();
+        let w0 = writer.token().get();
+        writer.release().await.unwrap();
+        let r1 = locks.lock_shared(&name).await.unwrap();
+        let r2 = locks
+            .try_lock_shared(&name)
+            .await
+            .unwrap()
+            .expect("readers share");
+        assert!(r1.token().get() >= w0 && r2.token().get() >= w0);
+        assert!(
+            locks.try_lock(&name).await.unwrap().is_none(),
+            "readers exclude a writer"
+        );
+        // A writer queues behind the readers; a reader arriving after it waits behind it.
+        let (l2, n2) = (locks.clone(), name.clone());
+        let writer = tokio::spawn(async move { l2.lock(&n2).await.unwrap() });
+        let n3 = name.clone();
+        tokio::task::spawn_blocking(move || {
+            wait_for("the writer's key", Duration::from_secs(10), || {
+                queue(&n3).len() == 3
+            });
+        })
+        .await
+        .unwrap();
+        assert!(
+            locks
+                .try_lock_shared_for(&name, Duration::from_millis(300))
+                .await
+                .unwrap()
+                .is_none(),
+            "a reader overtook a waiting writer"
+        );
+        let (l3, n4) = (locks.clone(), name.clone());
+        let late_reader = tokio::spawn(async move { l3.lock_shared(&n4).await.unwrap() });
+        let (r1_token, r2_token) = (r1.token().get(), r2.token().get());
+        r1.release().await.unwrap();
+        r2.release().await.unwrap();
+        let writer = writer.await.unwrap();
+        let readers = [r1_token, r2_token];
+        assert!(
+            readers.iter().all(|&t| writer.token().get() > t),
+            "a later writer's token is above the readers'"
+        );
+        assert!(
+            !late_reader.is_finished(),
+            "a reader held beside the writer"
+        );
+        let wt = writer.token().get();
+        writer.release().await.unwrap();
+        let late = late_reader.await.unwrap();
+        assert!(
+            late.token().get() >= wt,
+            "a reader's token is at least the last writer's"
+        );
+        // etcdctl lock (exclusive) waits for readers too: the reader's key is under NAME/.
+        assert!(queue(&name)[0].starts_with(&format!("{name}/read/")));
+    });
+}
+
+#[test]
+fn semaphore_and_several_names_work_through_the_seam() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-sem");
+    runtime().block_on(async {
+        let locks = client(5).await;
+        let semaphore = locks.semaphore(&name, 2);
+        let a = semaphore.acquire().await.unwrap();
+        let b = semaphore
+            .try_acquire()
+            .await
+            .unwrap()
+            .expect("a second permit");
+        assert_ne!(a.slot(), b.slot());
+        assert!(
+            semaphore.try_acquire().await.unwrap().is_none(),
+            "two permits only"
+        );
+        drop(a);
+        let c = semaphore
+            .try_acquire_for(Duration::from_secs(10))
+            .await
+            .unwrap()
+            .expect("the freed permit");
+        drop((b, c));
+
+        let (x, y) = (unique("etcd-all-x"), unique("etcd-all-y"));
+        let all = locks.lock_all([x.as_str(), y.as_str()]).await.unwrap();
+        assert!(locks.try_lock(&y).await.unwrap().is_none());
+        assert!(
+            locks
+                .try_lock_all([y.as_str(), x.as_str()])
+                .await
+                .unwrap()
+                .is_none()
+        );
+        drop(all);
+        assert!(
+            locks
+                .try_lock_all_for([y.as_str(), x.as_str()], Duration::from_secs(10))
+                .await
+                .unwrap()
+                .is_some()
+        );
+    });
+}
+
+/// Continues every member when dropped.
+struct Continue(Vec<String>);
+
+impl Drop for Continue {
+    fn drop(&mut self) {
+        for n in &self.0 {
+            member(&["cont", n]);
+        }
+    }
+}
+
+#[test]
+fn majority_stopped_acquisitions_fail_in_time_and_holders_are_told() {
+    let _alone = CLUSTER
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = unique("etcd-majority");
+    runtime().block_on(async {
+        let options = EtcdOptions::new(endpoints().split(','))
+            .ttl(Duration::from_secs(3))
+            .request_timeout(Duration::from_secs(2));
+        let locks = LockClient::etcd_with(options).await.unwrap();
+        let guard = locks.lock(&name).await.unwrap();
+        let stopped = Continue(vec!["1".into(), "2".into()]);
+        for n in &stopped.0 {
+            member(&["stop", n]);
+        }
+        let start = Instant::now();
+        let error = locks
+            .try_lock_for(unique("etcd-majority-other").as_str(), Duration::from_secs(1))
+            .await
+            .expect_err("no quorum: the acquisition fails");
+        let took = start.elapsed();
+        assert!(
+            matches!(error, chainlock::distributed::Error::EtcdUnresponsive { .. }),
+            "{error}"
+        );
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+        // The holder is told within its TTL (3 s): keep-alives go unanswered.
+        tokio::time::timeout(Duration::from_secs(5), guard.lost())
+            .await
+            .expect("the holder was told");
+        assert!(guard.is_lost());
+        eprintln!(
+            "majority stopped: an acquisition failed after {took:?} ({error}); the holder was told after {:?}",
+            start.elapsed()
+        );
+        drop(stopped);
+        drop(guard);
+    });
+}

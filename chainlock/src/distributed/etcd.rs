@@ -536,17 +536,9 @@ where
         let attempt = deadline.min(tokio::time::Instant::now() + ATTEMPT);
         match tokio::time::timeout_at(attempt, call(client.clone())).await {
             Ok(Ok(value)) => return Ok(value),
-            Ok(Err(error)) if transient(&error) => {
-                if std::env::var_os("CHAINLOCK_ETCD_DEBUG").is_some() {
-                    eprintln!("etcd {operation}: {error}");
-                }
-            }
+            Ok(Err(error)) if transient(&error) => {}
             Ok(Err(error)) => return Err(Error::Etcd(error)),
-            Err(_) => {
-                if std::env::var_os("CHAINLOCK_ETCD_DEBUG").is_some() {
-                    eprintln!("etcd {operation}: attempt timed out");
-                }
-            }
+            Err(_) => {}
         }
         let pause = tokio::time::Instant::now() + Duration::from_millis(50);
         if pause >= deadline {
