@@ -537,12 +537,15 @@ fn semaphore_and_several_names_work_through_the_seam() {
             .expect("the freed permit");
         drop((b, c));
 
-        let (x, y) = (unique("etcd-all-x"), unique("etcd-all-y"));
-        let all = locks.lock_all([x.as_str(), y.as_str()]).await.unwrap();
-        assert!(locks.try_lock(&y).await.unwrap().is_none());
+        let (first, second) = (unique("etcd-all-x"), unique("etcd-all-y"));
+        let all = locks
+            .lock_all([first.as_str(), second.as_str()])
+            .await
+            .unwrap();
+        assert!(locks.try_lock(&second).await.unwrap().is_none());
         assert!(
             locks
-                .try_lock_all([y.as_str(), x.as_str()])
+                .try_lock_all([second.as_str(), first.as_str()])
                 .await
                 .unwrap()
                 .is_none()
@@ -550,7 +553,7 @@ fn semaphore_and_several_names_work_through_the_seam() {
         drop(all);
         assert!(
             locks
-                .try_lock_all_for([y.as_str(), x.as_str()], Duration::from_secs(10))
+                .try_lock_all_for([second.as_str(), first.as_str()], Duration::from_secs(10))
                 .await
                 .unwrap()
                 .is_some()
