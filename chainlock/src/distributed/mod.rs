@@ -3,7 +3,7 @@
 //!
 //! A [`LockClient`] hands out [`DistributedGuard`]s by key ([`LockKey`]: a name, an `i64` or
 //! an `(i32, i32)`): at most one exclusive guard of a key is alive at a time across every
-//! process (and machine) sharing the backend, or any number of shared ones. Two backends sit
+//! process (and machine) sharing the backend, or any number of shared ones. The backends sit
 //! behind the one API:
 //!
 //! - **File** ([`LockClient::file`], feature `distributed`): one machine, many processes. Each
@@ -15,6 +15,10 @@
 //!   key is a session advisory lock; held locks of both modes share a bounded set of
 //!   connections ([`PostgresOptions::max_connections`]); waiting happens on the server; the
 //!   server releases the lock when the holder's connection dies.
+//! - **etcd** ([`LockClient::etcd`], feature `etcd`): many machines, on a cluster that
+//!   survives the loss of a minority of its members. etcd's own lock algorithm (a lease kept
+//!   alive per hold, FIFO by create revision, each waiter watching its predecessor), with the
+//!   keys of `etcdctl lock NAME`, which it excludes and is excluded by. See [etcd](#etcd).
 //!
 //! | | exclusive | shared | several keys | permits |
 //! |---|---|---|---|---|
