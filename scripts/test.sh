@@ -97,9 +97,10 @@ run_tests cargo test --workspace --benches --all-features
 step "example: the file system on walks of run-time depth, under concurrent clients, checked"
 cargo run --quiet -p chainlock-trees --example filesystem -- --clients 8 --ops 5000
 
-step "example: workers appending records under named locks, both backends, verified"
+step "example: workers appending records under named locks, every backend, verified"
 cargo run --quiet --example workers -- --workers 4 --messages 200
 cargo run --quiet --example workers -- --workers 4 --messages 200 --backend postgres --url "$CHAINLOCK_PG_URL"
+cargo run --quiet --features etcd --example workers -- --workers 4 --messages 100 --backend etcd --url "$CHAINLOCK_ETCD_ENDPOINTS"
 
 step "miri: owned mapped guards (chainlock::mapped), the hybrid lock's optimistic reads racing writers (chainlock::hybrid, data-race detector on) and OrderedMap's readers racing splits, under stacked and tree borrows"
 # Miri is a nightly component: a machine where it cannot be installed fails this command.
