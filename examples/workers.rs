@@ -140,7 +140,10 @@ async fn etcd(endpoints: &str) -> Result<LockClient, Box<dyn std::error::Error>>
 }
 
 #[cfg(not(feature = "etcd"))]
-#[expect(clippy::unused_async, reason = "the signature of the etcd build's twin")]
+#[expect(
+    clippy::unused_async,
+    reason = "the signature of the etcd build's twin"
+)]
 async fn etcd(_endpoints: &str) -> Result<LockClient, Box<dyn std::error::Error>> {
     Err("the etcd backend needs the feature: cargo run --features etcd --example workers".into())
 }
