@@ -612,3 +612,50 @@ fn majority_stopped_acquisitions_fail_in_time_and_holders_are_told() {
         drop(guard);
     });
 }
+
+#[test]
+fn stalled_holder_says_lost_before_the_name_is_given_away() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-stalled");
+    // The holder's client lives on a runtime that is never driven again once it holds: no
+    // keep-alive is sent, as in a process stopped or paused; only the clock tells the loss.
+    let stalled = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let guard = stalled.block_on(async { client(2).await.lock(&name).await.unwrap() });
+    let guard = Arc::new(guard);
+    let watcher = {
+        let guard = guard.clone();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !guard.is_lost() {
+                assert!(Instant::now() < deadline, "never said lost");
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Instant::now()
+        })
+    };
+    let held = runtime().block_on(async {
+        let locks = client(5).await;
+        let other = locks
+            .try_lock_for(&name, Duration::from_secs(20))
+            .await
+            .unwrap()
+            .expect("the name after the stalled holder's lease expired");
+        let held = Instant::now();
+        other.release().await.unwrap();
+        held
+    });
+    let lost = watcher.join().unwrap();
+    assert!(
+        lost < held,
+        "another client held the name before the holder said lost"
+    );
+    eprintln!(
+        "stalled holder (TTL 2 s, margin 0.5 s): said lost {:?} before another client held the name",
+        held - lost
+    );
+    drop(guard);
+    drop(stalled);
+}
