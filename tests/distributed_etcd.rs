@@ -375,6 +375,7 @@ fn leader_killed_while_locks_are_held_and_waited_for() {
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let name = unique("etcd-leader");
+    wait_for("a leader", Duration::from_secs(30), has_leader);
     let leader = member(&["leader"]);
     runtime().block_on(async {
         let inside = Arc::new(AtomicUsize::new(0));
@@ -408,12 +409,7 @@ fn leader_killed_while_locks_are_held_and_waited_for() {
             member(&["kill", &leader2]);
             let restart = Restart(leader2);
             let killed = Instant::now();
-            wait_for("a new leader", Duration::from_secs(30), || {
-                Command::new(std::env::var("CHAINLOCK_ETCD_MEMBER").unwrap())
-                    .arg("leader")
-                    .output()
-                    .is_ok_and(|out| out.status.success())
-            });
+            wait_for("a new leader", Duration::from_secs(30), has_leader);
             eprintln!(
                 "leader {} killed: a new leader after {:?}",
                 restart.0,
@@ -611,6 +607,15 @@ fn majority_stopped_acquisitions_fail_in_time_and_holders_are_told() {
         drop(stopped);
         drop(guard);
     });
+    wait_for("a leader again", Duration::from_secs(30), has_leader);
+}
+
+/// Whether the cluster has a leader now.
+fn has_leader() -> bool {
+    Command::new(std::env::var("CHAINLOCK_ETCD_MEMBER").unwrap())
+        .arg("leader")
+        .output()
+        .is_ok_and(|out| out.status.success())
 }
 
 #[test]
