@@ -34,7 +34,10 @@ const OLD_TYPES: &[(&str, &str)] = &[
     ("PermitGuard", "KeyPermit"),
     ("AsyncPermitGuard", "AsyncKeyPermit"),
     ("Permit", "DistributedPermit"),
-    ("Optimistic", "Speculative (\"optimistic\" is for version-validated reads only)"),
+    (
+        "Optimistic",
+        "Speculative (\"optimistic\" is for version-validated reads only)",
+    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -292,7 +292,10 @@ impl Walker {
     /// (absent, too deep, or a lock in `held` handed back).
     // Always inlined: it is a few instructions per level on every walk's hot path, and an
     // out-of-line call costs more than its body (callgrind: +30 instructions per 16 levels).
-    #[allow(clippy::inline_always)]
+    #[expect(
+        clippy::inline_always,
+        reason = "measured: out of line costs more than the body"
+    )]
     #[inline(always)]
     fn follow<L: ?Sized>(
         self,
