@@ -84,12 +84,16 @@
 // share (the settings, `Acquire`, `follow`, the closed check) is here.
 mod keys;
 mod mode;
+#[cfg(not(loom))]
+mod optimistic;
 mod retained;
 mod retaining;
 mod speculative;
 mod steps;
 
 pub use mode::{AsyncMode, Crab, Exclusive, Mode, Shared, TimedMode, Upgrade};
+#[cfg(not(loom))]
+pub use optimistic::{Optimistic, OptimisticMode, OptimisticWalker};
 pub use retained::Retained;
 pub use speculative::Speculative;
 
