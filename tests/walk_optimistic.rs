@@ -124,7 +124,7 @@ fn replace_child(root: &Handle, parent: u64, which: usize, value: u64) {
         .unwrap();
     let parent_node: &ArcHybridWriteGuard<Node> = &found.target;
     let old = parent_node.children.lock()[which].clone();
-    let label = old.read_optimistic(|n| n.label).unwrap();
+    let label = 2 * parent + which as u64;
     let fresh = tree(label, LEVELS - level_of(label), value);
     retire(&old);
     parent_node.children.lock()[which] = fresh;
@@ -146,6 +146,15 @@ fn check_read(root: &Handle, label: u64) -> (usize, bool) {
     (found.restarts, found.pessimistic)
 }
 
+/// Counts a reader done when dropped (also while unwinding).
+struct Done<'a>(&'a AtomicUsize);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Relaxed);
+    }
+}
+
 #[test]
 fn walks_end_at_the_right_live_target_while_writers_change_values_and_structure() {
     let root = tree(1, LEVELS, 0);
@@ -153,7 +162,7 @@ fn walks_end_at_the_right_live_target_while_writers_change_values_and_structure(
     let restarts = AtomicUsize::new(0);
     let pessimistic = AtomicUsize::new(0);
     const READERS: usize = 3;
-    const WALKS: u64 = 3_000;
+    const WALKS: u64 = 20_000;
     std::thread::scope(|scope| {
         // Writers run until every reader is done.
         scope.spawn(|| {
@@ -176,13 +185,14 @@ fn walks_end_at_the_right_live_target_while_writers_change_values_and_structure(
             let (root, readers_done, restarts, pessimistic) =
                 (&root, &readers_done, &restarts, &pessimistic);
             scope.spawn(move || {
+                // Counted done even if a check panics, so that the writers stop.
+                let _done = Done(readers_done);
                 for walk in 0..WALKS {
                     let label = 1 + (walk * 7 + reader) % 15;
                     let (r, p) = check_read(root, label);
                     restarts.fetch_add(r, Relaxed);
                     pessimistic.fetch_add(usize::from(p), Relaxed);
                 }
-                readers_done.fetch_add(1, Relaxed);
             });
         }
     });
