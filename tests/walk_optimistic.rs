@@ -6,9 +6,9 @@
 
 use chainlock::chain::Absence;
 use chainlock::hybrid::{ArcHybridWriteGuard, HybridLock};
+use chainlock::parking_lot::Mutex;
 use chainlock::walk::{Crab, Exclusive, Shared, Step, Walker};
 use chainlock::{ChainNode, Exit};
-use chainlock::parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -90,9 +90,11 @@ fn bump(root: &Handle, label: u64, value: u64) {
     let mut seen = vec![];
     let mut step = step_to(label, &mut seen);
     let found = Walker::new()
-        .descend_optimistic(root, Exclusive, |node: &Node, depth| match step(node, depth) {
-            Step::Target(child) => Step::Descend(child), // Exclusive ends with `Here`
-            other => other,
+        .descend_optimistic(root, Exclusive, |node: &Node, depth| {
+            match step(node, depth) {
+                Step::Target(child) => Step::Descend(child), // Exclusive ends with `Here`
+                other => other,
+            }
         })
         .unwrap();
     assert_eq!(found.target.label, label);
@@ -117,9 +119,11 @@ fn replace_child(root: &Handle, parent: u64, which: usize, value: u64) {
     let mut seen = vec![];
     let mut step = step_to(parent, &mut seen);
     let found = Walker::new()
-        .descend_optimistic(root, Exclusive, |node: &Node, depth| match step(node, depth) {
-            Step::Target(child) => Step::Descend(child),
-            other => other,
+        .descend_optimistic(root, Exclusive, |node: &Node, depth| {
+            match step(node, depth) {
+                Step::Target(child) => Step::Descend(child),
+                other => other,
+            }
         })
         .unwrap();
     let parent_node: &ArcHybridWriteGuard<Node> = &found.target;
@@ -136,12 +140,21 @@ fn check_read(root: &Handle, label: u64) -> (usize, bool) {
     let found = Walker::new()
         .descend_optimistic(root, Shared, step_to(label, &mut seen))
         .unwrap();
-    assert_eq!(found.target.label, label, "the walk ended at the wrong node");
-    assert!(!found.target.retired.load(Relaxed), "the walk ended at an unlinked node");
+    assert_eq!(
+        found.target.label, label,
+        "the walk ended at the wrong node"
+    );
+    assert!(
+        !found.target.retired.load(Relaxed),
+        "the walk ended at an unlinked node"
+    );
     assert_eq!(found.target.a.load(Relaxed), found.target.b.load(Relaxed));
     assert_eq!(found.level, level_of(label) as usize);
     for (depth, (a, b)) in seen.iter().enumerate() {
-        assert_eq!(a, b, "the walk acted on an inconsistent read at depth {depth}");
+        assert_eq!(
+            a, b,
+            "the walk acted on an inconsistent read at depth {depth}"
+        );
     }
     (found.restarts, found.pessimistic)
 }
@@ -241,13 +254,20 @@ fn restarts_are_counted_and_the_pessimistic_pass_taken_after_the_bound() {
                 .max_restarts(max)
                 .descend_optimistic(&root, Shared, injecting(&root, max, label, &mut seen))
                 .unwrap();
-            assert_eq!((found.target.label, found.restarts, found.pessimistic), (label, max, false));
+            assert_eq!(
+                (found.target.label, found.restarts, found.pessimistic),
+                (label, max, false)
+            );
             drop(found);
             // One more: pessimistic.
             let mut seen = vec![];
             let found = Walker::new()
                 .max_restarts(max)
-                .descend_optimistic(&root, Shared, injecting(&root, usize::MAX, label, &mut seen))
+                .descend_optimistic(
+                    &root,
+                    Shared,
+                    injecting(&root, usize::MAX, label, &mut seen),
+                )
                 .unwrap();
             assert_eq!(
                 (found.target.label, found.restarts, found.pessimistic),
@@ -266,13 +286,21 @@ fn crab_locks_the_target_exclusively_and_refuses_here_in_both_passes() {
             .descend_optimistic(&root, Crab, injecting(&root, inject, 13, &mut seen))
             .unwrap();
         assert_eq!((found.target.label, found.pessimistic), (13, inject > 0));
-        assert!(ArcHybridWriteGuard::lock(&found.target).try_read().is_none());
+        assert!(
+            ArcHybridWriteGuard::lock(&found.target)
+                .try_read()
+                .is_none()
+        );
         drop(found);
         // `Here` on a node the crab path only reads.
         let mut seen = vec![];
         let mut step = injecting(&root, inject, 13, &mut seen);
         let walk = Walker::new().descend_optimistic(&root, Crab, |node: &Node, depth| {
-            if depth == 1 { Step::Here } else { step(node, depth) }
+            if depth == 1 {
+                Step::Here
+            } else {
+                step(node, depth)
+            }
         });
         assert_eq!(walk.err(), Some(Exit::NotExclusive { level: 1 }));
     }
@@ -301,9 +329,19 @@ fn absent_closed_cycle_and_too_deep_exit_in_both_passes() {
         let mut hook = inject_at_root(&root, inject);
         let walk = Walker::new().descend_optimistic(&root, Shared, |node: &Node, depth| {
             hook(depth);
-            if depth == 2 { Step::Absent } else { Step::Descend(node.children.lock()[0].clone()) }
+            if depth == 2 {
+                Step::Absent
+            } else {
+                Step::Descend(node.children.lock()[0].clone())
+            }
         });
-        assert_eq!(walk.err(), Some(Exit::Absent { level: 3, cause: Absence::Missing }));
+        assert_eq!(
+            walk.err(),
+            Some(Exit::Absent {
+                level: 3,
+                cause: Absence::Missing
+            })
+        );
         // Closed.
         child.write().closed.store(true, Relaxed);
         let mut hook = inject_at_root(&root, inject);
@@ -311,7 +349,13 @@ fn absent_closed_cycle_and_too_deep_exit_in_both_passes() {
             hook(depth);
             Step::Descend(node.children.lock()[1].clone())
         });
-        assert_eq!(walk.err(), Some(Exit::Absent { level: 1, cause: Absence::Closed }));
+        assert_eq!(
+            walk.err(),
+            Some(Exit::Absent {
+                level: 1,
+                cause: Absence::Closed
+            })
+        );
         child.write().closed.store(false, Relaxed);
         // A step handing back the node it was called on.
         let mut hook = inject_at_root(&root, inject);
@@ -323,11 +367,24 @@ fn absent_closed_cycle_and_too_deep_exit_in_both_passes() {
         assert_eq!(walk.err(), Some(Exit::Cycle { level: 2 }));
         // Too deep: the depth limit holds in both passes.
         let mut hook = inject_at_root(&root, inject);
-        let walk = Walker::new().max_depth(2).descend_optimistic(&root, Shared, |node: &Node, depth| {
-            hook(depth);
-            node.children.lock().first().cloned().map_or(Step::Here, Step::Descend)
-        });
-        assert_eq!(walk.err(), Some(Exit::TooDeep { level: 3, max_depth: 2 }));
+        let walk =
+            Walker::new()
+                .max_depth(2)
+                .descend_optimistic(&root, Shared, |node: &Node, depth| {
+                    hook(depth);
+                    node.children
+                        .lock()
+                        .first()
+                        .cloned()
+                        .map_or(Step::Here, Step::Descend)
+                });
+        assert_eq!(
+            walk.err(),
+            Some(Exit::TooDeep {
+                level: 3,
+                max_depth: 2
+            })
+        );
     }
     assert!(root.try_write().is_some(), "every lock released");
 }
@@ -363,7 +420,12 @@ fn a_deadline_expires_while_a_writer_holds_a_node() {
         drop(writer);
         let mut seen = vec![];
         let found = Walker::new()
-            .descend_optimistic_until(&root, Crab, Instant::now() + Duration::from_secs(60), step_to(5, &mut seen))
+            .descend_optimistic_until(
+                &root,
+                Crab,
+                Instant::now() + Duration::from_secs(60),
+                step_to(5, &mut seen),
+            )
             .unwrap();
         assert_eq!((found.target.label, found.restarts), (5, 0));
     }

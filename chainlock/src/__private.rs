@@ -274,7 +274,10 @@ pub async fn exclusive_until_async<L: ?Sized + AsyncExclusiveLock>(
     deadline: Instant,
     level: usize,
 ) -> Result<L::Guard, Exit> {
-    in_time(L::try_lock_exclusive_until_async(lock, deadline).await, level)
+    in_time(
+        L::try_lock_exclusive_until_async(lock, deadline).await,
+        level,
+    )
 }
 
 /// [`AsyncSharedLock::try_lock_shared_until_async`] for level `level`, or [`Exit::TimedOut`].

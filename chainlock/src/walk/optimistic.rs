@@ -2,86 +2,8 @@
 //! [`HybridLock`]s, a bounded number of restarts, then the pessimistic path (as `LeanStore`
 //! falls back).
 //!
-//! # The protocol
-//!
-//! On the way down the walk takes no lock and writes nothing to the nodes' locks: at each
-//! node it begins an optimistic read ([`HybridLock::optimistic`]), calls the step on the node's
-//! data, and, if the step hands back a child, begins an optimistic read of the child (its
-//! version) and only then validates the node's version. A validated node proves that the child
-//! was its child when the child's version was read, so the child's version is a state of the
-//! tree, and the walk moves on holding nothing but that version. Every answer of the step is
-//! acted on only after the node it was computed from validates: an absent child, a closed
-//! node, [`Step::Here`], a cycle and the depth limit are all validated exits, never artefacts
-//! of a torn read. At the target the walk takes the lock (shared or exclusive, as the mode
-//! says) and keeps it only if the version is still the one read (an upgrade by version).
-//!
-//! A failed validation, or a node held by a writer, restarts the walk from the root. After
-//! [`max_restarts`](Walker::max_restarts) restarts ([`Walker::DEFAULT_MAX_RESTARTS`] unless
-//! set) the walk restarts one last time pessimistically: shared locks hand over hand and the
-//! target in the mode's target mode, which waits for writers instead of restarting and always
-//! finishes. [`Optimistic::restarts`] says how many restarts it took and
-//! [`Optimistic::pessimistic`] whether the last pass was the pessimistic one.
-//!
-//! | mode | optimistic pass: path, target | pessimistic pass: path, target | [`Step::Here`] |
-//! |---|---|---|---|
-//! | [`Shared`] | versions, shared by version | shared, shared | the current node, shared |
-//! | [`Crab`] | versions, exclusive by version | shared, exclusive | [`Exit::NotExclusive`] (as in every crab walk; answer [`Step::Target`] one level higher) |
-//! | [`Exclusive`] | versions, exclusive by version | exclusive, exclusive | the current node, exclusive |
-//!
-//! # Soundness
-//!
-//! The walk has no `unsafe` code; it is sound because of what it is allowed to touch:
-//!
-//! - **The step sees a node only as `&N`**, through [`HybridLock::optimistic`]'s read (whose
-//!   argument is in [the hybrid module](crate::hybrid#soundness)): a [`HybridLock`] hands out
-//!   `&N` in every mode, exclusive included, so a writer changes a node only through `N`'s own
-//!   interior mutability (atomics, or locks of its own). A step racing a writer is atomic
-//!   loads racing atomic stores, defined behaviour: it may compute a wrong answer from an
-//!   inconsistent mix of values, never read a torn one.
-//! - **Child handles are `Arc`s the step cloned itself**, from a field it could read soundly
-//!   as `&N`: children kept in a field no writer changes while the node is shared (written
-//!   through [`HybridLock::get_mut`] before sharing), or behind interior mutability that hands
-//!   out an `Arc` soundly (a `Mutex<Arc<_>>`, an `arc-swap`). A step that follows a raw
-//!   pointer it read (`AtomicPtr`) needs `unsafe` of its own and the reclamation that goes
-//!   with it (epoch); the walk never dereferences anything but the `Arc`s it was handed. So
-//!   every node the walk touches is kept alive by a strong count it owns, whatever writers do
-//!   meanwhile: a child that a writer unlinks stays allocated until the walk drops its
-//!   handle, and a wrong child (the step read a stale link) is only compared by address,
-//!   has its version read, and is dropped at the restart that the parent's failed validation
-//!   causes.
-//! - **Nothing the step computed is acted on before validation**: the exits and the child
-//!   are used only after the node validates, and the target is kept only if its version is
-//!   unchanged under the lock. The consistency of a validated read is the hybrid lock's
-//!   (Boehm's seqlock orderings, in its module docs).
-//!
-//! The step must be ready to run on inconsistent data: it should not panic on it (use
-//! `get`, not indexing, on lengths that writers change), and it must not loop on it.
-//!
-//! What it costs: no lock word is written on the way down, but each level's handle is an
-//! `Arc` clone, an increment and a decrement of the child's strong count. A borrowed
-//! handle (a `&HybridLock` tied to the parent) would write nothing at all; it needs the tree
-//! to keep every node a reader may reach allocated (epoch reclamation), which is the tree's
-//! business (`chainlock-trees`' `OrderedMap`), not the walk's.
-//!
-//! # Writers do not starve
-//!
-//! Optimistic readers write nothing and hold nothing, so they never keep a writer out: a
-//! writer on the path waits only for other writers and for pessimistic readers. Readers do
-//! not starve either: the restart bound caps how often a reader yields to writers, after
-//! which it queues like any reader on the node's parking lock (parking_lot's task-fair
-//! reader-writer lock: a parked writer keeps new readers out, and waiting readers are let in
-//! when it leaves), so a stream of writers cannot restart a reader for ever and a stream of
-//! pessimistic readers cannot keep a writer out for ever. The bound is a count, not a queue
-//! as in `OptiQL`: under heavy write contention a reader gives up optimism after
-//! `max_restarts` failed attempts.
-//!
-//! # No async twin
-//!
-//! The hybrid lock has no async face: its shared and exclusive modes park the thread
-//! (parking_lot), and the pessimistic pass and every target wait on them. An `_async` twin
-//! would block its executor's thread while it waits, which is not what the other walks'
-//! async twins promise (they await tokio's locks); an async hybrid lock would be the place to
-//! start. The optimistic pass itself never waits.
+//! The protocol, its soundness argument and how writers do not starve are in the docs of
+//! [`Optimistic`], which rustdoc shows (this module is private).
 
 use super::{Crab, Exclusive, Shared, Step, Walker, address, open};
 use crate::Exit;
@@ -214,7 +136,90 @@ impl<N: ?Sized> OptimisticMode<N> for Exclusive {
 /// What [`Walker::descend_optimistic`] found: the target's guard, its level, and how the walk
 /// got there.
 ///
+/// # The protocol
+///
+/// On the way down the walk takes no lock and writes nothing to the nodes' locks: at each
+/// node it begins an optimistic read ([`HybridLock::optimistic`]), calls the step on the node's
+/// data, and, if the step hands back a child, begins an optimistic read of the child (its
+/// version) and only then validates the node's version. A validated node proves that the child
+/// was its child when the child's version was read, so the child's version is a state of the
+/// tree, and the walk moves on holding nothing but that version. Every answer of the step is
+/// acted on only after the node it was computed from validates: an absent child, a closed
+/// node, [`Step::Here`], a cycle and the depth limit are all validated exits, never artefacts
+/// of a torn read. At the target the walk takes the lock (shared or exclusive, as the mode
+/// says) and keeps it only if the version is still the one read (an upgrade by version).
+///
+/// A failed validation, or a node held by a writer, restarts the walk from the root. After
+/// [`max_restarts`](Walker::max_restarts) restarts ([`Walker::DEFAULT_MAX_RESTARTS`] unless
+/// set) the walk restarts one last time pessimistically: shared locks hand over hand and the
+/// target in the mode's target mode, which waits for writers instead of restarting and always
+/// finishes. [`Optimistic::restarts`] says how many restarts it took and
+/// [`Optimistic::pessimistic`] whether the last pass was the pessimistic one.
+///
+/// | mode | optimistic pass: path, target | pessimistic pass: path, target | [`Step::Here`] |
+/// |---|---|---|---|
+/// | [`Shared`] | versions, shared by version | shared, shared | the current node, shared |
+/// | [`Crab`] | versions, exclusive by version | shared, exclusive | [`Exit::NotExclusive`] (as in every crab walk; answer [`Step::Target`] one level higher) |
+/// | [`Exclusive`] | versions, exclusive by version | exclusive, exclusive | the current node, exclusive |
+///
+/// # Soundness
+///
+/// The walk has no `unsafe` code; it is sound because of what it is allowed to touch:
+///
+/// - **The step sees a node only as `&N`**, through [`HybridLock::optimistic`]'s read (whose
+///   argument is in [the hybrid module](crate::hybrid#soundness)): a [`HybridLock`] hands out
+///   `&N` in every mode, exclusive included, so a writer changes a node only through `N`'s own
+///   interior mutability (atomics, or locks of its own). A step racing a writer is atomic
+///   loads racing atomic stores, defined behaviour: it may compute a wrong answer from an
+///   inconsistent mix of values, never read a torn one.
+/// - **Child handles are `Arc`s the step cloned itself**, from a field it could read soundly
+///   as `&N`: children kept in a field no writer changes while the node is shared (written
+///   through [`HybridLock::get_mut`] before sharing), or behind interior mutability that hands
+///   out an `Arc` soundly (a `Mutex<Arc<_>>`, an `arc-swap`). A step that follows a raw
+///   pointer it read (`AtomicPtr`) needs `unsafe` of its own and the reclamation that goes
+///   with it (epoch); the walk never dereferences anything but the `Arc`s it was handed. So
+///   every node the walk touches is kept alive by a strong count it owns, whatever writers do
+///   meanwhile: a child that a writer unlinks stays allocated until the walk drops its
+///   handle, and a wrong child (the step read a stale link) is only compared by address,
+///   has its version read, and is dropped at the restart that the parent's failed validation
+///   causes.
+/// - **Nothing the step computed is acted on before validation**: the exits and the child
+///   are used only after the node validates, and the target is kept only if its version is
+///   unchanged under the lock. The consistency of a validated read is the hybrid lock's
+///   (Boehm's seqlock orderings, in its module docs).
+///
+/// The step must be ready to run on inconsistent data: it should not panic on it (use
+/// `get`, not indexing, on lengths that writers change), and it must not loop on it.
+///
+/// What it costs: no lock word is written on the way down, but each level's handle is an
+/// `Arc` clone, an increment and a decrement of the child's strong count. A borrowed
+/// handle (a `&HybridLock` tied to the parent) would write nothing at all; it needs the tree
+/// to keep every node a reader may reach allocated (epoch reclamation), which is the tree's
+/// business (`chainlock-trees`' `OrderedMap`), not the walk's.
+///
+/// # Writers do not starve
+///
+/// Optimistic readers write nothing and hold nothing, so they never keep a writer out: a
+/// writer on the path waits only for other writers and for pessimistic readers. Readers do
+/// not starve either: the restart bound caps how often a reader yields to writers, after
+/// which it queues like any reader on the node's parking lock (parking_lot's task-fair
+/// reader-writer lock: a parked writer keeps new readers out, and waiting readers are let in
+/// when it leaves), so a stream of writers cannot restart a reader for ever and a stream of
+/// pessimistic readers cannot keep a writer out for ever. The bound is a count, not a queue
+/// as in `OptiQL`: under heavy write contention a reader gives up optimism after
+/// `max_restarts` failed attempts.
+///
+/// # No async twin
+///
+/// The hybrid lock has no async face: its shared and exclusive modes park the thread
+/// (parking_lot), and the pessimistic pass and every target wait on them. An `_async` twin
+/// would block its executor's thread while it waits, which is not what the other walks'
+/// async twins promise (they await tokio's locks); an async hybrid lock would be the place to
+/// start. The optimistic pass itself never waits.
+///
 /// # Examples
+///
+/// A root alone:
 ///
 /// ```
 /// use chainlock::hybrid::HybridLock;
@@ -403,7 +408,7 @@ impl OptimisticWalker {
     }
 
     /// Optimistic lock coupling from `root` as `step` decides (see
-    /// [the module docs](self#the-protocol) of this kind of descent): versions down the
+    /// [the protocol](Optimistic#the-protocol) of this kind of descent): versions down the
     /// tree, the target locked by version in `mode`'s target mode; after
     /// [`restart_limit`](Self::restart_limit) restarts, a pessimistic pass (shared locks hand
     /// over hand; exclusive ones in [`Exclusive`] mode) that always finishes.
@@ -583,12 +588,7 @@ impl OptimisticWalker {
                     if !M::HERE {
                         return Ok(Err(Exit::NotExclusive { level: depth }));
                     }
-                    return Ok(Self::take::<N, M>(
-                        node,
-                        read.version(),
-                        deadline,
-                        depth,
-                    )?);
+                    return Ok(Self::take::<N, M>(node, read.version(), deadline, depth)?);
                 }
                 Err(exit) => {
                     read.validate()?;
@@ -600,12 +600,7 @@ impl OptimisticWalker {
             let child_version = child.raw().optimistic()?;
             read.validate()?;
             if is_target {
-                return Ok(Self::take::<N, M>(
-                    &child,
-                    child_version,
-                    deadline,
-                    depth,
-                )?);
+                return Ok(Self::take::<N, M>(&child, child_version, deadline, depth)?);
             }
             drop(read);
             owned = Some(child);
@@ -786,11 +781,25 @@ mod tests {
                                 .map_or(Step::Absent, Step::Target)
                         };
                         let (retired, a, b) = if mode_crab {
-                            let found = Walker::new().max_restarts(2).descend_optimistic(root, Crab, step).unwrap();
-                            (found.target.retired.load(Relaxed), found.target.a.load(Relaxed), found.target.b.load(Relaxed))
+                            let found = Walker::new()
+                                .max_restarts(2)
+                                .descend_optimistic(root, Crab, step)
+                                .unwrap();
+                            (
+                                found.target.retired.load(Relaxed),
+                                found.target.a.load(Relaxed),
+                                found.target.b.load(Relaxed),
+                            )
                         } else {
-                            let found = Walker::new().max_restarts(2).descend_optimistic(root, Shared, step).unwrap();
-                            (found.target.retired.load(Relaxed), found.target.a.load(Relaxed), found.target.b.load(Relaxed))
+                            let found = Walker::new()
+                                .max_restarts(2)
+                                .descend_optimistic(root, Shared, step)
+                                .unwrap();
+                            (
+                                found.target.retired.load(Relaxed),
+                                found.target.a.load(Relaxed),
+                                found.target.b.load(Relaxed),
+                            )
                         };
                         assert!(!retired, "the walk ended at an unlinked leaf");
                         assert_eq!(a, b);
