@@ -57,7 +57,7 @@ fn tree(label: u64, levels: u32, value: u64) -> Handle {
 
 /// The level of a label (the root's is 0).
 fn level_of(label: u64) -> u32 {
-    63 - label.leading_zeros()
+    label.ilog2()
 }
 
 /// The child of the node at `depth` on the way to `label`, or `None` at `label` itself.
@@ -170,12 +170,12 @@ impl Drop for Done<'_> {
 
 #[test]
 fn walks_end_at_the_right_live_target_while_writers_change_values_and_structure() {
+    const READERS: usize = 3;
+    const WALKS: u64 = 20_000;
     let root = tree(1, LEVELS, 0);
     let readers_done = AtomicUsize::new(0);
     let restarts = AtomicUsize::new(0);
     let pessimistic = AtomicUsize::new(0);
-    const READERS: usize = 3;
-    const WALKS: u64 = 20_000;
     std::thread::scope(|scope| {
         // Writers run until every reader is done.
         scope.spawn(|| {
@@ -423,7 +423,7 @@ fn a_deadline_expires_while_a_writer_holds_a_node() {
             .descend_optimistic_until(
                 &root,
                 Crab,
-                Instant::now() + Duration::from_secs(60),
+                Instant::now() + Duration::from_mins(1),
                 step_to(5, &mut seen),
             )
             .unwrap();

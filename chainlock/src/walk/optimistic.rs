@@ -525,20 +525,17 @@ impl OptimisticWalker {
     {
         let mut restarts = 0;
         while restarts <= self.max_restarts {
-            match self.attempt::<N, M>(root, deadline, step) {
-                Ok(found) => {
-                    return found.map(|(target, level)| Optimistic {
-                        target,
-                        level,
-                        restarts,
-                        pessimistic: false,
-                    });
-                }
-                Err(Restart) => {
-                    restarts += 1;
-                    std::hint::spin_loop();
-                }
+            // A restart (`Err(Restart)`) tries again; anything else is the walk's answer.
+            if let Ok(found) = self.attempt::<N, M>(root, deadline, step) {
+                return found.map(|(target, level)| Optimistic {
+                    target,
+                    level,
+                    restarts,
+                    pessimistic: false,
+                });
             }
+            restarts += 1;
+            std::hint::spin_loop();
         }
         let (target, level) = self.pessimistic::<N, M>(root, deadline, step)?;
         Ok(Optimistic {
@@ -588,7 +585,7 @@ impl OptimisticWalker {
                     if !M::HERE {
                         return Ok(Err(Exit::NotExclusive { level: depth }));
                     }
-                    return Ok(Self::take::<N, M>(node, read.version(), deadline, depth)?);
+                    return Self::take::<N, M>(node, read.version(), deadline, depth);
                 }
                 Err(exit) => {
                     read.validate()?;
@@ -600,7 +597,7 @@ impl OptimisticWalker {
             let child_version = child.raw().optimistic()?;
             read.validate()?;
             if is_target {
-                return Ok(Self::take::<N, M>(&child, child_version, deadline, depth)?);
+                return Self::take::<N, M>(&child, child_version, deadline, depth);
             }
             drop(read);
             owned = Some(child);
