@@ -93,6 +93,8 @@ rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1 \
   || fail "miri could not be installed (rustup component add miri rust-src --toolchain nightly)"
 run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
 MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
+# Optimistic walkers racing a writer, under Miri's data-race detector.
+run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri walk::optimistic
 
 step "loom models (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
