@@ -146,8 +146,9 @@ impl<N: ?Sized> OptimisticMode<N> for Exclusive {
 /// tree, and the walk moves on holding nothing but that version. Every answer of the step is
 /// acted on only after the node it was computed from validates: an absent child, a closed
 /// node, [`Step::Here`], a cycle and the depth limit are all validated exits, never artefacts
-/// of an inconsistent read. At the target the walk takes the lock (shared or exclusive, as the mode
-/// says) and keeps it only if the version is still the one read (an upgrade by version).
+/// of an inconsistent read. At the target the walk takes the lock (shared or exclusive, as
+/// the mode says) and keeps it only if the version is still the one read (an upgrade by
+/// version).
 ///
 /// A failed validation, or a node held by a writer, restarts the walk from the root. After
 /// [`max_restarts`](Walker::max_restarts) restarts ([`Walker::DEFAULT_MAX_RESTARTS`] unless
