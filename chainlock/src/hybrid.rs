@@ -1069,8 +1069,9 @@ impl<T: ?Sized> HybridLock<T> {
 }
 
 /// A shared hold of a [`HybridLock`] that owns a clone of its `Arc` (so it can outlive the
-/// walk that found the lock): what [`Walker::descend_optimistic`](crate::walk::Walker::descend_optimistic)
-/// returns in [`Shared`](crate::walk::Shared) mode. Released on drop.
+/// walk that found the lock): what
+/// [`Walker::descend_optimistic`](crate::walk::Walker::descend_optimistic) returns in
+/// [`Shared`](crate::walk::Shared) mode. Released on drop.
 ///
 /// # Examples
 ///
