@@ -1,6 +1,6 @@
 //! What can go wrong with a [`Rooms`](super::Rooms) lock: only misuse, a bad room index.
 
-/// A misuse of a [`Rooms`] lock (a room that cannot be waited for would be `Ok(None)`).
+/// A misuse of a [`Rooms`](super::Rooms) lock (a room that cannot be waited for would be `Ok(None)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RoomError {
