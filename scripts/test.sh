@@ -112,6 +112,8 @@ run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri h
 MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri hybrid
 run_tests cargo +nightly miri test -p chainlock-trees --test ordered_map_miri --target-dir target/miri
 MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock-trees --test ordered_map_miri --target-dir target/miri
+# Optimistic walkers racing a writer, under Miri's data-race detector.
+run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri walk::optimistic
 
 step "loom models (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \

@@ -30,14 +30,10 @@ const OLD_TYPES: &[(&str, &str)] = &[
     ("WalkExit", "chainlock::Exit"),
     ("MultiGuard", "DistributedGuards"),
     ("KeySetGuard", "KeyGuards"),
-    ("AsyncKeySetGuard", "AsyncKeyGuards"),
+    ("AsyncKeySetGuard", "KeyGuards<AsyncKeyGuard>"),
     ("PermitGuard", "KeyPermit"),
     ("AsyncPermitGuard", "AsyncKeyPermit"),
     ("Permit", "DistributedPermit"),
-    (
-        "Optimistic",
-        "Speculative (\"optimistic\" is for version-validated reads only)",
-    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

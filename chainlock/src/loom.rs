@@ -77,6 +77,16 @@ mod imp {
             pub(crate) fn is_locked(&self) -> bool {
                 lock_api::RawRwLock::is_locked(&self.0)
             }
+            /// Waits for a shared hold until `deadline`; whether it was taken.
+            #[inline]
+            pub(crate) fn try_lock_shared_until(&self, deadline: std::time::Instant) -> bool {
+                lock_api::RawRwLockTimed::try_lock_shared_until(&self.0, deadline).is_some()
+            }
+            /// Waits for an exclusive hold until `deadline`; whether it was taken.
+            #[inline]
+            pub(crate) fn try_lock_exclusive_until(&self, deadline: std::time::Instant) -> bool {
+                lock_api::RawRwLockTimed::try_lock_exclusive_until(&self.0, deadline).is_some()
+            }
         }
     }
     pub(crate) mod thread {

@@ -82,6 +82,7 @@
 //!
 #![doc = include_str!("../docs/rooms.md")]
 
+mod error;
 mod guards;
 mod state;
 
@@ -90,6 +91,8 @@ mod future;
 #[cfg(all(test, loom))]
 mod tests;
 
+pub use error::RoomError;
+use error::out_of_range;
 pub use guards::{OwnedRoomGuard, RoomGuard};
 
 use crate::loom::sync::atomic::{
@@ -187,20 +190,6 @@ pub struct RoomsStats {
     pub futile_wakeups: u64,
     /// Waits given up at a deadline (or async waits dropped) before being admitted.
     pub withdrawn: u64,
-}
-
-/// A misuse of a [`Rooms`] lock (a room that cannot be waited for would be `Ok(None)`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RoomError {
-    /// The room index is not below the number of rooms.
-    #[error("room {room} is out of range: the lock has {rooms} rooms")]
-    OutOfRange {
-        /// The requested room.
-        room: usize,
-        /// The number of rooms of the lock.
-        rooms: usize,
-    },
 }
 
 impl Rooms {
@@ -746,14 +735,6 @@ impl Rooms {
             Wakers::default()
         }
     }
-}
-
-/// The panic of a bad room index, out of line; reported where the public method was called.
-#[cold]
-#[inline(never)]
-#[track_caller]
-fn out_of_range(error: RoomError) -> ! {
-    panic!("{error}")
 }
 
 /// Async waiters to wake once the queue mutex is released: a waker may run any code, even

@@ -95,12 +95,13 @@ macro_rules! word_for_integers {
         impl Word for $t {
             // The word is the value's bits (sign-extended); the round trip is exact.
             #[inline]
+            // `allow`, not `expect`: which cast lint fires depends on the integer type.
             #[allow(clippy::cast_lossless, clippy::cast_sign_loss)]
             fn to_word(self) -> u64 {
                 self as u64
             }
             #[inline]
-            #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+            #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)] // as above
             fn from_word(word: u64) -> Self {
                 word as $t
             }
@@ -468,7 +469,10 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
     /// The node behind a pointer read from a node or the anchor. Takes `&self` so that the
     /// reference lives no longer than the map (which frees the nodes when dropped).
     #[inline]
-    #[allow(clippy::unused_self)]
+    #[expect(
+        clippy::unused_self,
+        reason = "`&self` bounds the reference's lifetime by the map's"
+    )]
     fn slot(&self, node: *mut Slot<K, V>) -> &Slot<K, V> {
         assert!(!node.is_null(), "a live child slot is never null");
         // SAFETY: a non-null pointer in any slot of this map points to a node made by
@@ -527,7 +531,10 @@ impl<K: Word + Ord, V: Word> OrderedMap<K, V> {
 
     /// Begins at the root: the anchor's read (an insert upgrades it for a root split) and
     /// the root's.
-    #[allow(clippy::type_complexity)]
+    #[expect(
+        clippy::type_complexity,
+        reason = "a pair of guards of the anchor and the root"
+    )]
     #[inline]
     fn enter<const I: bool>(
         &self,

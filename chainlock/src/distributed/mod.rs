@@ -173,10 +173,12 @@
 #![doc = include_str!("../../docs/distributed.md")]
 
 mod backend;
+mod error;
 #[cfg(feature = "etcd")]
 mod etcd;
 mod fencing;
 mod file;
+mod guard;
 mod multi;
 mod name;
 #[cfg(feature = "postgres")]
@@ -185,16 +187,21 @@ mod runtime;
 mod rwlock;
 mod semaphore;
 
-use backend::{Backend, Hold, Mode, Wait};
+use backend::{Backend, Mode, Wait};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use error::Error;
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use error::Stage;
 #[cfg(feature = "etcd")]
 #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
 pub use etcd::EtcdOptions;
 pub use fencing::FencingToken;
+pub use guard::DistributedGuard;
 pub use multi::DistributedGuards;
 pub use name::LockKey;
 #[cfg(feature = "postgres")]
@@ -207,157 +214,6 @@ pub use postgres::{
     blocking_xact_lock, try_xact_lock, try_xact_lock_for, try_xact_lock_until, xact_lock,
 };
 pub use semaphore::{DistributedPermit, DistributedSemaphore};
-
-/// Why an operation of a [`LockClient`] or a [`DistributedGuard`] failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A file operation of the file backend failed.
-    #[error("lock file {path}: {source}")]
-    Io {
-        /// The lock file or directory.
-        path: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A lock file holds something other than a fencing token (it was written by someone else).
-    #[error("lock file {path} is not a chainlock lock file ({len} bytes, expected 0 or 8)")]
-    CorruptLockFile {
-        /// The lock file.
-        path: PathBuf,
-        /// Its length in bytes.
-        len: u64,
-    },
-    /// The lock file's path names something chainlock will not lock or write: a symbolic link,
-    /// a FIFO, a device, a directory, a file with a second hard link, or a world-writable file
-    /// (planted by someone else). Nothing was written.
-    #[error("lock file {path} is {reason}: refusing to use it")]
-    UnsafeLockFile {
-        /// The lock file's path.
-        path: PathBuf,
-        /// What it is instead of a regular lock file.
-        reason: String,
-    },
-    /// The fencing counter of a name is exhausted (2⁶⁴ − 1 acquisitions).
-    #[error("the fencing tokens of this name are exhausted")]
-    TokensExhausted,
-    /// The PostgreSQL server or the connection to it failed. Displayed with the server's
-    /// message (for example `postgres: db error: ERROR: permission denied for schema
-    /// chainlock`).
-    #[cfg(feature = "postgres")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    #[error("postgres: {}", postgres_message(.0))]
-    Postgres(#[from] tokio_postgres::Error),
-    /// The lock was lost before it was released (its connection died); another holder may have
-    /// had it since.
-    #[error("the lock was lost before it was released")]
-    Lost,
-    /// The PostgreSQL server is older than version 15 (the fencing counter is an unlogged
-    /// sequence, new in 15); holds the server's `server_version_num`.
-    #[cfg(feature = "postgres")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    #[error("PostgreSQL server_version_num {0} is too old: chainlock needs PostgreSQL 15 or later")]
-    UnsupportedServer(String),
-    /// The PostgreSQL server did not answer in time (a network partition, a hung server, a
-    /// listener that accepts and never answers): `after` is the bound that passed (see
-    /// [`PostgresOptions`] for each bound). The connection concerned was closed, so no lock
-    /// it might have been granted survives.
-    #[cfg(feature = "postgres")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-    #[error("the PostgreSQL server did not answer {stage} within {after:?}")]
-    Unresponsive {
-        /// What was waiting for the server.
-        stage: Stage,
-        /// The bound that passed.
-        after: Duration,
-    },
-    /// TLS to PostgreSQL failed: the server's certificate did not verify (unknown CA, wrong
-    /// host name, expired), the handshake failed, or the configured roots are unusable. The
-    /// message is rustls's (for example `invalid peer certificate: UnknownIssuer`).
-    #[cfg(feature = "postgres-tls")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "postgres-tls")))]
-    #[error("TLS to PostgreSQL: {0}")]
-    Tls(String),
-    /// The etcd cluster or the connection to it failed (displayed with etcd's message, for
-    /// example `etcd: grpc request error: status: PermissionDenied, ...`).
-    #[cfg(feature = "etcd")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
-    #[error("etcd: {0}")]
-    Etcd(#[from] etcd_client::Error),
-    /// The etcd cluster did not answer in time (no leader, no quorum, no member reachable):
-    /// `after` is the bound that passed ([`EtcdOptions::request_timeout`], `connect_timeout`,
-    /// or, for a waiter whose own lease could not be kept alive, the lease TTL). A lease the
-    /// operation may have been granted is revoked or expires; nothing stays held.
-    #[cfg(feature = "etcd")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
-    #[error("the etcd cluster did not answer {operation} within {after:?}")]
-    EtcdUnresponsive {
-        /// What was waiting for the cluster (`"a lease grant"`, `"an acquisition"`, ...).
-        operation: &'static str,
-        /// The bound that passed.
-        after: Duration,
-    },
-    /// A helper thread of the file backend could not be started or died.
-    #[error("chainlock helper thread failed: {0}")]
-    Helper(String),
-}
-
-/// The step of an operation that waited for a PostgreSQL server in vain
-/// ([`Error::Unresponsive`]).
-///
-/// # Examples
-///
-/// ```
-/// use chainlock::distributed::{Error, Stage};
-/// use std::time::Duration;
-///
-/// let error = Error::Unresponsive { stage: Stage::Connect, after: Duration::from_secs(2) };
-/// assert_eq!(error.to_string(), "the PostgreSQL server did not answer opening a session within 2s");
-/// ```
-#[cfg(feature = "postgres")]
-#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Stage {
-    /// Opening a session: connect, start-up, authentication, session set-up, preparing
-    /// statements (bounded by [`PostgresOptions::connect_timeout`]).
-    Connect,
-    /// An acquisition in either mode (`try_lock`: `heartbeat_timeout`; `try_lock_for(t)` and
-    /// `try_lock_until`: `t + heartbeat_timeout`; `lock`: each statement that does not wait
-    /// for the lock).
-    Acquire,
-    /// A release (`heartbeat_timeout`).
-    Release,
-}
-
-#[cfg(feature = "postgres")]
-impl fmt::Display for Stage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Connect => "opening a session",
-            Self::Acquire => "an acquisition",
-            Self::Release => "a release",
-        })
-    }
-}
-
-/// `tokio_postgres` displays a server error as "db error", with the server's words only in its
-/// `source()`: this adds them.
-#[cfg(feature = "postgres")]
-fn postgres_message(error: &tokio_postgres::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !message.ends_with(&cause_text) {
-            message.push_str(": ");
-            message.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    message
-}
 
 /// A client of one lock backend: acquires locks by key ([`LockKey`]: a name or an integer).
 ///
@@ -900,220 +756,5 @@ impl LockClient {
         deadline: Instant,
     ) -> Result<Option<DistributedGuard>, Error> {
         runtime::block_on(self.try_lock_until(key, deadline))
-    }
-}
-
-/// Proof of holding a lock of a [`LockClient`] (exclusive or shared); releases it when dropped.
-///
-/// Dropping releases without reporting errors (the PostgreSQL backend unlocks on a background
-/// task); [`DistributedGuard::release`] reports them.
-#[must_use = "if unused the lock will immediately unlock"]
-#[clippy::has_significant_drop]
-pub struct DistributedGuard {
-    key: name::OwnedKey,
-    name: Box<str>,
-    mode: Mode,
-    /// `None` only after an explicit release took it.
-    held: Option<Box<dyn Hold>>,
-}
-
-impl fmt::Debug for DistributedGuard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name: String = self.name.chars().take(64).collect();
-        f.debug_struct("DistributedGuard")
-            .field("name", &name)
-            .field("shared", &self.is_shared())
-            .field("token", &self.token())
-            .field("lost", &self.is_lost())
-            .finish_non_exhaustive()
-    }
-}
-
-impl DistributedGuard {
-    fn held(&self) -> &dyn Hold {
-        self.held.as_deref().expect("a live guard holds its lock")
-    }
-
-    /// The key this guard holds.
-    pub(crate) fn key(&self) -> LockKey<'_> {
-        self.key.as_key()
-    }
-
-    /// The name this guard holds; for an integer key, its [`LockKey`]'s display form
-    /// (`advisory(42)`, `advisory(7, 42)`), a label for humans and logs.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
-    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.blocking_lock("orders")?;
-    /// assert_eq!(guard.name(), "orders");
-    /// let numbered = locks.blocking_lock((7, 42))?;
-    /// assert_eq!(numbered.name(), "advisory(7, 42)");
-    /// # drop(guard); drop(numbered);
-    /// # std::fs::remove_dir_all(&dir).ok();
-    /// # Ok::<(), chainlock::distributed::Error>(())
-    /// ```
-    #[must_use]
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Whether this is a shared hold ([`LockClient::lock_shared`]) rather than an exclusive
-    /// one.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
-    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// assert!(locks.blocking_lock_shared("catalog")?.is_shared());
-    /// assert!(!locks.blocking_lock("orders")?.is_shared());
-    /// # std::fs::remove_dir_all(&dir).ok();
-    /// # Ok::<(), chainlock::distributed::Error>(())
-    /// ```
-    #[must_use]
-    pub fn is_shared(&self) -> bool {
-        self.mode == Mode::Shared
-    }
-
-    /// The fencing token of this acquisition: greater than the token of every earlier
-    /// exclusive acquisition of this key (see [`LockClient::lock_shared`] for shared holds).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
-    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let first = locks.blocking_lock("orders")?.token();
-    /// let second = locks.blocking_lock("orders")?.token();
-    /// assert!(second > first);
-    /// # std::fs::remove_dir_all(&dir).ok();
-    /// # Ok::<(), chainlock::distributed::Error>(())
-    /// ```
-    #[must_use]
-    pub fn token(&self) -> FencingToken {
-        self.held().token()
-    }
-
-    /// Whether the lock is known to be lost (another holder may have it now). Once `true`, it
-    /// stays `true`.
-    ///
-    /// File locks are never lost while the process lives, so this is always `false` for the
-    /// file backend. For PostgreSQL, it becomes `true` as soon as the holding connection is
-    /// seen closed (server restart or crash, backend terminated, connection reset), when a
-    /// heartbeat goes unanswered, and — computed from the clock alone, whether or not any task
-    /// of the process could run (a paused process, a blocked runtime, a partition) — once the
-    /// last confirmed contact with the server is [`PostgresOptions::loss_after`] old (6 s by
-    /// default). The server may release the lock of a silent client only
-    /// [`PostgresOptions::server_release_after`] after that contact (9 s), so a silent
-    /// holder's guard says `true` at least `heartbeat_interval + heartbeat_timeout` (3 s)
-    /// before anyone else can hold the name. A contact counts from the instant its request was
-    /// sent; a healthy connection confirms one every `heartbeat_interval`.
-    ///
-    /// **Not before the server acts:** when the server ends the holding session itself (an
-    /// administrator's `pg_terminate_backend`, a crash of that backend), the server frees the
-    /// lock at once, and a waiter elsewhere may hold it *before* this guard can see the
-    /// connection closed (a fraction of a millisecond to a round trip later). Only the
-    /// [fencing token](Self::token) protects the resource in that window.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
-    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.blocking_lock("orders")?;
-    /// assert!(!guard.is_lost(), "file locks are lost only with the process");
-    /// # drop(guard);
-    /// # std::fs::remove_dir_all(&dir).ok();
-    /// # Ok::<(), chainlock::distributed::Error>(())
-    /// ```
-    #[must_use]
-    pub fn is_lost(&self) -> bool {
-        self.held().is_lost()
-    }
-
-    /// Completes when the lock is lost (see [`DistributedGuard::is_lost`]); never completes for
-    /// the file backend. Race it against the work done under the lock to stop that work.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn write_report() {}
-    /// # async fn demo(locks: chainlock::distributed::LockClient) -> Result<(), chainlock::distributed::Error> {
-    /// let guard = locks.lock("report").await?;
-    /// tokio::select! {
-    ///     () = write_report() => guard.release().await?,
-    ///     () = guard.lost() => eprintln!("lock lost: stopped writing"),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn lost(&self) {
-        self.held().lost().await;
-    }
-
-    /// Releases the lock and reports whether that worked.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Lost`] if the lock had been lost before; [`Error::Io`], [`Error::Postgres`] or
-    /// [`Error::Unresponsive`] (after `heartbeat_timeout`) if unlocking failed (the lock is
-    /// then released by the kernel or the server when the file or connection is closed, which
-    /// this does).
-    ///
-    /// # Cancel safety
-    ///
-    /// Not cancel safe in the sense that the outcome is unknown when the future is dropped; the
-    /// lock is released either way.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
-    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
-    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.lock("orders").await?;
-    /// guard.release().await?;
-    /// assert!(locks.try_lock("orders").await?.is_some(), "free right after a release");
-    /// # std::fs::remove_dir_all(&dir).ok();
-    /// # Ok(()) }
-    /// ```
-    pub async fn release(mut self) -> Result<(), Error> {
-        self.held
-            .take()
-            .expect("a live guard holds its lock")
-            .release()
-            .await
-    }
-
-    /// Blocking [`DistributedGuard::release`].
-    ///
-    /// # Errors
-    ///
-    /// As [`DistributedGuard::release`].
-    ///
-    /// # Panics
-    ///
-    /// Panics when called from an asynchronous context.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
-    /// let locks = chainlock::distributed::LockClient::file(&dir)?;
-    /// let guard = locks.blocking_lock("orders")?;
-    /// guard.blocking_release()?;
-    /// # std::fs::remove_dir_all(&dir).ok();
-    /// # Ok::<(), chainlock::distributed::Error>(())
-    /// ```
-    #[track_caller]
-    pub fn blocking_release(self) -> Result<(), Error> {
-        runtime::block_on(self.release())
     }
 }

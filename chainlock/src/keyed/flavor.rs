@@ -23,7 +23,7 @@ use lock_api::GuardNoSend;
 /// ```
 pub trait Flavor: sealed::Sealed {}
 
-#[allow(unreachable_pub)] // the sealed-trait pattern: public in name, unreachable by design
+// The sealed-trait pattern: public in name, unreachable by design.
 pub(super) mod sealed {
     /// What the core needs to know about a [`Flavor`](super::Flavor).
     pub trait Sealed: 'static {

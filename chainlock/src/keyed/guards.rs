@@ -181,7 +181,7 @@ macro_rules! weighted_guard {
             }
 
             /// The registry and ticket, without releasing.
-            #[allow(dead_code)]
+            #[allow(dead_code)] // `allow`: only some of the guards this macro makes are taken apart
             pub(crate) fn into_parts(self) -> (&'a Weighted<K, S>, Ticket) {
                 let this = ManuallyDrop::new(self);
                 (this.registry, this.ticket)

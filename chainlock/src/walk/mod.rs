@@ -30,10 +30,13 @@
 //! | [`descend_keys`](Walker::descend_keys), [`run_keys`](Walker::run_keys) | a path of keys, each looked up in the node's children | the last key's node's guard |
 //! | [`descend_retaining`](Walker::descend_retaining) | a step; every node exclusive, the unsafe ancestors kept (Bayer–Schkolnick) | the [`Retained`] path |
 //! | [`descend_speculative`](Walker::descend_speculative) | a step; a [`Crab`] pass, restarted once as a retaining descent if its target is unsafe (Bayer–Schkolnick's "optimistic" descent) | [`Speculative`] |
+//! | [`descend_optimistic`](Walker::descend_optimistic) | a step reading [`HybridLock`](crate::hybrid::HybridLock) nodes by version (optimistic lock coupling: no lock taken on the way down), a bounded number of restarts, then a pessimistic pass | [`Optimistic`] |
 //!
 //! Each has a deadline twin (`_until`, an [`Instant`]) where its locks
 //! have timed acquisition, and async twins over `tokio::sync` locks (feature `tokio`): the
-//! same name plus `_async`, always last (`descend_async`, `descend_until_async`, …).
+//! same name plus `_async`, always last (`descend_async`, `descend_until_async`, …), except
+//! the optimistic descent, whose hybrid locks park threads (no async twin; see
+//! [`Optimistic`]).
 //! ("Optimistic" is kept for optimistic lock coupling: readers that validate versions.)
 //!
 //! # Cancel safety
@@ -84,12 +87,16 @@
 // share (the settings, `Acquire`, `follow`, the closed check) is here.
 mod keys;
 mod mode;
+#[cfg(not(loom))]
+mod optimistic;
 mod retained;
 mod retaining;
 mod speculative;
 mod steps;
 
 pub use mode::{AsyncMode, Crab, Exclusive, Mode, Shared, TimedMode, Upgrade};
+#[cfg(not(loom))]
+pub use optimistic::{Optimistic, OptimisticMode, OptimisticWalker};
 pub use retained::Retained;
 pub use speculative::Speculative;
 
@@ -292,7 +299,10 @@ impl Walker {
     /// (absent, too deep, or a lock in `held` handed back).
     // Always inlined: it is a few instructions per level on every walk's hot path, and an
     // out-of-line call costs more than its body (callgrind: +30 instructions per 16 levels).
-    #[allow(clippy::inline_always)]
+    #[expect(
+        clippy::inline_always,
+        reason = "measured: out of line costs more than the body"
+    )]
     #[inline(always)]
     fn follow<L: ?Sized>(
         self,

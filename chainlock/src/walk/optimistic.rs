@@ -1,0 +1,719 @@
+//! The optimistic descent: optimistic lock coupling (Leis et al., `DaMoN` 2016) down a tree of
+//! [`HybridLock`]s, a bounded number of restarts, then the pessimistic path (as `LeanStore`
+//! falls back).
+//!
+//! The protocol, its soundness argument and how writers do not starve are in the docs of
+//! [`Optimistic`], which rustdoc shows (this module is private).
+
+use super::{Crab, Exclusive, Shared, Step, Walker, address, open};
+use crate::Exit;
+use crate::chain::{Absence, ChainNode};
+use crate::hybrid::{ArcHybridReadGuard, ArcHybridWriteGuard, HybridLock, Restart, Version};
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Instant;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Shared {}
+    impl Sealed for super::Crab {}
+    impl Sealed for super::Exclusive {}
+}
+
+/// A mode of the optimistic descent: [`Shared`], [`Crab`] or [`Exclusive`] (see the table in
+/// [`Walker::descend_optimistic`]). Sealed: the walk relies on what each mode locks.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::hybrid::{ArcHybridWriteGuard, HybridLock};
+/// use chainlock::walk::{Crab, OptimisticMode};
+///
+/// struct Node;
+/// fn target_of<M: OptimisticMode<Node>>(_: M) -> &'static str {
+///     std::any::type_name::<M::Target>()
+/// }
+/// assert!(target_of(Crab).contains("ArcHybridWriteGuard"));
+/// ```
+pub trait OptimisticMode<N: ?Sized>: Copy + sealed::Sealed {
+    /// The target's guard: [`ArcHybridReadGuard`] for [`Shared`], [`ArcHybridWriteGuard`]
+    /// otherwise.
+    type Target: Deref<Target = N>;
+
+    /// Whether the pessimistic pass holds the path exclusively.
+    #[doc(hidden)]
+    const EXCLUSIVE_PATH: bool;
+
+    /// Whether [`Step::Here`] ends at the current node (its path mode is its target mode).
+    #[doc(hidden)]
+    const HERE: bool;
+
+    /// Takes the target's lock (`None`: the deadline passed), kept only if its version is
+    /// still `seen` (when given).
+    #[doc(hidden)]
+    fn take_target(
+        lock: &Arc<HybridLock<N>>,
+        seen: Option<Version>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Self::Target>, Restart>;
+
+    /// The pessimistic pass's shared path guard as the target ([`Step::Here`]), if the
+    /// mode's target is shared.
+    #[doc(hidden)]
+    fn settle_shared(path: ArcHybridReadGuard<N>) -> Option<Self::Target>;
+
+    /// The pessimistic pass's exclusive path guard as the target ([`Step::Here`]).
+    #[doc(hidden)]
+    fn settle_exclusive(path: ArcHybridWriteGuard<N>) -> Option<Self::Target>;
+}
+
+impl<N: ?Sized> OptimisticMode<N> for Shared {
+    type Target = ArcHybridReadGuard<N>;
+    const EXCLUSIVE_PATH: bool = false;
+    const HERE: bool = true;
+
+    fn take_target(
+        lock: &Arc<HybridLock<N>>,
+        seen: Option<Version>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Self::Target>, Restart> {
+        HybridLock::read_arc_at(lock, seen, deadline)
+    }
+
+    fn settle_shared(path: ArcHybridReadGuard<N>) -> Option<Self::Target> {
+        Some(path)
+    }
+
+    fn settle_exclusive(_: ArcHybridWriteGuard<N>) -> Option<Self::Target> {
+        None
+    }
+}
+
+impl<N: ?Sized> OptimisticMode<N> for Crab {
+    type Target = ArcHybridWriteGuard<N>;
+    const EXCLUSIVE_PATH: bool = false;
+    const HERE: bool = false;
+
+    fn take_target(
+        lock: &Arc<HybridLock<N>>,
+        seen: Option<Version>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Self::Target>, Restart> {
+        HybridLock::write_arc_at(lock, seen, deadline)
+    }
+
+    fn settle_shared(_: ArcHybridReadGuard<N>) -> Option<Self::Target> {
+        None
+    }
+
+    fn settle_exclusive(path: ArcHybridWriteGuard<N>) -> Option<Self::Target> {
+        Some(path)
+    }
+}
+
+impl<N: ?Sized> OptimisticMode<N> for Exclusive {
+    type Target = ArcHybridWriteGuard<N>;
+    const EXCLUSIVE_PATH: bool = true;
+    const HERE: bool = true;
+
+    fn take_target(
+        lock: &Arc<HybridLock<N>>,
+        seen: Option<Version>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<Self::Target>, Restart> {
+        HybridLock::write_arc_at(lock, seen, deadline)
+    }
+
+    fn settle_shared(_: ArcHybridReadGuard<N>) -> Option<Self::Target> {
+        None
+    }
+
+    fn settle_exclusive(path: ArcHybridWriteGuard<N>) -> Option<Self::Target> {
+        Some(path)
+    }
+}
+
+/// What [`Walker::descend_optimistic`] found: the target's guard, its level, and how the walk
+/// got there.
+///
+/// # The protocol
+///
+/// On the way down the walk takes no lock and writes nothing to the nodes' locks: at each
+/// node it begins an optimistic read ([`HybridLock::optimistic`]), calls the step on the node's
+/// data, and, if the step hands back a child, begins an optimistic read of the child (its
+/// version) and only then validates the node's version. A validated node proves that the child
+/// was its child when the child's version was read, so the child's version is a state of the
+/// tree, and the walk moves on holding nothing but that version. Every answer of the step is
+/// acted on only after the node it was computed from validates: an absent child, a closed
+/// node, [`Step::Here`], a cycle and the depth limit are all validated exits, never artefacts
+/// of an inconsistent read. At the target the walk takes the lock (shared or exclusive, as
+/// the mode says) and keeps it only if the version is still the one read (an upgrade by
+/// version).
+///
+/// A failed validation, or a node held by a writer, restarts the walk from the root. After
+/// [`max_restarts`](Walker::max_restarts) restarts ([`Walker::DEFAULT_MAX_RESTARTS`] unless
+/// set) the walk restarts one last time pessimistically: shared locks hand over hand and the
+/// target in the mode's target mode, which waits for writers instead of restarting and always
+/// finishes. [`Optimistic::restarts`] says how many restarts it took and
+/// [`Optimistic::pessimistic`] whether the last pass was the pessimistic one.
+///
+/// | mode | optimistic pass: path, target | pessimistic pass: path, target | [`Step::Here`] |
+/// |---|---|---|---|
+/// | [`Shared`] | versions, shared by version | shared, shared | the current node, shared |
+/// | [`Crab`] | versions, exclusive by version | shared, exclusive | [`Exit::NotExclusive`] (as in every crab walk; answer [`Step::Target`] one level higher) |
+/// | [`Exclusive`] | versions, exclusive by version | exclusive, exclusive | the current node, exclusive |
+///
+/// # Soundness
+///
+/// The walk has no `unsafe` code; it is sound because of what it is allowed to touch:
+///
+/// - **The step sees a node only as `&N`**, through [`HybridLock::optimistic`]'s read (whose
+///   argument is in [the hybrid module](crate::hybrid#soundness)): a [`HybridLock`] hands out
+///   `&N` in every mode, exclusive included, so a writer changes a node only through `N`'s own
+///   interior mutability (atomics, or locks of its own). A step racing a writer is atomic
+///   loads racing atomic stores, defined behaviour: it may compute a wrong answer from an
+///   inconsistent mix of values, never read a torn one.
+/// - **Child handles are `Arc`s the step cloned itself**, from a field it could read soundly
+///   as `&N`: children kept in a field no writer changes while the node is shared (written
+///   through [`HybridLock::get_mut`] before sharing), or behind interior mutability that hands
+///   out an `Arc` soundly (a `Mutex<Arc<_>>`, an `arc-swap`). A step that follows a raw
+///   pointer it read (`AtomicPtr`) needs `unsafe` of its own and the reclamation that goes
+///   with it (epoch); the walk never dereferences anything but the `Arc`s it was handed. So
+///   every node the walk touches is kept alive by a strong count it owns, whatever writers do
+///   meanwhile: a child that a writer unlinks stays allocated until the walk drops its
+///   handle, and a wrong child (the step read a stale link) is only compared by address,
+///   has its version read, and is dropped at the restart that the parent's failed validation
+///   causes.
+/// - **Nothing the step computed is acted on before validation**: the exits and the child
+///   are used only after the node validates, and the target is kept only if its version is
+///   unchanged under the lock. The consistency of a validated read is the hybrid lock's
+///   (Boehm's seqlock orderings, in its module docs).
+///
+/// The step must be ready to run on inconsistent data: it should not panic on it (use
+/// `get`, not indexing, on lengths that writers change), and it must not loop on it.
+///
+/// What it costs: no lock word is written on the way down, but each level's handle is an
+/// `Arc` clone, an increment and a decrement of the child's strong count. A borrowed
+/// handle (a `&HybridLock` tied to the parent) would write nothing at all; it needs the tree
+/// to keep every node a reader may reach allocated (epoch reclamation), which is the tree's
+/// business (`chainlock-trees`' `OrderedMap`), not the walk's.
+///
+/// # Writers do not starve
+///
+/// Optimistic readers write nothing and hold nothing, so they never keep a writer out: a
+/// writer on the path waits only for other writers and for pessimistic readers. Readers do
+/// not starve either: the restart bound caps how often a reader yields to writers, after
+/// which it queues like any reader on the node's parking lock (parking_lot's task-fair
+/// reader-writer lock: a parked writer keeps new readers out, and waiting readers are let in
+/// when it leaves), so a stream of writers cannot restart a reader for ever and a stream of
+/// pessimistic readers cannot keep a writer out for ever. The bound is a count, not a queue
+/// as in `OptiQL`: under heavy write contention a reader gives up optimism after
+/// `max_restarts` failed attempts.
+///
+/// # No async twin
+///
+/// The hybrid lock has no async face: its shared and exclusive modes park the thread
+/// (parking_lot), and the pessimistic pass and every target wait on them. An `_async` twin
+/// would block its executor's thread while it waits, which is not what the other walks'
+/// async twins promise (they await tokio's locks); an async hybrid lock would be the place to
+/// start. The optimistic pass itself never waits.
+///
+/// # Examples
+///
+/// A root alone:
+///
+/// ```
+/// use chainlock::hybrid::HybridLock;
+/// use chainlock::walk::{Shared, Step, Walker};
+/// use chainlock::ChainNode;
+/// use std::sync::Arc;
+///
+/// struct Node(u8);
+/// impl ChainNode for Node {}
+///
+/// let root = Arc::new(HybridLock::new(Node(1)));
+/// let found = Walker::new().descend_optimistic(&root, Shared, |_, _| Step::Here).unwrap();
+/// assert_eq!((found.target.0, found.level, found.restarts, found.pessimistic), (1, 0, 0, false));
+/// ```
+#[derive(Debug)]
+#[must_use = "if unused the target is released immediately"]
+pub struct Optimistic<G> {
+    /// The target, locked in the mode's target mode.
+    pub target: G,
+    /// The target's level (the root is level 0).
+    pub level: usize,
+    /// How many times the walk started again from the root: optimistic passes that met a
+    /// writer, plus the restart into the pessimistic pass if it was taken.
+    pub restarts: usize,
+    /// Whether the target was reached by the pessimistic pass (after
+    /// [`max_restarts`](Walker::max_restarts) restarts, the last optimistic pass failed).
+    pub pessimistic: bool,
+}
+
+/// A [`Walker`] with a restart bound for [`descend_optimistic`](Self::descend_optimistic):
+/// made by [`Walker::max_restarts`].
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::walk::Walker;
+///
+/// const WALKER: chainlock::walk::OptimisticWalker = Walker::new().max_depth(64).max_restarts(2);
+/// assert_eq!(WALKER.restart_limit(), 2);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptimisticWalker {
+    walker: Walker,
+    max_restarts: usize,
+}
+
+impl Walker {
+    /// How many times [`descend_optimistic`](Self::descend_optimistic) restarts optimistically
+    /// before its pessimistic pass, unless set with [`max_restarts`](Self::max_restarts).
+    pub const DEFAULT_MAX_RESTARTS: usize = 8;
+
+    /// The same walker, with a bound on the optimistic restarts of
+    /// [`descend_optimistic`](Self::descend_optimistic): after `max_restarts` restarts, the
+    /// next is the pessimistic pass (so at most `max_restarts + 1` optimistic passes; `0`:
+    /// one optimistic pass, then pessimistic).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::walk::Walker;
+    ///
+    /// assert_eq!(Walker::new().max_restarts(3).restart_limit(), 3);
+    /// ```
+    #[must_use]
+    pub const fn max_restarts(self, max_restarts: usize) -> OptimisticWalker {
+        OptimisticWalker {
+            walker: self,
+            max_restarts,
+        }
+    }
+
+    /// Optimistic lock coupling from `root` as `step` decides, with at most
+    /// [`DEFAULT_MAX_RESTARTS`](Self::DEFAULT_MAX_RESTARTS) optimistic restarts; see
+    /// [`OptimisticWalker::descend_optimistic`].
+    ///
+    /// # Errors
+    ///
+    /// As [`OptimisticWalker::descend_optimistic`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::hybrid::HybridLock;
+    /// use chainlock::walk::{Crab, Step, Walker};
+    /// use chainlock::ChainNode;
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    ///
+    /// // A node's children are fixed when it is built; what writers change is atomic.
+    /// struct Node { hits: AtomicU64, children: Vec<Arc<HybridLock<Node>>> }
+    /// impl ChainNode for Node {}
+    /// let node = |children| Arc::new(HybridLock::new(Node { hits: AtomicU64::new(0), children }));
+    ///
+    /// let root = node(vec![node(vec![]), node(vec![node(vec![])])]);
+    /// // Down the last child at each level; the leaf is locked exclusively.
+    /// let step = |n: &Node, _| match n.children.last() {
+    ///     Some(child) if child.read_optimistic(|c| c.children.is_empty()) == Ok(true) => {
+    ///         Step::Target(child.clone())
+    ///     }
+    ///     Some(child) => Step::Descend(child.clone()),
+    ///     None => Step::Absent,
+    /// };
+    /// let found = Walker::new().descend_optimistic(&root, Crab, step).unwrap();
+    /// found.target.hits.fetch_add(1, Relaxed);
+    /// assert_eq!((found.level, found.restarts, found.pessimistic), (2, 0, false));
+    /// ```
+    pub fn descend_optimistic<N, M>(
+        self,
+        root: &Arc<HybridLock<N>>,
+        mode: M,
+        step: impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+    ) -> Result<Optimistic<M::Target>, Exit>
+    where
+        N: ChainNode + ?Sized,
+        M: OptimisticMode<N>,
+    {
+        self.max_restarts(Self::DEFAULT_MAX_RESTARTS)
+            .descend_optimistic(root, mode, step)
+    }
+
+    /// [`descend_optimistic`](Self::descend_optimistic) giving up at `deadline`; see
+    /// [`OptimisticWalker::descend_optimistic_until`].
+    ///
+    /// # Errors
+    ///
+    /// As [`OptimisticWalker::descend_optimistic_until`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::hybrid::HybridLock;
+    /// use chainlock::walk::{Shared, Step, Walker};
+    /// use chainlock::{ChainNode, Exit};
+    /// use std::sync::Arc;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// struct Node;
+    /// impl ChainNode for Node {}
+    ///
+    /// let root = Arc::new(HybridLock::new(Node));
+    /// let held = root.write();
+    /// let soon = Instant::now() + Duration::from_millis(5);
+    /// let walk = Walker::new().descend_optimistic_until(&root, Shared, soon, |_, _| Step::Here);
+    /// assert_eq!(walk.err(), Some(Exit::TimedOut { level: 0 }));
+    /// drop(held);
+    /// ```
+    pub fn descend_optimistic_until<N, M>(
+        self,
+        root: &Arc<HybridLock<N>>,
+        mode: M,
+        deadline: Instant,
+        step: impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+    ) -> Result<Optimistic<M::Target>, Exit>
+    where
+        N: ChainNode + ?Sized,
+        M: OptimisticMode<N>,
+    {
+        self.max_restarts(Self::DEFAULT_MAX_RESTARTS)
+            .descend_optimistic_until(root, mode, deadline, step)
+    }
+}
+
+impl OptimisticWalker {
+    /// The restart bound.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::Walker;
+    /// assert_eq!(Walker::new().max_restarts(0).restart_limit(), 0);
+    /// ```
+    pub const fn restart_limit(self) -> usize {
+        self.max_restarts
+    }
+
+    /// The walker without the restart bound (its depth limit).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use chainlock::walk::Walker;
+    /// assert_eq!(Walker::new().max_depth(4).max_restarts(1).walker().depth_limit(), 4);
+    /// ```
+    pub const fn walker(self) -> Walker {
+        self.walker
+    }
+
+    /// Optimistic lock coupling from `root` as `step` decides (see
+    /// [the protocol](Optimistic#the-protocol) of this kind of descent): versions down the
+    /// tree, the target locked by version in `mode`'s target mode; after
+    /// [`restart_limit`](Self::restart_limit) restarts, a pessimistic pass (shared locks hand
+    /// over hand; exclusive ones in [`Exclusive`] mode) that always finishes.
+    ///
+    /// `step` sees each node's data as `&N`, maybe while a writer changes it (through `N`'s
+    /// atomics): it may be called several times per level (once per pass), and its answer is
+    /// used only once the node validates. The same `step` serves the pessimistic pass.
+    ///
+    /// | mode | target | [`Step::Here`] |
+    /// |---|---|---|
+    /// | [`Shared`] | [`ArcHybridReadGuard`] | the current node |
+    /// | [`Crab`] | [`ArcHybridWriteGuard`] | [`Exit::NotExclusive`] |
+    /// | [`Exclusive`] | [`ArcHybridWriteGuard`] | the current node |
+    ///
+    /// # Errors
+    ///
+    /// The exits of every walk, each from a validated read or a held lock:
+    /// [`Exit::Absent`] (the step answered [`Step::Absent`]: `level` is one below the node;
+    /// or the node at `level` is closed), [`Exit::TooDeep`] beyond the depth limit,
+    /// [`Exit::Cycle`] when the step hands back the node it was called on (the lock the
+    /// pessimistic pass holds then; longer cycles end at the depth limit), and
+    /// [`Exit::NotExclusive`] for [`Step::Here`] in [`Crab`] mode.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::hybrid::HybridLock;
+    /// use chainlock::walk::{Shared, Step, Walker};
+    /// use chainlock::ChainNode;
+    /// use std::sync::Arc;
+    ///
+    /// struct Node { next: Option<Arc<HybridLock<Node>>> }
+    /// impl ChainNode for Node {}
+    ///
+    /// let tail = Arc::new(HybridLock::new(Node { next: None }));
+    /// let head = Arc::new(HybridLock::new(Node { next: Some(tail.clone()) }));
+    /// let step = |n: &Node, _| n.next.clone().map_or(Step::Here, Step::Descend);
+    ///
+    /// // No optimistic restart allowed: a writer on the path sends the walk pessimistic.
+    /// let found = Walker::new().max_restarts(0).descend_optimistic(&head, Shared, step).unwrap();
+    /// assert!(Arc::ptr_eq(chainlock::hybrid::ArcHybridReadGuard::lock(&found.target), &tail));
+    /// assert_eq!(found.level, 1);
+    /// ```
+    pub fn descend_optimistic<N, M>(
+        self,
+        root: &Arc<HybridLock<N>>,
+        _mode: M,
+        mut step: impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+    ) -> Result<Optimistic<M::Target>, Exit>
+    where
+        N: ChainNode + ?Sized,
+        M: OptimisticMode<N>,
+    {
+        self.walk::<N, M>(root, None, &mut step)
+    }
+
+    /// [`descend_optimistic`](Self::descend_optimistic) giving up at `deadline`: every lock
+    /// it waits for (the target's, and the pessimistic pass's path) is taken with a
+    /// deadline. The optimistic passes wait for nothing but the target.
+    ///
+    /// # Errors
+    ///
+    /// As [`descend_optimistic`](Self::descend_optimistic), and [`Exit::TimedOut`] at the
+    /// level whose lock was still held by another at `deadline`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::hybrid::HybridLock;
+    /// use chainlock::walk::{Crab, Step, Walker};
+    /// use chainlock::{ChainNode, Exit};
+    /// use std::sync::Arc;
+    /// use std::time::Instant;
+    ///
+    /// struct Node { next: Option<Arc<HybridLock<Node>>> }
+    /// impl ChainNode for Node {}
+    ///
+    /// let tail = Arc::new(HybridLock::new(Node { next: None }));
+    /// let head = Arc::new(HybridLock::new(Node { next: Some(tail.clone()) }));
+    /// let held = tail.write(); // a writer holds the target
+    /// let walk = Walker::new().max_restarts(1).descend_optimistic_until(
+    ///     &head,
+    ///     Crab,
+    ///     Instant::now(),
+    ///     |n: &Node, _| n.next.clone().map_or(Step::Absent, Step::Target),
+    /// );
+    /// assert_eq!(walk.err(), Some(Exit::TimedOut { level: 1 }));
+    /// drop(held);
+    /// ```
+    pub fn descend_optimistic_until<N, M>(
+        self,
+        root: &Arc<HybridLock<N>>,
+        _mode: M,
+        deadline: Instant,
+        mut step: impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+    ) -> Result<Optimistic<M::Target>, Exit>
+    where
+        N: ChainNode + ?Sized,
+        M: OptimisticMode<N>,
+    {
+        self.walk::<N, M>(root, Some(deadline), &mut step)
+    }
+
+    /// The optimistic passes, then the pessimistic one.
+    fn walk<N, M>(
+        self,
+        root: &Arc<HybridLock<N>>,
+        deadline: Option<Instant>,
+        step: &mut impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+    ) -> Result<Optimistic<M::Target>, Exit>
+    where
+        N: ChainNode + ?Sized,
+        M: OptimisticMode<N>,
+    {
+        let mut restarts = 0;
+        while restarts <= self.max_restarts {
+            // A restart (`Err(Restart)`) tries again; anything else is the walk's answer.
+            if let Ok(found) = self.attempt::<N, M>(root, deadline, step) {
+                return found.map(|(target, level)| Optimistic {
+                    target,
+                    level,
+                    restarts,
+                    pessimistic: false,
+                });
+            }
+            restarts += 1;
+            std::hint::spin_loop();
+        }
+        let (target, level) = self.pessimistic::<N, M>(root, deadline, step)?;
+        Ok(Optimistic {
+            target,
+            level,
+            restarts,
+            pessimistic: true,
+        })
+    }
+
+    /// One optimistic pass: the target and its level, or a validated exit, or a restart.
+    fn attempt<N, M>(
+        self,
+        root: &Arc<HybridLock<N>>,
+        deadline: Option<Instant>,
+        step: &mut impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+    ) -> Result<Result<(M::Target, usize), Exit>, Restart>
+    where
+        N: ChainNode + ?Sized,
+        M: OptimisticMode<N>,
+    {
+        // The current node when it is not the root (the root is only borrowed: cloning its
+        // `Arc` would write its strong count on every walk).
+        let mut owned: Option<Arc<HybridLock<N>>> = None;
+        // The version the current node was first read at, before its parent validated.
+        let mut seen: Option<Version> = None;
+        let mut depth = 0;
+        loop {
+            let node = owned.as_ref().unwrap_or(root);
+            let read = node.optimistic()?;
+            if seen.is_some_and(|seen| seen != read.version()) {
+                return Err(Restart);
+            }
+            if read.is_closed() {
+                read.validate()?;
+                return Ok(Err(Exit::Absent {
+                    level: depth,
+                    cause: Absence::Closed,
+                }));
+            }
+            let answer = step(&read, depth);
+            let followed = self.walker.follow(answer, &mut depth, &[address(node)]);
+            let (child, is_target) = match followed {
+                Ok(Some(next)) => next,
+                Ok(None) => {
+                    read.validate()?;
+                    if !M::HERE {
+                        return Ok(Err(Exit::NotExclusive { level: depth }));
+                    }
+                    return Self::take::<N, M>(node, read.version(), deadline, depth);
+                }
+                Err(exit) => {
+                    read.validate()?;
+                    return Ok(Err(exit));
+                }
+            };
+            // Lock coupling on versions: the child's version, then the node's validation,
+            // which proves the child was the node's child when its version was read.
+            let child_version = child.raw().optimistic()?;
+            read.validate()?;
+            if is_target {
+                return Self::take::<N, M>(&child, child_version, deadline, depth);
+            }
+            drop(read);
+            owned = Some(child);
+            seen = Some(child_version);
+        }
+    }
+
+    /// The target of an optimistic pass, locked if its version is still `seen`.
+    fn take<N, M>(
+        lock: &Arc<HybridLock<N>>,
+        seen: Version,
+        deadline: Option<Instant>,
+        depth: usize,
+    ) -> Result<Result<(M::Target, usize), Exit>, Restart>
+    where
+        N: ChainNode + ?Sized,
+        M: OptimisticMode<N>,
+    {
+        Ok(match M::take_target(lock, Some(seen), deadline)? {
+            Some(target) => open(target, depth).map(|target| (target, depth)),
+            None => Err(Exit::TimedOut { level: depth }),
+        })
+    }
+
+    /// The pessimistic pass: shared (or, in [`Exclusive`] mode, exclusive) locks hand over
+    /// hand, the target in the mode's target mode; waits instead of restarting.
+    fn pessimistic<N, M>(
+        self,
+        root: &Arc<HybridLock<N>>,
+        deadline: Option<Instant>,
+        step: &mut impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+    ) -> Result<(M::Target, usize), Exit>
+    where
+        N: ChainNode + ?Sized,
+        M: OptimisticMode<N>,
+    {
+        let mut guard = Held::<N>::take::<M>(root, deadline).ok_or(Exit::TimedOut { level: 0 })?;
+        // The node `guard` holds, to refuse a step that hands its own lock back.
+        let mut held = address(root);
+        let mut depth = 0;
+        loop {
+            if guard.is_closed() {
+                return Err(Exit::Absent {
+                    level: depth,
+                    cause: Absence::Closed,
+                });
+            }
+            let answer = step(&guard, depth);
+            let Some((child, is_target)) = self.walker.follow(answer, &mut depth, &[held])? else {
+                return guard
+                    .settle::<M>()
+                    .map(|target| (target, depth))
+                    .ok_or(Exit::NotExclusive { level: depth });
+            };
+            if is_target {
+                // The parent (`guard`) is released only once the target is locked.
+                let Ok(Some(target)) = M::take_target(&child, None, deadline) else {
+                    return Err(Exit::TimedOut { level: depth });
+                };
+                drop(guard);
+                return open(target, depth).map(|target| (target, depth));
+            }
+            let next =
+                Held::<N>::take::<M>(&child, deadline).ok_or(Exit::TimedOut { level: depth })?;
+            // The old guard drops here, after the child's lock is held.
+            guard = next;
+            held = address(&child);
+        }
+    }
+}
+
+/// A node of the pessimistic pass's path, held in the mode's path mode.
+enum Held<N: ?Sized> {
+    Shared(ArcHybridReadGuard<N>),
+    Exclusive(ArcHybridWriteGuard<N>),
+}
+
+impl<N: ?Sized> Held<N> {
+    /// `lock` in `M`'s path mode (`None`: the deadline passed).
+    fn take<M: OptimisticMode<N>>(
+        lock: &Arc<HybridLock<N>>,
+        deadline: Option<Instant>,
+    ) -> Option<Self> {
+        // Without a version to compare, neither ever answers `Restart`.
+        if M::EXCLUSIVE_PATH {
+            HybridLock::write_arc_at(lock, None, deadline)
+                .ok()
+                .flatten()
+                .map(Held::Exclusive)
+        } else {
+            HybridLock::read_arc_at(lock, None, deadline)
+                .ok()
+                .flatten()
+                .map(Held::Shared)
+        }
+    }
+
+    /// The held node as the target ([`Step::Here`]), if `M`'s target mode is its path mode.
+    fn settle<M: OptimisticMode<N>>(self) -> Option<M::Target> {
+        match self {
+            Held::Shared(guard) => M::settle_shared(guard),
+            Held::Exclusive(guard) => M::settle_exclusive(guard),
+        }
+    }
+}
+
+impl<N: ?Sized> Deref for Held<N> {
+    type Target = N;
+    fn deref(&self) -> &N {
+        match self {
+            Held::Shared(guard) => guard,
+            Held::Exclusive(guard) => guard,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,453 @@
+//! The optimistic descent (`Walker::descend_optimistic`): writers changing a tree of
+//! `HybridLock`s (values and structure) while optimistic walkers descend; the walkers end at
+//! the right, live target and never act on an inconsistent read; restarts counted, the
+//! pessimistic pass taken when restarts are forced; the exits (absent, closed, cycle, too
+//! deep, not exclusive, timed out).
+
+use chainlock::chain::Absence;
+use chainlock::hybrid::{ArcHybridWriteGuard, HybridLock};
+use chainlock::parking_lot::Mutex;
+use chainlock::walk::{Crab, Exclusive, Shared, Step, Walker};
+use chainlock::{ChainNode, Exit};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+/// A node of a complete binary tree labelled as a heap (the root is 1, the children of `n`
+/// are `2n` and `2n + 1`). Writers keep `a == b` and set `retired` on every node they unlink
+/// (under its exclusive hold) before unlinking it.
+struct Node {
+    label: u64,
+    a: AtomicU64,
+    b: AtomicU64,
+    retired: AtomicBool,
+    closed: AtomicBool,
+    children: Mutex<Vec<Arc<HybridLock<Node>>>>,
+}
+
+impl ChainNode for Node {
+    fn is_closed(&self) -> bool {
+        self.closed.load(Relaxed)
+    }
+}
+
+type Handle = Arc<HybridLock<Node>>;
+
+/// The levels below the root: leaves are at level `LEVELS`, labelled `2^LEVELS..2^(LEVELS+1)`.
+const LEVELS: u32 = 3;
+
+fn tree(label: u64, levels: u32, value: u64) -> Handle {
+    let children = if levels == 0 {
+        vec![]
+    } else {
+        vec![
+            tree(2 * label, levels - 1, value),
+            tree(2 * label + 1, levels - 1, value),
+        ]
+    };
+    Arc::new(HybridLock::new(Node {
+        label,
+        a: AtomicU64::new(value),
+        b: AtomicU64::new(value),
+        retired: AtomicBool::new(false),
+        closed: AtomicBool::new(false),
+        children: Mutex::new(children),
+    }))
+}
+
+/// The level of a label (the root's is 0).
+fn level_of(label: u64) -> u32 {
+    label.ilog2()
+}
+
+/// The child of the node at `depth` on the way to `label`, or `None` at `label` itself.
+fn toward(node: &Node, depth: usize, label: u64) -> Option<Handle> {
+    let below = level_of(label).checked_sub(u32::try_from(depth).unwrap() + 1)?;
+    let bit = usize::try_from((label >> below) & 1).unwrap();
+    node.children.lock().get(bit).cloned()
+}
+
+/// A step toward `label`, ending there in a target mode, recording the `(a, b)` each call
+/// read at its depth (the last pass's records are those the walk validated).
+fn step_to(
+    label: u64,
+    seen: &mut Vec<(u64, u64)>,
+) -> impl FnMut(&Node, usize) -> Step<Handle> + '_ {
+    move |node, depth| {
+        seen.truncate(depth);
+        seen.push((node.a.load(Relaxed), node.b.load(Relaxed)));
+        match toward(node, depth, label) {
+            None => Step::Here,
+            Some(child) if depth + 1 == level_of(label) as usize => Step::Target(child),
+            Some(child) => Step::Descend(child),
+        }
+    }
+}
+
+/// Sets `a` and `b` of the node labelled `label` to one new value, under its exclusive hold
+/// taken by an optimistic descent in `Exclusive` mode.
+fn bump(root: &Handle, label: u64, value: u64) {
+    let mut seen = vec![];
+    let mut step = step_to(label, &mut seen);
+    let found = Walker::new()
+        .descend_optimistic(root, Exclusive, |node: &Node, depth| {
+            match step(node, depth) {
+                Step::Target(child) => Step::Descend(child), // Exclusive ends with `Here`
+                other => other,
+            }
+        })
+        .unwrap();
+    assert_eq!(found.target.label, label);
+    found.target.a.store(value, Relaxed);
+    found.target.b.store(value, Relaxed);
+}
+
+/// Marks every node of `node`'s subtree retired, each under its exclusive hold, top-down.
+fn retire(node: &Handle) {
+    let held = node.write();
+    held.retired.store(true, Relaxed);
+    let children = held.children.lock().clone();
+    drop(held);
+    for child in &children {
+        retire(child);
+    }
+}
+
+/// Replaces a child subtree of the internal node `parent` with a fresh copy (same labels),
+/// under the parent's exclusive hold: the old one retired before it is unlinked.
+fn replace_child(root: &Handle, parent: u64, which: usize, value: u64) {
+    let mut seen = vec![];
+    let mut step = step_to(parent, &mut seen);
+    let found = Walker::new()
+        .descend_optimistic(root, Exclusive, |node: &Node, depth| {
+            match step(node, depth) {
+                Step::Target(child) => Step::Descend(child),
+                other => other,
+            }
+        })
+        .unwrap();
+    let parent_node: &ArcHybridWriteGuard<Node> = &found.target;
+    let old = parent_node.children.lock()[which].clone();
+    let label = 2 * parent + which as u64;
+    let fresh = tree(label, LEVELS - level_of(label), value);
+    retire(&old);
+    parent_node.children.lock()[which] = fresh;
+}
+
+/// A reader: walks to `label` in `Shared` mode and checks everything it can.
+fn check_read(root: &Handle, label: u64) -> (usize, bool) {
+    let mut seen = vec![];
+    let found = Walker::new()
+        .descend_optimistic(root, Shared, step_to(label, &mut seen))
+        .unwrap();
+    assert_eq!(
+        found.target.label, label,
+        "the walk ended at the wrong node"
+    );
+    assert!(
+        !found.target.retired.load(Relaxed),
+        "the walk ended at an unlinked node"
+    );
+    assert_eq!(found.target.a.load(Relaxed), found.target.b.load(Relaxed));
+    assert_eq!(found.level, level_of(label) as usize);
+    for (depth, (a, b)) in seen.iter().enumerate() {
+        assert_eq!(
+            a, b,
+            "the walk acted on an inconsistent read at depth {depth}"
+        );
+    }
+    (found.restarts, found.pessimistic)
+}
+
+/// Counts a reader done when dropped (also while unwinding).
+struct Done<'a>(&'a AtomicUsize);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Relaxed);
+    }
+}
+
+#[test]
+fn walks_end_at_the_right_live_target_while_writers_change_values_and_structure() {
+    const READERS: usize = 3;
+    const WALKS: u64 = 20_000;
+    let root = tree(1, LEVELS, 0);
+    let readers_done = AtomicUsize::new(0);
+    let restarts = AtomicUsize::new(0);
+    let pessimistic = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        // Writers run until every reader is done.
+        scope.spawn(|| {
+            let mut value = 1;
+            while readers_done.load(Relaxed) < READERS {
+                let label = 1 + value % 15;
+                bump(&root, label, value);
+                value += 1;
+            }
+        });
+        scope.spawn(|| {
+            let mut value = 1_000_000;
+            while readers_done.load(Relaxed) < READERS {
+                let parent = 1 + value % 3; // the internal nodes above the leaves' parents
+                replace_child(&root, parent, usize::try_from(value % 2).unwrap(), value);
+                value += 1;
+            }
+        });
+        for reader in 0..READERS as u64 {
+            let (root, readers_done, restarts, pessimistic) =
+                (&root, &readers_done, &restarts, &pessimistic);
+            scope.spawn(move || {
+                // Counted done even if a check panics, so that the writers stop.
+                let _done = Done(readers_done);
+                for walk in 0..WALKS {
+                    let label = 1 + (walk * 7 + reader) % 15;
+                    let (r, p) = check_read(root, label);
+                    restarts.fetch_add(r, Relaxed);
+                    pessimistic.fetch_add(usize::from(p), Relaxed);
+                }
+            });
+        }
+    });
+    // Every node reachable now is live and consistent.
+    for label in 1..16 {
+        check_read(&root, label);
+    }
+    eprintln!(
+        "{} walks: {} restarts, {} pessimistic passes",
+        READERS as u64 * WALKS,
+        restarts.load(Relaxed),
+        pessimistic.load(Relaxed)
+    );
+}
+
+/// A step at the root that takes and drops the root's exclusive hold whenever it can: every
+/// optimistic pass then fails its root validation; the pessimistic pass holds the root
+/// shared, so the step cannot and the pass finishes.
+fn injecting<'a>(
+    root: &'a Handle,
+    mut inject: usize,
+    label: u64,
+    seen: &'a mut Vec<(u64, u64)>,
+) -> impl FnMut(&Node, usize) -> Step<Handle> + 'a {
+    let mut step = step_to(label, seen);
+    move |node, depth| {
+        if depth == 0
+            && inject > 0
+            && let Some(held) = root.try_write()
+        {
+            inject -= 1;
+            drop(held);
+        }
+        step(node, depth)
+    }
+}
+
+#[test]
+fn restarts_are_counted_and_the_pessimistic_pass_taken_after_the_bound() {
+    let root = tree(1, LEVELS, 0);
+    for max in [0, 1, 3, Walker::DEFAULT_MAX_RESTARTS] {
+        for label in [1, 3, 6, 13] {
+            // As many restarts as allowed: still optimistic.
+            let mut seen = vec![];
+            let found = Walker::new()
+                .max_restarts(max)
+                .descend_optimistic(&root, Shared, injecting(&root, max, label, &mut seen))
+                .unwrap();
+            assert_eq!(
+                (found.target.label, found.restarts, found.pessimistic),
+                (label, max, false)
+            );
+            drop(found);
+            // One more: pessimistic.
+            let mut seen = vec![];
+            let found = Walker::new()
+                .max_restarts(max)
+                .descend_optimistic(
+                    &root,
+                    Shared,
+                    injecting(&root, usize::MAX, label, &mut seen),
+                )
+                .unwrap();
+            assert_eq!(
+                (found.target.label, found.restarts, found.pessimistic),
+                (label, max + 1, true)
+            );
+        }
+    }
+}
+
+#[test]
+fn crab_locks_the_target_exclusively_and_refuses_here_in_both_passes() {
+    let root = tree(1, LEVELS, 0);
+    for inject in [0, usize::MAX] {
+        let mut seen = vec![];
+        let found = Walker::new()
+            .descend_optimistic(&root, Crab, injecting(&root, inject, 13, &mut seen))
+            .unwrap();
+        assert_eq!((found.target.label, found.pessimistic), (13, inject > 0));
+        assert!(
+            ArcHybridWriteGuard::lock(&found.target)
+                .try_read()
+                .is_none()
+        );
+        drop(found);
+        // `Here` on a node the crab path only reads.
+        let mut seen = vec![];
+        let mut step = injecting(&root, inject, 13, &mut seen);
+        let walk = Walker::new().descend_optimistic(&root, Crab, |node: &Node, depth| {
+            if depth == 1 {
+                Step::Here
+            } else {
+                step(node, depth)
+            }
+        });
+        assert_eq!(walk.err(), Some(Exit::NotExclusive { level: 1 }));
+    }
+    assert!(root.try_write().is_some(), "every lock released");
+}
+
+/// The injection of [`injecting`] alone, for steps of their own.
+fn inject_at_root(root: &Handle, mut left: usize) -> impl FnMut(usize) + '_ {
+    move |depth| {
+        if depth == 0
+            && left > 0
+            && let Some(held) = root.try_write()
+        {
+            left -= 1;
+            drop(held);
+        }
+    }
+}
+
+#[test]
+fn absent_closed_cycle_and_too_deep_exit_in_both_passes() {
+    let root = tree(1, LEVELS, 0);
+    let child = root.read().children.lock()[1].clone();
+    for inject in [0, usize::MAX] {
+        // Absent: one level below the node that answered it.
+        let mut hook = inject_at_root(&root, inject);
+        let walk = Walker::new().descend_optimistic(&root, Shared, |node: &Node, depth| {
+            hook(depth);
+            if depth == 2 {
+                Step::Absent
+            } else {
+                Step::Descend(node.children.lock()[0].clone())
+            }
+        });
+        assert_eq!(
+            walk.err(),
+            Some(Exit::Absent {
+                level: 3,
+                cause: Absence::Missing
+            })
+        );
+        // Closed.
+        child.write().closed.store(true, Relaxed);
+        let mut hook = inject_at_root(&root, inject);
+        let walk = Walker::new().descend_optimistic(&root, Shared, |node: &Node, depth| {
+            hook(depth);
+            Step::Descend(node.children.lock()[1].clone())
+        });
+        assert_eq!(
+            walk.err(),
+            Some(Exit::Absent {
+                level: 1,
+                cause: Absence::Closed
+            })
+        );
+        child.write().closed.store(false, Relaxed);
+        // A step handing back the node it was called on.
+        let mut hook = inject_at_root(&root, inject);
+        let walk = Walker::new().descend_optimistic(&root, Shared, |_: &Node, depth| {
+            hook(depth);
+            let _ = depth;
+            Step::Descend(child.clone())
+        });
+        assert_eq!(walk.err(), Some(Exit::Cycle { level: 2 }));
+        // Too deep: the depth limit holds in both passes.
+        let mut hook = inject_at_root(&root, inject);
+        let walk =
+            Walker::new()
+                .max_depth(2)
+                .descend_optimistic(&root, Shared, |node: &Node, depth| {
+                    hook(depth);
+                    node.children
+                        .lock()
+                        .first()
+                        .cloned()
+                        .map_or(Step::Here, Step::Descend)
+                });
+        assert_eq!(
+            walk.err(),
+            Some(Exit::TooDeep {
+                level: 3,
+                max_depth: 2
+            })
+        );
+    }
+    assert!(root.try_write().is_some(), "every lock released");
+}
+
+#[test]
+fn a_deadline_expires_while_a_writer_holds_a_node() {
+    let root = tree(1, LEVELS, 0);
+    let middle = root.read().children.lock()[0].clone(); // label 2
+    let leaf = middle.read().children.lock()[1].clone(); // label 5
+    for (held, level) in [(&middle, 1), (&leaf, 2)] {
+        let writer = held.write();
+        for max in [0, 2] {
+            // On the path (label 2) the optimistic passes restart, then the pessimistic pass
+            // waits for it; at the target (label 5) every pass waits for it.
+            let soon = Instant::now() + Duration::from_millis(20);
+            let mut seen = vec![];
+            let walk = Walker::new().max_restarts(max).descend_optimistic_until(
+                &root,
+                Shared,
+                soon,
+                step_to(5, &mut seen),
+            );
+            assert_eq!(walk.err(), Some(Exit::TimedOut { level }));
+            let mut seen = vec![];
+            let walk = Walker::new().max_restarts(max).descend_optimistic_until(
+                &root,
+                Crab,
+                Instant::now(),
+                step_to(5, &mut seen),
+            );
+            assert_eq!(walk.err(), Some(Exit::TimedOut { level }));
+        }
+        drop(writer);
+        let mut seen = vec![];
+        let found = Walker::new()
+            .descend_optimistic_until(
+                &root,
+                Crab,
+                Instant::now() + Duration::from_mins(1),
+                step_to(5, &mut seen),
+            )
+            .unwrap();
+        assert_eq!((found.target.label, found.restarts), (5, 0));
+    }
+}
+
+#[test]
+fn a_reader_that_keeps_restarting_falls_back_and_finishes_under_a_stream_of_writers() {
+    // A writer that holds the leaf's parent over and over: readers still finish, through
+    // the pessimistic pass when their restarts run out.
+    let root = tree(1, LEVELS, 0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let mut value = 0;
+            while !stop.load(Relaxed) {
+                bump(&root, 6, value);
+                value += 1;
+            }
+        });
+        for _ in 0..200 {
+            let (_, _) = check_read(&root, 13);
+        }
+        stop.store(true, Relaxed);
+    });
+}
