@@ -8,6 +8,10 @@
 //!   p99, for each backend and for the reference design's poll loop (insert, 100 ms sleep
 //!   between tries).
 //!
+//! - etcd (with the suite's feature `etcd` and a cluster at `CHAINLOCK_ETCD_ENDPOINTS`, as
+//!   `scripts/etcd.sh` starts): the same hand-off harness, and uncontended acquire + release
+//!   cycles (p50/p99) side by side with the PostgreSQL backend's.
+//!
 //! Needs a PostgreSQL server at `CHAINLOCK_PG_URL` (`bash scripts/pg.sh cargo bench --bench
 //! distributed`); without it the PostgreSQL parts are skipped with a notice (an error in CI).
 
@@ -288,10 +292,79 @@ fn hand_off_latency() {
     }
 }
 
+/// The etcd cluster's endpoints, from `CHAINLOCK_ETCD_ENDPOINTS` (set by `scripts/etcd.sh`); in
+/// CI a missing cluster is an error, elsewhere the etcd parts are skipped with a notice.
+#[cfg(feature = "etcd")]
+fn etcd_endpoints() -> Option<String> {
+    if let Ok(endpoints) = std::env::var("CHAINLOCK_ETCD_ENDPOINTS") {
+        return Some(endpoints);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CHAINLOCK_ETCD_ENDPOINTS is not set in CI (scripts/test.sh starts a cluster)"
+    );
+    eprintln!("notice: CHAINLOCK_ETCD_ENDPOINTS is not set; skipping the etcd benchmarks");
+    None
+}
+
+/// Uncontended acquire + release cycles of one client on a free name: sorted durations.
+#[cfg(feature = "etcd")]
+fn cycles<F, Fut>(make: F, samples: usize) -> Vec<Duration>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = LockClient>,
+{
+    let rt = runtime();
+    let mut durations: Vec<Duration> = rt.block_on(async {
+        let locks = make().await;
+        let mut durations = Vec::with_capacity(samples);
+        for _ in 0..samples {
+            let start = Instant::now();
+            let guard = locks.lock("uncontended").await.unwrap();
+            guard.release().await.unwrap();
+            durations.push(start.elapsed());
+        }
+        durations
+    });
+    durations.sort();
+    durations
+}
+
+/// etcd beside PostgreSQL: hand-off latency and uncontended cycles.
+#[cfg(feature = "etcd")]
+fn etcd_side_by_side() {
+    let full = std::env::args().any(|arg| arg == "--bench");
+    let samples = if full { 200 } else { 3 };
+    let Some(endpoints) = etcd_endpoints() else {
+        return;
+    };
+    let etcd = || async { LockClient::etcd(endpoints.split(',')).await.unwrap() };
+    let settle = |_: u64| Duration::from_millis(5);
+    report(
+        "etcd/chainlock",
+        &hand_offs(|| async { Contender::Ours(etcd().await) }, samples, settle),
+    );
+    let print = |label: &str, sorted: &[Duration]| {
+        println!(
+            "uncontended lock + release {label:<20} p50 {:>10.3?}  p99 {:>10.3?}  ({} samples)",
+            percentile(sorted, 500),
+            percentile(sorted, 990),
+            sorted.len()
+        );
+    };
+    print("etcd", &cycles(etcd, samples));
+    if let Some(url) = pg_url() {
+        let pg = || async { LockClient::postgres(&url).await.unwrap() };
+        print("postgres", &cycles(pg, samples));
+    }
+}
+
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
     hand_off_latency();
+    #[cfg(feature = "etcd")]
+    etcd_side_by_side();
     semaphore_hand_off_latency();
     rwlock_shared_interleaved();
 }

@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --example workers                                  # file backend, no set-up
 //! cargo run --example workers -- --backend postgres --url postgres://user@host/db
+//! cargo run --features etcd --example workers -- --backend etcd --url http://10.0.0.1:2379,http://10.0.0.2:2379
 //! cargo run --example workers -- --workers 8 --messages 500 --types orders,users,events
 //! ```
 //!
@@ -26,6 +27,8 @@ enum Backend {
     File,
     /// PostgreSQL advisory locks (many machines).
     Postgres,
+    /// etcd's lock algorithm on an etcd cluster (many machines; build with `--features etcd`).
+    Etcd,
 }
 
 #[derive(Parser, Debug)]
@@ -36,8 +39,9 @@ struct Args {
     /// Lock backend.
     #[arg(long, value_enum, default_value = "file")]
     backend: Backend,
-    /// PostgreSQL URL (for `--backend postgres`).
-    #[arg(long, required_if_eq("backend", "postgres"))]
+    /// PostgreSQL URL (for `--backend postgres`), or the etcd endpoints, comma-separated (for
+    /// `--backend etcd`).
+    #[arg(long, required_if_eq_any([("backend", "postgres"), ("backend", "etcd")]))]
     url: Option<String>,
     /// Output directory (a fresh temp directory by default).
     #[arg(long)]
@@ -93,8 +97,14 @@ fn orchestrate(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             ])
             .arg("--out")
             .arg(&out);
-        if let (Backend::Postgres, Some(url)) = (args.backend, &args.url) {
-            command.args(["--backend", "postgres", "--url", url]);
+        match (args.backend, &args.url) {
+            (Backend::Postgres, Some(url)) => {
+                command.args(["--backend", "postgres", "--url", url]);
+            }
+            (Backend::Etcd, Some(url)) => {
+                command.args(["--backend", "etcd", "--url", url]);
+            }
+            _ => {}
         }
         children.push(command.spawn()?);
     }
@@ -123,6 +133,21 @@ fn orchestrate(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// A client of the etcd cluster at `endpoints` (comma-separated).
+#[cfg(feature = "etcd")]
+async fn etcd(endpoints: &str) -> Result<LockClient, Box<dyn std::error::Error>> {
+    Ok(LockClient::etcd(endpoints.split(',')).await?)
+}
+
+#[cfg(not(feature = "etcd"))]
+#[expect(
+    clippy::unused_async,
+    reason = "the signature of the etcd build's twin"
+)]
+async fn etcd(_endpoints: &str) -> Result<LockClient, Box<dyn std::error::Error>> {
+    Err("the etcd backend needs the feature: cargo run --features etcd --example workers".into())
+}
+
 /// One worker: takes its messages one by one, each under the lock of its data type.
 async fn work(args: &Args, id: usize) -> Result<(), Box<dyn std::error::Error>> {
     let out = args.out.as_deref().ok_or("workers need --out")?;
@@ -131,6 +156,7 @@ async fn work(args: &Args, id: usize) -> Result<(), Box<dyn std::error::Error>> 
         Backend::Postgres => {
             LockClient::postgres(args.url.as_deref().ok_or("--url is required")?).await?
         }
+        Backend::Etcd => etcd(args.url.as_deref().ok_or("--url is required")?).await?,
     };
     for seq in 0..args.messages {
         // A message: its data type and payload (a real worker would take it from a queue).

@@ -14,11 +14,20 @@ results=target/test-results.log
 : > "$results"
 run_tests() { "$@" 2>&1 | tee -a "$results"; }
 
-step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots)"
+step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots), protoc (the etcd feature)"
 rustup component add rustfmt clippy >/dev/null 2>&1 \
   || fail "rustup could not install rustfmt and clippy (the format and clippy steps need them)"
 if ! command -v cargo-expand >/dev/null 2>&1; then
   cargo install cargo-expand --locked --quiet || fail "cargo could not install cargo-expand (the macrotest snapshots need it)"
+fi
+
+if ! command -v protoc >/dev/null 2>&1; then
+  # The etcd feature (the etcd-client crate) needs protoc to build: clippy and check build it.
+  echo "installing protobuf-compiler (apt-get): the etcd feature needs protoc"
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get install -y -qq protobuf-compiler >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq protobuf-compiler >/dev/null; }; } \
+    || fail "apt-get could not install protobuf-compiler (protoc; the etcd feature needs it)"
 fi
 
 step "format"
@@ -74,6 +83,11 @@ step "PostgreSQL for the distributed tests: a throwaway cluster, stopped on exit
 # Exports CHAINLOCK_PG_URL and CHAINLOCK_PG_RESTART; installs PostgreSQL if it is missing.
 source scripts/pg.sh
 
+step "etcd for the distributed tests: a throwaway three-member cluster, stopped on exit (scripts/etcd.sh)"
+# Exports CHAINLOCK_ETCD_ENDPOINTS and CHAINLOCK_ETCD_MEMBER (fault injection); installs etcd
+# (and protoc, which the etcd feature needs to build) if missing.
+source scripts/etcd.sh
+
 step "tests: unit, integration, trybuild, macrotest, doc tests incl. the README's (all members, all features)"
 run_tests cargo test --workspace --all-features
 
@@ -83,9 +97,10 @@ run_tests cargo test --workspace --benches --all-features
 step "example: the file system on walks of run-time depth, under concurrent clients, checked"
 cargo run --quiet -p chainlock-trees --example filesystem -- --clients 8 --ops 5000
 
-step "example: workers appending records under named locks, both backends, verified"
+step "example: workers appending records under named locks, every backend, verified"
 cargo run --quiet --example workers -- --workers 4 --messages 200
 cargo run --quiet --example workers -- --workers 4 --messages 200 --backend postgres --url "$CHAINLOCK_PG_URL"
+cargo run --quiet --features etcd --example workers -- --workers 4 --messages 100 --backend etcd --url "$CHAINLOCK_ETCD_ENDPOINTS"
 
 step "miri: owned mapped guards (chainlock::mapped), the hybrid lock's optimistic reads racing writers (chainlock::hybrid, data-race detector on) and OrderedMap's readers racing splits, under stacked and tree borrows"
 # Miri is a nightly component: a machine where it cannot be installed fails this command.

@@ -55,6 +55,7 @@
 //! | `distributed` | no | the distributed named mutex with its embedded file backend (one machine, many processes); pulls in tokio |
 //! | `postgres` | no | the PostgreSQL backend of the distributed named mutex (many machines), on `tokio-postgres` |
 //! | `postgres-tls` | no | TLS to PostgreSQL (rustls with `ring`, no OpenSSL; the server's certificate verified: system roots or a given CA) |
+//! | `etcd` | no | the etcd backend of the distributed locks (a cluster that survives the loss of a member), etcd's own lock algorithm, compatible with `etcdctl lock`; on `etcd-client` (needs `protoc` to build) |
 //!
 //! # Versions of `lock_api` and `parking_lot`
 //!

@@ -3,7 +3,7 @@
 #[cfg(feature = "postgres")]
 use std::fmt;
 use std::path::PathBuf;
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "etcd"))]
 use std::time::Duration;
 
 /// Why an operation of a [`LockClient`](super::LockClient) or a [`DistributedGuard`](super::DistributedGuard) failed.
@@ -77,6 +77,25 @@ pub enum Error {
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres-tls")))]
     #[error("TLS to PostgreSQL: {0}")]
     Tls(String),
+    /// The etcd cluster or the connection to it failed (displayed with etcd's message, for
+    /// example `etcd: grpc request error: status: PermissionDenied, ...`).
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    #[error("etcd: {0}")]
+    Etcd(#[from] etcd_client::Error),
+    /// The etcd cluster did not answer in time (no leader, no quorum, no member reachable):
+    /// `after` is the bound that passed ([`EtcdOptions::request_timeout`](super::EtcdOptions::request_timeout), `connect_timeout`,
+    /// or, for a waiter whose own lease could not be kept alive, the lease TTL). A lease the
+    /// operation may have been granted is revoked or expires; nothing stays held.
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    #[error("the etcd cluster did not answer {operation} within {after:?}")]
+    EtcdUnresponsive {
+        /// What was waiting for the cluster (`"a lease grant"`, `"an acquisition"`, ...).
+        operation: &'static str,
+        /// The bound that passed.
+        after: Duration,
+    },
     /// A helper thread of the file backend could not be started or died.
     #[error("chainlock helper thread failed: {0}")]
     Helper(String),

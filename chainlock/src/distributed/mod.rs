@@ -3,7 +3,7 @@
 //!
 //! A [`LockClient`] hands out [`DistributedGuard`]s by key ([`LockKey`]: a name, an `i64` or
 //! an `(i32, i32)`): at most one exclusive guard of a key is alive at a time across every
-//! process (and machine) sharing the backend, or any number of shared ones. Two backends sit
+//! process (and machine) sharing the backend, or any number of shared ones. The backends sit
 //! behind the one API:
 //!
 //! - **File** ([`LockClient::file`], feature `distributed`): one machine, many processes. Each
@@ -15,6 +15,10 @@
 //!   key is a session advisory lock; held locks of both modes share a bounded set of
 //!   connections ([`PostgresOptions::max_connections`]); waiting happens on the server; the
 //!   server releases the lock when the holder's connection dies.
+//! - **etcd** ([`LockClient::etcd`], feature `etcd`): many machines, on a cluster that
+//!   survives the loss of a minority of its members. etcd's own lock algorithm (a lease kept
+//!   alive per hold, FIFO by create revision, each waiter watching its predecessor), with the
+//!   keys of `etcdctl lock NAME`, which it excludes and is excluded by. See [etcd](#etcd).
 //!
 //! | | exclusive | shared | several keys | permits |
 //! |---|---|---|---|---|
@@ -170,6 +174,8 @@
 
 mod backend;
 mod error;
+#[cfg(feature = "etcd")]
+mod etcd;
 mod fencing;
 mod file;
 mod guard;
@@ -191,6 +197,9 @@ pub use error::Error;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use error::Stage;
+#[cfg(feature = "etcd")]
+#[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+pub use etcd::EtcdOptions;
 pub use fencing::FencingToken;
 pub use guard::DistributedGuard;
 pub use multi::DistributedGuards;
@@ -370,6 +379,102 @@ impl LockClient {
     pub fn blocking_postgres(options: PostgresOptions) -> Result<Self, Error> {
         let handle = runtime::handle().clone();
         let backend = runtime::block_on(Box::pin(postgres::PgBackend::connect(options, handle)))?;
+        Ok(Self {
+            backend: Arc::new(backend),
+        })
+    }
+
+    /// A client of the etcd backend at `endpoints` (client URLs of the cluster's members, such
+    /// as `http://10.0.0.1:2379`), with default [`EtcdOptions`] (a 10 s lease TTL).
+    ///
+    /// Locks use etcd's own algorithm, with the key layout of `etcdctl lock NAME` and Go's
+    /// `concurrency.Mutex`: they and this client exclude each other on the same name (see the
+    /// [module docs](self#etcd)). Must be called inside a Tokio runtime (with I/O and time
+    /// enabled).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Etcd`] if an endpoint is invalid or authentication fails;
+    /// [`Error::EtcdUnresponsive`] if no connection is made within the connect timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// let locks = chainlock::distributed::LockClient::etcd(["http://10.0.0.1:2379", "http://10.0.0.2:2379"]).await?;
+    /// let guard = locks.lock("orders").await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    pub async fn etcd<I, S>(endpoints: I) -> Result<Self, Error>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::etcd_with(EtcdOptions::new(endpoints)).await
+    }
+
+    /// A client of the etcd backend with the given options; see [`LockClient::etcd`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::etcd`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use chainlock::distributed::{EtcdOptions, LockClient};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// let options = EtcdOptions::new(["http://10.0.0.1:2379"]).ttl(Duration::from_secs(20));
+    /// let locks = LockClient::etcd_with(options).await?;
+    /// # drop(locks); Ok(()) }
+    /// ```
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    pub async fn etcd_with(options: EtcdOptions) -> Result<Self, Error> {
+        let backend = Box::pin(etcd::EtcdBackend::connect(
+            options,
+            tokio::runtime::Handle::current(),
+        ))
+        .await?;
+        Ok(Self {
+            backend: Arc::new(backend),
+        })
+    }
+
+    /// [`LockClient::etcd_with`] for callers without a runtime: the connection is driven by
+    /// chainlock's background thread.
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::etcd`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use chainlock::distributed::{EtcdOptions, LockClient};
+    ///
+    /// let locks = LockClient::blocking_etcd(EtcdOptions::new(["http://10.0.0.1:2379"]))?;
+    /// let guard = locks.blocking_lock("orders")?;
+    /// guard.blocking_release()?;
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    #[track_caller]
+    pub fn blocking_etcd(options: EtcdOptions) -> Result<Self, Error> {
+        let handle = runtime::handle().clone();
+        let backend = runtime::block_on(Box::pin(etcd::EtcdBackend::connect(options, handle)))?;
         Ok(Self {
             backend: Arc::new(backend),
         })

@@ -21,8 +21,12 @@
 //!     without a gap)
 //! distributed-worker hold-all BACKEND TARGET NAME...
 //!     acquires every NAME at once, prints `held 0`, then sleeps until killed
+//! distributed-worker hold-report BACKEND TARGET NAME TTL_SECS
+//!     acquires NAME (etcd: with a lease TTL of TTL_SECS), prints `held <token>`, then answers
+//!     every line on stdin with `lost <is_lost()>`
 //! ```
-//! BACKEND is `file` (TARGET: lock directory) or `postgres` (TARGET: URL).
+//! BACKEND is `file` (TARGET: lock directory), `postgres` (TARGET: URL) or, with the suite's
+//! feature `etcd`, `etcd` (TARGET: endpoints, comma-separated; lease TTL 2 s).
 
 use chainlock::distributed::{LockClient, PostgresOptions};
 use std::fs::OpenOptions;
@@ -38,8 +42,19 @@ fn client(backend: &str, target: &str) -> LockClient {
                 .max_idle_connections(2),
         )
         .expect("connect to postgres"),
+        #[cfg(feature = "etcd")]
+        "etcd" => etcd_client(target, 2),
         other => panic!("unknown backend {other}"),
     }
+}
+
+#[cfg(feature = "etcd")]
+fn etcd_client(target: &str, ttl: u64) -> LockClient {
+    LockClient::blocking_etcd(
+        chainlock::distributed::EtcdOptions::new(target.split(','))
+            .ttl(std::time::Duration::from_secs(ttl)),
+    )
+    .expect("connect to etcd")
 }
 
 fn main() {
@@ -125,12 +140,31 @@ fn main() {
                 drop(guard);
             }
         }
+        "hold-report" => hold_report(&arg),
         "hold-all" => {
             let locks = client(arg(1), arg(2));
             let all = locks.blocking_lock_all(&args[3..]).expect("acquire");
             hold_forever(0, all);
         }
         other => panic!("unknown command {other}"),
+    }
+}
+
+/// `hold-report BACKEND TARGET NAME TTL_SECS` (see the module docs).
+fn hold_report<'a>(arg: &impl Fn(usize) -> &'a str) {
+    let locks = match arg(1) {
+        #[cfg(feature = "etcd")]
+        "etcd" => etcd_client(arg(2), arg(4).parse().expect("TTL_SECS")),
+        backend => client(backend, arg(2)),
+    };
+    let guard = locks.blocking_lock(arg(3)).expect("acquire");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "held {}", guard.token()).expect("stdout");
+    out.flush().expect("stdout");
+    for line in std::io::stdin().lines() {
+        line.expect("stdin");
+        writeln!(out, "lost {}", guard.is_lost()).expect("stdout");
+        out.flush().expect("stdout");
     }
 }
 

@@ -1,0 +1,666 @@
+//! The etcd backend against a real three-member cluster (`scripts/etcd.sh`, started by
+//! `scripts/test.sh`): exclusion, FIFO, tokens, `etcdctl lock` in both directions, a holder
+//! killed with `kill -9`, a holder stopped past its TTL, the leader member killed.
+
+mod distributed_common;
+
+use chainlock::distributed::{EtcdOptions, LockClient};
+use distributed_common::{runtime, unique};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// The leader-kill test runs alone (it takes this exclusively, every other test shares it), so
+/// that the other tests' timings are not the election's.
+static CLUSTER: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn shared_cluster() -> std::sync::RwLockReadGuard<'static, ()> {
+    CLUSTER
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn endpoints() -> String {
+    std::env::var("CHAINLOCK_ETCD_ENDPOINTS").expect(
+        "CHAINLOCK_ETCD_ENDPOINTS is not set: run the tests through scripts/test.sh, or \
+         `bash scripts/etcd.sh cargo test --features etcd --test distributed_etcd` (scripts/etcd.sh starts a cluster)",
+    )
+}
+
+fn member(args: &[&str]) -> String {
+    let script = std::env::var("CHAINLOCK_ETCD_MEMBER")
+        .expect("CHAINLOCK_ETCD_MEMBER is not set: run the tests through scripts/etcd.sh");
+    let out = Command::new(script).args(args).output().unwrap();
+    assert!(out.status.success(), "member {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+async fn client(ttl: u64) -> LockClient {
+    LockClient::etcd_with(EtcdOptions::new(endpoints().split(',')).ttl(Duration::from_secs(ttl)))
+        .await
+        .unwrap()
+}
+
+/// Waits for `condition` until `limit` passed; panics with `what` then.
+fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The keys under `name/`, in create-revision order.
+fn queue(name: &str) -> Vec<String> {
+    let out = Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .args([
+            &format!("--endpoints={}", endpoints()),
+            "get",
+            &format!("{name}/"),
+            "--prefix",
+            "--keys-only",
+            "--sort-by=CREATE",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "etcdctl get: {out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        kill_and_reap(&mut self.0);
+    }
+}
+
+fn kill_and_reap(child: &mut Child) {
+    // SIGCONT first, in case it was stopped.
+    Command::new("kill")
+        .args(["-CONT", &child.id().to_string()])
+        .status()
+        .ok();
+    child.kill().ok();
+    child.wait().ok();
+}
+
+fn worker(args: &[&str]) -> (Killed, BufReader<std::process::ChildStdout>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_distributed-worker"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    (Killed(child), out)
+}
+
+fn read_held(out: &mut impl BufRead) -> u64 {
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    line.trim()
+        .strip_prefix("held ")
+        .unwrap_or_else(|| panic!("worker said {line:?}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn exclusion_under_contention_with_increasing_tokens() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-contention");
+    runtime().block_on(async {
+        let inside = Arc::new(AtomicUsize::new(0));
+        let tokens = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for _ in 0..3 {
+            let locks = client(5).await;
+            for _ in 0..2 {
+                let (locks, name, inside, tokens) =
+                    (locks.clone(), name.clone(), inside.clone(), tokens.clone());
+                tasks.push(tokio::spawn(async move {
+                    for _ in 0..8 {
+                        let guard = locks.lock(&name).await.unwrap();
+                        assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                        tokens.lock().unwrap().push(guard.token().get());
+                        tokio::task::yield_now().await;
+                        assert!(!guard.is_lost());
+                        assert_eq!(inside.fetch_sub(1, Ordering::SeqCst), 1, "two holders");
+                        guard.release().await.unwrap();
+                    }
+                }));
+            }
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let tokens = tokens.lock().unwrap();
+        assert_eq!(tokens.len(), 48);
+        assert!(
+            tokens.windows(2).all(|pair| pair[0] < pair[1]),
+            "tokens not strictly increasing: {tokens:?}"
+        );
+    });
+    assert!(queue(&name).is_empty(), "keys left behind");
+}
+
+#[test]
+fn waiters_are_served_first_come_first_served() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-fifo");
+    runtime().block_on(async {
+        let locks = client(5).await;
+        let first = locks.lock(&name).await.unwrap();
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for i in 0..4 {
+            let (locks, name2, order) = (locks.clone(), name.clone(), order.clone());
+            tasks.push(tokio::spawn(async move {
+                let guard = locks.lock(&name2).await.unwrap();
+                order.lock().unwrap().push((i, guard.token().get()));
+                guard.release().await.unwrap();
+            }));
+            // The next waiter starts only once this one is in the queue.
+            let name3 = name.clone();
+            tokio::task::spawn_blocking(move || {
+                wait_for("the waiter's key", Duration::from_secs(10), || {
+                    queue(&name3).len() == i + 2
+                });
+            })
+            .await
+            .unwrap();
+        }
+        assert!(order.lock().unwrap().is_empty());
+        let t0 = first.token().get();
+        first.release().await.unwrap();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let order = order.lock().unwrap();
+        assert_eq!(
+            order.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            [0, 1, 2, 3],
+            "not FIFO: {order:?}"
+        );
+        assert!(order.iter().all(|(_, token)| *token > t0));
+    });
+}
+
+#[test]
+fn try_lock_and_timeouts() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-try");
+    runtime().block_on(async {
+        let locks = client(5).await;
+        let guard = locks.try_lock(&name).await.unwrap().expect("free");
+        assert!(locks.try_lock(&name).await.unwrap().is_none());
+        let start = Instant::now();
+        assert!(
+            locks
+                .try_lock_for(&name, Duration::from_millis(300))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(start.elapsed() >= Duration::from_millis(300));
+        // Nothing of the failed attempts stays queued: only the holder's key.
+        assert_eq!(queue(&name).len(), 1);
+        guard.release().await.unwrap();
+        assert!(locks.try_lock(&name).await.unwrap().is_some());
+    });
+}
+
+fn etcdctl_lock(name: &str) -> (Killed, BufReader<std::process::ChildStdout>) {
+    let mut child = Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .args([&format!("--endpoints={}", endpoints()), "lock", name])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    (Killed(child), out)
+}
+
+#[test]
+fn etcdctl_lock_and_chainlock_exclude_each_other() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-etcdctl");
+    runtime().block_on(async {
+        let locks = client(5).await;
+        // chainlock first: etcdctl queues behind it and gets the name on release.
+        let guard = locks.lock(&name).await.unwrap();
+        let ours = queue(&name);
+        assert_eq!(ours.len(), 1);
+        assert!(
+            ours[0]
+                .strip_prefix(&format!("{name}/"))
+                .is_some_and(|id| u64::from_str_radix(id, 16).is_ok()),
+            "not etcdctl's layout: {ours:?}"
+        );
+        let (mut etcdctl, mut out) = etcdctl_lock(&name);
+        let name2 = name.clone();
+        tokio::task::spawn_blocking(move || {
+            wait_for("etcdctl's key", Duration::from_secs(10), || {
+                queue(&name2).len() == 2
+            });
+        })
+        .await
+        .unwrap();
+        assert!(etcdctl.0.try_wait().unwrap().is_none());
+        let token = guard.token().get();
+        guard.release().await.unwrap();
+        let line = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            out.read_line(&mut line).unwrap();
+            (line, out)
+        })
+        .await
+        .unwrap();
+        let (line, _out) = line;
+        assert!(
+            line.starts_with(&format!("{name}/")),
+            "etcdctl printed {line:?}"
+        );
+        // etcdctl holds: chainlock waits.
+        assert!(locks.try_lock(&name).await.unwrap().is_none());
+        assert!(
+            locks
+                .try_lock_for(&name, Duration::from_millis(300))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // etcdctl unlocks on SIGINT (its session ends); chainlock gets the name.
+        Command::new("kill")
+            .args(["-INT", &etcdctl.0.id().to_string()])
+            .status()
+            .unwrap();
+        let guard = locks
+            .try_lock_for(&name, Duration::from_secs(10))
+            .await
+            .unwrap()
+            .expect("the name after etcdctl");
+        assert!(guard.token().get() > token);
+        etcdctl.0.wait().ok();
+    });
+}
+
+#[test]
+fn killed_holder_frees_the_name_within_its_ttl() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-kill9");
+    let (mut holder, mut out) = worker(&["hold", "etcd", &endpoints(), &name]);
+    let token = read_held(&mut out);
+    runtime().block_on(async {
+        let locks = client(5).await;
+        assert!(locks.try_lock(&name).await.unwrap().is_none());
+        holder.0.kill().unwrap();
+        holder.0.wait().unwrap();
+        let killed = Instant::now();
+        let guard = locks
+            .try_lock_for(&name, Duration::from_secs(15))
+            .await
+            .unwrap()
+            .expect("the name after the holder's lease expired");
+        let after = killed.elapsed();
+        // The worker's lease TTL is 2 s: the server expires it within about that (its expiry
+        // check runs every 500 ms; a lease is revoked by a proposal through Raft).
+        assert!(after < Duration::from_secs(6), "took {after:?}");
+        assert!(guard.token().get() > token);
+        eprintln!("kill -9 of a holder (TTL 2 s): the waiter held after {after:?}");
+    });
+}
+
+#[test]
+fn stopped_holder_knows_it_lost_before_anyone_else_holds() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-sigstop");
+    let (holder, mut out) = worker(&["hold-report", "etcd", &endpoints(), &name, "2"]);
+    let mut holder = holder;
+    let token = read_held(&mut out);
+    let ask = |child: &mut Child, out: &mut BufReader<_>| {
+        let stdin = child.stdin.as_mut().unwrap();
+        stdin.write_all(b"?\n").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        BufRead::read_line(out, &mut line).unwrap();
+        line.trim().to_owned()
+    };
+    assert_eq!(ask(&mut holder.0, &mut out), "lost false");
+    let pid = holder.0.id().to_string();
+    Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    let stopped = Instant::now();
+    runtime().block_on(async {
+        let locks = client(5).await;
+        let guard = locks
+            .try_lock_for(&name, Duration::from_secs(15))
+            .await
+            .unwrap()
+            .expect("the name after the stopped holder's lease expired");
+        eprintln!(
+            "SIGSTOP of a holder (TTL 2 s): the waiter held after {:?}",
+            stopped.elapsed()
+        );
+        assert!(guard.token().get() > token);
+        // The holder's loss is a function of its clock: once resumed it says lost, and it
+        // would have said so at any moment after its deadline (sent + TTL − margin), which
+        // is before the server could expire the lease.
+        Command::new("kill").args(["-CONT", &pid]).status().unwrap();
+        assert_eq!(ask(&mut holder.0, &mut out), "lost true");
+    });
+}
+
+/// Starts a killed member again when dropped.
+struct Restart(String);
+
+impl Drop for Restart {
+    fn drop(&mut self) {
+        member(&["start", &self.0]);
+    }
+}
+
+#[test]
+fn leader_killed_while_locks_are_held_and_waited_for() {
+    let _alone = CLUSTER
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = unique("etcd-leader");
+    wait_for("a leader", Duration::from_secs(30), has_leader);
+    let leader = member(&["leader"]);
+    runtime().block_on(async {
+        let inside = Arc::new(AtomicUsize::new(0));
+        let tokens = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let done = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..3 {
+            // The default TTL (10 s): it outlives the election.
+            let locks = LockClient::etcd(endpoints().split(',')).await.unwrap();
+            let (name, inside, tokens, done) =
+                (name.clone(), inside.clone(), tokens.clone(), done.clone());
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..12 {
+                    let guard = locks.lock(&name).await.unwrap();
+                    assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                    tokens.lock().unwrap().push(guard.token().get());
+                    tokio::time::sleep(Duration::from_millis(30)).await; // the work
+                    assert!(!guard.is_lost(), "a holder lost its lease in the election");
+                    assert_eq!(inside.fetch_sub(1, Ordering::SeqCst), 1, "two holders");
+                    guard.release().await.unwrap();
+                    done.fetch_add(1, Ordering::SeqCst);
+                }
+            }));
+        }
+        let done2 = done.clone();
+        let leader2 = leader.clone();
+        tokio::task::spawn_blocking(move || {
+            wait_for("some holds", Duration::from_secs(30), || {
+                done2.load(Ordering::SeqCst) >= 6
+            });
+            member(&["kill", &leader2]);
+            let restart = Restart(leader2);
+            let killed = Instant::now();
+            wait_for("a new leader", Duration::from_secs(30), has_leader);
+            eprintln!(
+                "leader {} killed: a new leader after {:?}",
+                restart.0,
+                killed.elapsed()
+            );
+        })
+        .await
+        .unwrap();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let tokens = tokens.lock().unwrap();
+        assert_eq!(tokens.len(), 36);
+        assert!(
+            tokens.windows(2).all(|pair| pair[0] < pair[1]),
+            "tokens not strictly increasing: {tokens:?}"
+        );
+    });
+    wait_for("the member back", Duration::from_secs(30), || {
+        Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .args([
+                &format!("--endpoints={}", member(&["endpoint", &leader])),
+                "endpoint",
+                "health",
+            ])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    });
+}
+
+#[test]
+fn readers_share_writers_exclude_in_arrival_order() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-rw");
+    runtime().block_on(async {
+        let locks = client(5).await;
+        let writer = locks.lock(&name).await.unwrap();
+        let w0 = writer.token().get();
+        writer.release().await.unwrap();
+        let r1 = locks.lock_shared(&name).await.unwrap();
+        let r2 = locks
+            .try_lock_shared(&name)
+            .await
+            .unwrap()
+            .expect("readers share");
+        assert!(r1.token().get() >= w0 && r2.token().get() >= w0);
+        assert!(
+            locks.try_lock(&name).await.unwrap().is_none(),
+            "readers exclude a writer"
+        );
+        // A writer queues behind the readers; a reader arriving after it waits behind it.
+        let (l2, n2) = (locks.clone(), name.clone());
+        let writer = tokio::spawn(async move { l2.lock(&n2).await.unwrap() });
+        let n3 = name.clone();
+        tokio::task::spawn_blocking(move || {
+            wait_for("the writer's key", Duration::from_secs(10), || {
+                queue(&n3).len() == 3
+            });
+        })
+        .await
+        .unwrap();
+        assert!(
+            locks
+                .try_lock_shared_for(&name, Duration::from_millis(300))
+                .await
+                .unwrap()
+                .is_none(),
+            "a reader overtook a waiting writer"
+        );
+        let (l3, n4) = (locks.clone(), name.clone());
+        let late_reader = tokio::spawn(async move { l3.lock_shared(&n4).await.unwrap() });
+        let (r1_token, r2_token) = (r1.token().get(), r2.token().get());
+        r1.release().await.unwrap();
+        r2.release().await.unwrap();
+        let writer = writer.await.unwrap();
+        let readers = [r1_token, r2_token];
+        assert!(
+            readers.iter().all(|&t| writer.token().get() > t),
+            "a later writer's token is above the readers'"
+        );
+        assert!(
+            !late_reader.is_finished(),
+            "a reader held beside the writer"
+        );
+        let wt = writer.token().get();
+        writer.release().await.unwrap();
+        let late = late_reader.await.unwrap();
+        assert!(
+            late.token().get() >= wt,
+            "a reader's token is at least the last writer's"
+        );
+        // etcdctl lock (exclusive) waits for readers too: the reader's key is under NAME/.
+        assert!(queue(&name)[0].starts_with(&format!("{name}/read/")));
+    });
+}
+
+#[test]
+fn semaphore_and_several_names_work_through_the_seam() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-sem");
+    runtime().block_on(async {
+        let locks = client(5).await;
+        let semaphore = locks.semaphore(&name, 2);
+        let a = semaphore.acquire().await.unwrap();
+        let b = semaphore
+            .try_acquire()
+            .await
+            .unwrap()
+            .expect("a second permit");
+        assert_ne!(a.slot(), b.slot());
+        assert!(
+            semaphore.try_acquire().await.unwrap().is_none(),
+            "two permits only"
+        );
+        drop(a);
+        let c = semaphore
+            .try_acquire_for(Duration::from_secs(10))
+            .await
+            .unwrap()
+            .expect("the freed permit");
+        drop((b, c));
+
+        let (first, second) = (unique("etcd-all-x"), unique("etcd-all-y"));
+        let all = locks
+            .lock_all([first.as_str(), second.as_str()])
+            .await
+            .unwrap();
+        assert!(locks.try_lock(&second).await.unwrap().is_none());
+        assert!(
+            locks
+                .try_lock_all([second.as_str(), first.as_str()])
+                .await
+                .unwrap()
+                .is_none()
+        );
+        drop(all);
+        assert!(
+            locks
+                .try_lock_all_for([second.as_str(), first.as_str()], Duration::from_secs(10))
+                .await
+                .unwrap()
+                .is_some()
+        );
+    });
+}
+
+/// Continues every member when dropped.
+struct Continue(Vec<String>);
+
+impl Drop for Continue {
+    fn drop(&mut self) {
+        for n in &self.0 {
+            member(&["cont", n]);
+        }
+    }
+}
+
+#[test]
+fn majority_stopped_acquisitions_fail_in_time_and_holders_are_told() {
+    let _alone = CLUSTER
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = unique("etcd-majority");
+    runtime().block_on(async {
+        let options = EtcdOptions::new(endpoints().split(','))
+            .ttl(Duration::from_secs(3))
+            .request_timeout(Duration::from_secs(2));
+        let locks = LockClient::etcd_with(options).await.unwrap();
+        let guard = locks.lock(&name).await.unwrap();
+        let stopped = Continue(vec!["1".into(), "2".into()]);
+        for n in &stopped.0 {
+            member(&["stop", n]);
+        }
+        let start = Instant::now();
+        let error = locks
+            .try_lock_for(unique("etcd-majority-other").as_str(), Duration::from_secs(1))
+            .await
+            .expect_err("no quorum: the acquisition fails");
+        let took = start.elapsed();
+        assert!(
+            matches!(error, chainlock::distributed::Error::EtcdUnresponsive { .. }),
+            "{error}"
+        );
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+        // The holder is told within its TTL (3 s): keep-alives go unanswered.
+        tokio::time::timeout(Duration::from_secs(5), guard.lost())
+            .await
+            .expect("the holder was told");
+        assert!(guard.is_lost());
+        eprintln!(
+            "majority stopped: an acquisition failed after {took:?} ({error}); the holder was told after {:?}",
+            start.elapsed()
+        );
+        drop(stopped);
+        drop(guard);
+    });
+    wait_for("a leader again", Duration::from_secs(30), has_leader);
+}
+
+/// Whether the cluster has a leader now.
+fn has_leader() -> bool {
+    Command::new(std::env::var("CHAINLOCK_ETCD_MEMBER").unwrap())
+        .arg("leader")
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+#[test]
+fn stalled_holder_says_lost_before_the_name_is_given_away() {
+    let _cluster = shared_cluster();
+    let name = unique("etcd-stalled");
+    // The holder's client lives on a runtime that is never driven again once it holds: no
+    // keep-alive is sent, as in a process stopped or paused; only the clock tells the loss.
+    let stalled = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let guard = stalled.block_on(async { client(2).await.lock(&name).await.unwrap() });
+    let guard = Arc::new(guard);
+    let watcher = {
+        let guard = guard.clone();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !guard.is_lost() {
+                assert!(Instant::now() < deadline, "never said lost");
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Instant::now()
+        })
+    };
+    let held = runtime().block_on(async {
+        let locks = client(5).await;
+        let other = locks
+            .try_lock_for(&name, Duration::from_secs(20))
+            .await
+            .unwrap()
+            .expect("the name after the stalled holder's lease expired");
+        let held = Instant::now();
+        other.release().await.unwrap();
+        held
+    });
+    let lost = watcher.join().unwrap();
+    assert!(
+        lost < held,
+        "another client held the name before the holder said lost"
+    );
+    eprintln!(
+        "stalled holder (TTL 2 s, margin 0.5 s): said lost {:?} before another client held the name",
+        held - lost
+    );
+    drop(guard);
+    drop(stalled);
+}
