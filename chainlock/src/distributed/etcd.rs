@@ -428,7 +428,8 @@ fn read_certificates(
 fn refusal(error: &etcd_client::Error) -> Option<Error> {
     if let etcd_client::Error::GRpcStatus(status) = error
         && status.code() as i32 == INVALID_ARGUMENT
-        && status.message().contains("authentication failed")
+        && (status.message().contains("authentication failed")
+            || status.message().contains("user name is empty"))
     {
         return Some(Error::EtcdAuthentication(status.message().to_owned()));
     }
