@@ -928,21 +928,29 @@ impl Lease {
         self.revoked = true;
         self.keeper.abort();
         let id = self.id;
-        backend
-            .call("a release", |mut client| async move {
-                client.lease_revoke(id).await
+        let attempts = AtomicU64::new(0);
+        let result = backend
+            .call("a release", |mut client| {
+                attempts.fetch_add(1, Ordering::Relaxed);
+                async move { client.lease_revoke(id).await }
             })
-            .await
-            .map(drop)
-            .map_err(|error| match error {
-                // Already gone (expired): nothing is held any more.
-                Error::Etcd(etcd_client::Error::GRpcStatus(status))
-                    if status.code() as i32 == NOT_FOUND =>
-                {
-                    Error::Lost
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            // Gone. If an earlier attempt got no answer (the member it went to died, say), that
+            // attempt may have revoked it: released, unless the clock says the lease may have
+            // expired first. Otherwise it expired: nothing was held any more.
+            Err(Error::Etcd(etcd_client::Error::GRpcStatus(status)))
+                if status.code() as i32 == NOT_FOUND =>
+            {
+                if attempts.load(Ordering::Relaxed) > 1 && !self.state.is_lost() {
+                    Ok(())
+                } else {
+                    Err(Error::Lost)
                 }
-                other => other,
-            })
+            }
+            Err(other) => Err(other),
+        }
     }
 }
 
