@@ -97,9 +97,11 @@ pub enum Error {
         after: Duration,
     },
     /// etcd refused the credentials of [`EtcdOptions::user`](super::EtcdOptions::user) (a
-    /// wrong user name or password, or auth not enabled on the cluster); holds etcd's message
-    /// (for example `etcdserver: authentication failed, invalid user ID or password`). Not
-    /// retried: asking again with the same credentials cannot succeed.
+    /// wrong user name or password: at connect), or a request without credentials on a
+    /// cluster with auth enabled (`etcdserver: user name is empty`: at the first lock); holds
+    /// etcd's message (for example `etcdserver: authentication failed, invalid user ID or
+    /// password`). Not retried: asking again with the same credentials cannot succeed. (A user
+    /// without the rights on a name's keys gets [`Error::Etcd`] with `permission denied`.)
     #[cfg(feature = "etcd")]
     #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
     #[error("etcd refused the credentials: {0}")]

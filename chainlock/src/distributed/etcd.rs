@@ -200,7 +200,14 @@ impl EtcdOptions {
         self
     }
 
-    /// Authenticates as `name` with `password` (etcd's auth must be enabled on the cluster).
+    /// Authenticates as `name` with `password` (etcd's auth must be enabled on the cluster),
+    /// when the client connects; the client crate renews the token etcd gives. The user needs
+    /// read and write rights on the keys under each name it locks (`NAME/`): etcd grants them
+    /// per prefix (`etcdctl role grant-permission --prefix=true ROLE readwrite NAME/`). Wrong
+    /// credentials are refused at [`LockClient::etcd_with`](super::LockClient::etcd_with) with
+    /// [`Error::EtcdAuthentication`]; a lock outside the user's rights fails with
+    /// [`Error::Etcd`] (`permission denied`). Without TLS (feature `etcd-tls`) the password
+    /// crosses the network in the clear.
     ///
     /// # Examples
     ///
