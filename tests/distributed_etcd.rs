@@ -875,3 +875,40 @@ fn go_concurrency_mutex_and_chainlock_exclude_each_other() {
         drop(go);
     });
 }
+
+#[test]
+fn an_unreachable_cluster_is_unresponsive_within_the_connect_timeout_with_or_without_a_user() {
+    // A port nobody listens on (bound, then released): connections are refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    runtime().block_on(async {
+        for user in [false, true] {
+            let mut options = EtcdOptions::new([format!("http://127.0.0.1:{port}")])
+                .connect_timeout(Duration::from_secs(1));
+            if user {
+                // Connecting authenticates: retried within the bound too, not failed at once.
+                options = options.user("locks", "secret");
+            }
+            let start = Instant::now();
+            let error = LockClient::etcd_with(options).await.unwrap_err();
+            let took = start.elapsed();
+            assert!(
+                matches!(
+                    error,
+                    chainlock::distributed::Error::EtcdUnresponsive {
+                        operation: "connect",
+                        ..
+                    }
+                ),
+                "user {user}: {error:?}"
+            );
+            assert!(
+                took >= Duration::from_millis(900) && took < Duration::from_secs(4),
+                "user {user}: after {took:?}"
+            );
+        }
+    });
+}

@@ -521,10 +521,26 @@ impl EtcdBackend {
             after: limit,
         };
         let deadline = tokio::time::Instant::now() + limit;
-        let client = tokio::time::timeout_at(deadline, Client::connect(&endpoints, Some(connect)))
+        // With a user, connecting authenticates: retried as a request is, within the bound.
+        let client = loop {
+            match tokio::time::timeout_at(
+                deadline,
+                Client::connect(&endpoints, Some(connect.clone())),
+            )
             .await
-            .map_err(|_| unresponsive)?
-            .map_err(etcd_error)?;
+            {
+                Ok(Ok(client)) => break client,
+                Ok(Err(error)) if refusal(&error).is_none() && transient(&error) => {
+                    let pause = tokio::time::Instant::now() + Duration::from_millis(50);
+                    if pause >= deadline {
+                        return Err(unresponsive);
+                    }
+                    tokio::time::sleep_until(pause).await;
+                }
+                Ok(Err(error)) => return Err(etcd_error(error)),
+                Err(_) => return Err(unresponsive),
+            }
+        };
         // The connection is lazy (and authenticates only with a user): one request shows
         // refused credentials or certificates, and an unreachable cluster, now.
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
