@@ -228,10 +228,15 @@ chainlock_etcd_go_mutex() {
   source="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/go-mutex"
   mkdir -p "$CHAINLOCK_ETCD_BASE/go/src/go-mutex"
   cp "$source/main.go" "$CHAINLOCK_ETCD_BASE/go/src/go-mutex/"
+  # Go's build cache: the usual one (kept between runs), or the temp dir without a HOME.
+  local cache="${GOCACHE:-}"
+  if [[ -z "$cache" ]]; then
+    if [[ -n "${HOME:-}" ]]; then cache="$HOME/.cache/go-build"; else cache="$CHAINLOCK_ETCD_BASE/go-cache"; fi
+  fi
   (
     cd "$CHAINLOCK_ETCD_BASE/go/src/go-mutex"
     GO111MODULE=off GOPATH="$CHAINLOCK_ETCD_BASE/go:/usr/share/gocode" GOFLAGS="" GOPROXY=off \
-      nice go build -o "$CHAINLOCK_ETCD_BASE/go-mutex" .
+      GOCACHE="$cache" nice go build -o "$CHAINLOCK_ETCD_BASE/go-mutex" .
   ) || { echo "etcd.sh: could not build scripts/go-mutex (Go's concurrency.Mutex)" >&2; return 1; }
   export CHAINLOCK_ETCD_GO_MUTEX="$CHAINLOCK_ETCD_BASE/go-mutex"
 }
