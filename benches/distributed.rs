@@ -10,7 +10,9 @@
 //!
 //! - etcd (with the suite's feature `etcd` and a cluster at `CHAINLOCK_ETCD_ENDPOINTS`, as
 //!   `scripts/etcd.sh` starts): the same hand-off harness, and uncontended acquire + release
-//!   cycles (p50/p99) side by side with the PostgreSQL backend's.
+//!   cycles (p50/p99) side by side with the PostgreSQL backend's and with Go's own
+//!   `concurrency.Mutex` (the client `etcdctl lock` runs) on sessions it keeps, measured the
+//!   same way by `scripts/go-mutex` (`go-mutex bench`, built by `scripts/etcd.sh`).
 //!
 //! Needs a PostgreSQL server at `CHAINLOCK_PG_URL` (`bash scripts/pg.sh cargo bench --bench
 //! distributed`); without it the PostgreSQL parts are skipped with a notice (an error in CI).
@@ -330,6 +332,49 @@ where
     durations
 }
 
+/// Go's `concurrency.Mutex` through `go-mutex bench` (`CHAINLOCK_ETCD_GO_MUTEX`, built by
+/// `scripts/etcd.sh`): `((uncontended p50, p99), (hand-off p50, p99))`. In CI a missing program
+/// is an error, elsewhere the Go figures are skipped with a notice.
+#[cfg(feature = "etcd")]
+#[allow(
+    clippy::type_complexity,
+    reason = "two pairs of percentiles, read once"
+)]
+fn go_mutex_bench(
+    endpoints: &str,
+    samples: usize,
+) -> Option<((Duration, Duration), (Duration, Duration))> {
+    let Ok(program) = std::env::var("CHAINLOCK_ETCD_GO_MUTEX") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CHAINLOCK_ETCD_GO_MUTEX is not set in CI (scripts/etcd.sh builds it)"
+        );
+        eprintln!("notice: CHAINLOCK_ETCD_GO_MUTEX is not set; skipping Go's mutex");
+        return None;
+    };
+    let out = std::process::Command::new(program)
+        .args(["bench", endpoints, &samples.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "go-mutex bench: {out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let pair = |label: &str| {
+        let line = text
+            .lines()
+            .find_map(|line| line.strip_prefix(label))
+            .unwrap_or_else(|| panic!("go-mutex bench printed no {label:?}: {text:?}"));
+        let nanos: Vec<u64> = line
+            .split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect();
+        (
+            Duration::from_nanos(nanos[0]),
+            Duration::from_nanos(nanos[1]),
+        )
+    };
+    Some((pair("uncontended "), pair("hand-off ")))
+}
+
 /// etcd beside PostgreSQL: hand-off latency and uncontended cycles.
 #[cfg(feature = "etcd")]
 fn etcd_side_by_side() {
@@ -353,6 +398,16 @@ fn etcd_side_by_side() {
         );
     };
     print("etcd", &cycles(etcd, samples));
+    if let Some((uncontended, hand_off)) = go_mutex_bench(&endpoints, samples) {
+        println!(
+            "hand-off {:<34} p50 {:>10.3?}  p99 {:>10.3?}  ({samples} samples)",
+            "etcd/Go concurrency.Mutex", hand_off.0, hand_off.1
+        );
+        println!(
+            "uncontended lock + release {:<20} p50 {:>10.3?}  p99 {:>10.3?}  ({samples} samples)",
+            "etcd/Go Mutex", uncontended.0, uncontended.1
+        );
+    }
     if let Some(url) = pg_url() {
         let pg = || async { LockClient::postgres(&url).await.unwrap() };
         print("postgres", &cycles(pg, samples));

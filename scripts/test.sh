@@ -14,20 +14,25 @@ results=target/test-results.log
 : > "$results"
 run_tests() { "$@" 2>&1 | tee -a "$results"; }
 
-step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots), protoc (the etcd feature)"
+step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots), protoc (the etcd feature), Go's etcd client (the etcd interop test)"
 rustup component add rustfmt clippy >/dev/null 2>&1 \
   || fail "rustup could not install rustfmt and clippy (the format and clippy steps need them)"
 if ! command -v cargo-expand >/dev/null 2>&1; then
   cargo install cargo-expand --locked --quiet || fail "cargo could not install cargo-expand (the macrotest snapshots need it)"
 fi
 
-if ! command -v protoc >/dev/null 2>&1; then
+if ! command -v protoc >/dev/null 2>&1 || ! command -v go >/dev/null 2>&1 \
+  || [[ ! -d /usr/share/gocode/src/go.etcd.io/etcd/clientv3 ]]; then
   # The etcd feature (the etcd-client crate) needs protoc to build: clippy and check build it.
-  echo "installing protobuf-compiler (apt-get): the etcd feature needs protoc"
+  # The interop test builds Go's concurrency.Mutex (scripts/go-mutex) offline from Debian's
+  # golang-etcd-server-dev (scripts/etcd.sh builds it).
+  packages="protobuf-compiler golang-go golang-etcd-server-dev"
+  echo "installing $packages (apt-get): protoc for the etcd feature, Go's etcd client for the interop test"
   export DEBIAN_FRONTEND=noninteractive
-  { apt-get install -y -qq protobuf-compiler >/dev/null 2>&1 \
-    || { apt-get update -qq && apt-get install -y -qq protobuf-compiler >/dev/null; }; } \
-    || fail "apt-get could not install protobuf-compiler (protoc; the etcd feature needs it)"
+  # shellcheck disable=SC2086
+  { apt-get install -y -qq $packages >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq $packages >/dev/null; }; } \
+    || fail "apt-get could not install $packages (protoc: the etcd feature; Go: the etcd interop test)"
 fi
 
 step "format"

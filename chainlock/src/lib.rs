@@ -56,6 +56,7 @@
 //! | `postgres` | no | the PostgreSQL backend of the distributed named mutex (many machines), on `tokio-postgres` |
 //! | `postgres-tls` | no | TLS to PostgreSQL (rustls with `ring`, no OpenSSL; the server's certificate verified: system roots or a given CA) |
 //! | `etcd` | no | the etcd backend of the distributed locks (a cluster that survives the loss of a member), etcd's own lock algorithm, compatible with `etcdctl lock`; on `etcd-client` (needs `protoc` to build) |
+//! | `etcd-tls` | no | TLS to etcd (rustls with `ring`, no OpenSSL; members' certificates verified against system roots or a given CA; client certificates for mutual TLS) |
 //!
 //! # Versions of `lock_api` and `parking_lot`
 //!

@@ -96,6 +96,24 @@ pub enum Error {
         /// The bound that passed.
         after: Duration,
     },
+    /// etcd refused the credentials of [`EtcdOptions::user`](super::EtcdOptions::user) (a
+    /// wrong user name or password: at connect), or a request without credentials on a
+    /// cluster with auth enabled (`etcdserver: user name is empty`: at the first lock); holds
+    /// etcd's message (for example `etcdserver: authentication failed, invalid user ID or
+    /// password`). Not retried: asking again with the same credentials cannot succeed. (A user
+    /// without the rights on a name's keys gets [`Error::Etcd`] with `permission denied`.)
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    #[error("etcd refused the credentials: {0}")]
+    EtcdAuthentication(String),
+    /// TLS to etcd failed: the server's certificate did not verify (unknown CA, wrong host
+    /// name, expired), the server refused the client's certificate, the handshake failed, or
+    /// the configured certificates are unusable. The message is rustls's (for example `invalid
+    /// peer certificate: UnknownIssuer`). Not retried.
+    #[cfg(feature = "etcd-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd-tls")))]
+    #[error("TLS to etcd: {0}")]
+    EtcdTls(String),
     /// A helper thread of the file backend could not be started or died.
     #[error("chainlock helper thread failed: {0}")]
     Helper(String),

@@ -32,6 +32,11 @@
 //!   cluster stopped answering) returns [`Error::EtcdUnresponsive`].
 //! - Release revokes the lease (which deletes the key). A lease nobody revokes (a holder killed
 //!   with `kill -9`) expires after its TTL and frees the name then.
+//! - **Connecting** makes one request (the status of a member) within the connect timeout, so
+//!   that wrong credentials ([`Error::EtcdAuthentication`]), a certificate that does not verify
+//!   (`Error::EtcdTls`, feature `etcd-tls`) and an unreachable cluster
+//!   ([`Error::EtcdUnresponsive`]) show at [`LockClient::etcd_with`](super::LockClient::etcd_with),
+//!   not at the first lock. Neither a refused credential nor a refused certificate is retried.
 
 use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
 use super::{Error, FencingToken, LockKey};
@@ -72,6 +77,18 @@ pub struct EtcdOptions {
     request_timeout: Duration,
     connect_timeout: Duration,
     user: Option<(String, String)>,
+    #[cfg(feature = "etcd-tls")]
+    tls: Option<TlsSettings>,
+}
+
+/// What [`EtcdOptions`] asked of TLS.
+#[cfg(feature = "etcd-tls")]
+#[derive(Clone, Default)]
+struct TlsSettings {
+    /// The CA certificates (PEM) that verify the server's; `None`: the system's trust store.
+    roots: Option<Vec<u8>>,
+    /// The client's certificate chain and private key (PEM), for mutual TLS.
+    identity: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl fmt::Debug for EtcdOptions {
@@ -82,6 +99,7 @@ impl fmt::Debug for EtcdOptions {
             .field("request_timeout", &self.request_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("user", &self.user.as_ref().map(|(name, _)| name))
+            .field("tls", &self.uses_tls())
             .finish()
     }
 }
@@ -108,6 +126,8 @@ impl EtcdOptions {
             request_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(5),
             user: None,
+            #[cfg(feature = "etcd-tls")]
+            tls: None,
         }
     }
 
@@ -180,7 +200,14 @@ impl EtcdOptions {
         self
     }
 
-    /// Authenticates as `name` with `password` (etcd's auth must be enabled on the cluster).
+    /// Authenticates as `name` with `password` (etcd's auth must be enabled on the cluster),
+    /// when the client connects; the client crate renews the token etcd gives. The user needs
+    /// read and write rights on the keys under each name it locks (`NAME/`): etcd grants them
+    /// per prefix (`etcdctl role grant-permission --prefix=true ROLE readwrite NAME/`). Wrong
+    /// credentials are refused at [`LockClient::etcd_with`](super::LockClient::etcd_with) with
+    /// [`Error::EtcdAuthentication`]; a lock outside the user's rights fails with
+    /// [`Error::Etcd`] (`permission denied`). Without TLS (feature `etcd-tls`) the password
+    /// crosses the network in the clear.
     ///
     /// # Examples
     ///
@@ -195,10 +222,252 @@ impl EtcdOptions {
         self
     }
 
+    /// Connects with TLS (rustls), verifying each member's certificate and host name against
+    /// the system's trust store. Every endpoint then uses TLS: `http://` endpoints are asked
+    /// for as `https://` (nothing is sent in the clear). A member whose certificate does not
+    /// verify is refused with `Error::EtcdTls` when the client connects. (An `https://`
+    /// endpoint without any TLS option uses TLS with the system's trust store too.)
+    ///
+    /// # Errors
+    ///
+    /// `Error::EtcdTls` if the system's trust store has no usable certificate.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// use chainlock::distributed::{EtcdOptions, LockClient};
+    ///
+    /// let options = EtcdOptions::new(["https://etcd-1.example.com:2379"]).tls()?;
+    /// let locks = LockClient::etcd_with(options).await?;
+    /// # drop(locks); Ok(()) }
+    /// ```
+    #[cfg(feature = "etcd-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd-tls")))]
+    pub fn tls(mut self) -> Result<Self, Error> {
+        let found = rustls_native_certs::load_native_certs();
+        let mut roots = rustls::RootCertStore::empty();
+        let (added, _) = roots.add_parsable_certificates(found.certs);
+        if added == 0 {
+            return Err(Error::EtcdTls(format!(
+                "no usable certificate in the system's trust store ({} errors)",
+                found.errors.len()
+            )));
+        }
+        self.tls.get_or_insert_with(TlsSettings::default).roots = None;
+        Ok(self)
+    }
+
+    /// Connects with TLS (rustls), verifying each member's certificate and host name against
+    /// the CA certificates of the PEM file at `path` only (etcdctl's `--cacert`), for example
+    /// your cluster's own CA. Otherwise as [`tls`](Self::tls).
+    ///
+    /// # Errors
+    ///
+    /// `Error::EtcdTls` if the file cannot be read or holds no usable certificate.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// use chainlock::distributed::{EtcdOptions, LockClient};
+    ///
+    /// let options = EtcdOptions::new(["https://10.0.0.1:2379", "https://10.0.0.2:2379"])
+    ///     .tls_root_certificates("/etc/etcd/ca.pem")?;
+    /// let locks = LockClient::etcd_with(options).await?;
+    /// # drop(locks); Ok(()) }
+    /// ```
+    #[cfg(feature = "etcd-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd-tls")))]
+    pub fn tls_root_certificates(
+        mut self,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<Self, Error> {
+        let (pem, certificates) = read_certificates(path.as_ref())?;
+        let mut roots = rustls::RootCertStore::empty();
+        let (added, _) = roots.add_parsable_certificates(certificates);
+        if added == 0 {
+            return Err(Error::EtcdTls(format!(
+                "{}: no usable CA certificate",
+                path.as_ref().display()
+            )));
+        }
+        self.tls.get_or_insert_with(TlsSettings::default).roots = Some(pem);
+        Ok(self)
+    }
+
+    /// Presents the client certificate (chain) of the PEM file `certificate`, with the private
+    /// key of the PEM file `key`, to members that require one (etcd's `--client-cert-auth`;
+    /// etcdctl's `--cert` and `--key`). Turns TLS on as [`tls`](Self::tls) does, unless
+    /// [`tls_root_certificates`](Self::tls_root_certificates) chose the roots.
+    ///
+    /// # Errors
+    ///
+    /// `Error::EtcdTls` if a file cannot be read, or holds no certificate or no private key.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// use chainlock::distributed::{EtcdOptions, LockClient};
+    ///
+    /// let options = EtcdOptions::new(["https://10.0.0.1:2379"])
+    ///     .tls_root_certificates("/etc/etcd/ca.pem")?
+    ///     .tls_client_certificate("/etc/myapp/etcd-client.pem", "/etc/myapp/etcd-client-key.pem")?;
+    /// let locks = LockClient::etcd_with(options).await?;
+    /// # drop(locks); Ok(()) }
+    /// ```
+    #[cfg(feature = "etcd-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd-tls")))]
+    pub fn tls_client_certificate(
+        mut self,
+        certificate: impl AsRef<std::path::Path>,
+        key: impl AsRef<std::path::Path>,
+    ) -> Result<Self, Error> {
+        use rustls::pki_types::PrivateKeyDer;
+        use rustls::pki_types::pem::PemObject;
+        let (chain, certificates) = read_certificates(certificate.as_ref())?;
+        if certificates.is_empty() {
+            return Err(Error::EtcdTls(format!(
+                "{}: no certificate",
+                certificate.as_ref().display()
+            )));
+        }
+        let key = key.as_ref();
+        let unusable =
+            |error: &dyn fmt::Display| Error::EtcdTls(format!("{}: {error}", key.display()));
+        let pem = std::fs::read(key).map_err(|error| unusable(&error))?;
+        PrivateKeyDer::from_pem_slice(&pem).map_err(|error| unusable(&error))?;
+        self.tls.get_or_insert_with(TlsSettings::default).identity = Some((chain, pem));
+        Ok(self)
+    }
+
+    /// Whether connections use TLS ([`tls`](Self::tls),
+    /// [`tls_root_certificates`](Self::tls_root_certificates),
+    /// [`tls_client_certificate`](Self::tls_client_certificate), feature `etcd-tls`; or an
+    /// `https://` endpoint).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::distributed::EtcdOptions;
+    ///
+    /// assert!(!EtcdOptions::new(["http://127.0.0.1:2379"]).uses_tls());
+    /// assert!(EtcdOptions::new(["https://127.0.0.1:2379"]).uses_tls());
+    /// ```
+    #[must_use]
+    pub fn uses_tls(&self) -> bool {
+        #[cfg(feature = "etcd-tls")]
+        if self.tls.is_some() {
+            return true;
+        }
+        self.endpoints
+            .iter()
+            .any(|endpoint| endpoint.starts_with("https://"))
+    }
+
+    /// The endpoints to connect to, and the client crate's options.
+    fn connection(&self) -> (Vec<String>, ConnectOptions) {
+        let mut connect = ConnectOptions::new()
+            .with_connect_timeout(self.connect_timeout)
+            .with_keep_alive(Duration::from_secs(2), Duration::from_secs(2))
+            .with_keep_alive_while_idle(true)
+            .with_require_leader(true);
+        if let Some((name, password)) = &self.user {
+            connect = connect.with_user(name.clone(), password.clone());
+        }
+        #[cfg(feature = "etcd-tls")]
+        if self.uses_tls() {
+            use etcd_client::{Certificate, Identity, TlsOptions};
+            let settings = self.tls.clone().unwrap_or_default();
+            let mut tls = TlsOptions::new();
+            tls = match settings.roots {
+                Some(pem) => tls.ca_certificate(Certificate::from_pem(pem)),
+                None => tls.with_native_roots(),
+            };
+            if let Some((chain, key)) = settings.identity {
+                tls = tls.identity(Identity::from_pem(chain, key));
+            }
+            connect = connect.with_tls(tls);
+            let endpoints = self
+                .endpoints
+                .iter()
+                .map(|endpoint| {
+                    let rest = endpoint
+                        .strip_prefix("https://")
+                        .or_else(|| endpoint.strip_prefix("http://"))
+                        .unwrap_or(endpoint);
+                    format!("https://{rest}")
+                })
+                .collect();
+            return (endpoints, connect);
+        }
+        (self.endpoints.clone(), connect)
+    }
+
     /// The loss margin: a hold is lost this long before the server may expire its lease.
     fn margin(ttl: Duration) -> Duration {
         (ttl / 10).max(Duration::from_millis(500))
     }
+}
+
+/// The PEM file at `path` and the certificates in it.
+#[cfg(feature = "etcd-tls")]
+fn read_certificates(
+    path: &std::path::Path,
+) -> Result<(Vec<u8>, Vec<rustls::pki_types::CertificateDer<'static>>), Error> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let unusable =
+        |error: &dyn fmt::Display| Error::EtcdTls(format!("{}: {error}", path.display()));
+    let pem = std::fs::read(path).map_err(|error| unusable(&error))?;
+    let certificates = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| unusable(&error))?;
+    Ok((pem, certificates))
+}
+
+/// The error of a failed request that asking again cannot cure: refused credentials, a refused
+/// certificate (feature `etcd-tls`).
+fn refusal(error: &etcd_client::Error) -> Option<Error> {
+    if let etcd_client::Error::GRpcStatus(status) = error
+        && status.code() as i32 == INVALID_ARGUMENT
+        && (status.message().contains("authentication failed")
+            || status.message().contains("user name is empty"))
+    {
+        return Some(Error::EtcdAuthentication(status.message().to_owned()));
+    }
+    #[cfg(feature = "etcd-tls")]
+    {
+        // `etcd_client::Error` has no `source()`: the chain starts inside it.
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = match error {
+            etcd_client::Error::GRpcStatus(status) => Some(status),
+            etcd_client::Error::TransportError(transport) => Some(transport),
+            etcd_client::Error::IoError(io) => Some(io),
+            _ => None,
+        };
+        while let Some(current) = cause {
+            let refused = current.downcast_ref::<rustls::Error>().or_else(|| {
+                current
+                    .downcast_ref::<std::io::Error>()
+                    .and_then(std::io::Error::get_ref)
+                    .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            });
+            if let Some(refused) = refused {
+                return Some(Error::EtcdTls(refused.to_string()));
+            }
+            cause = current.source();
+        }
+    }
+    None
+}
+
+/// An error of the client crate as chainlock's.
+fn etcd_error(error: etcd_client::Error) -> Error {
+    refusal(&error).unwrap_or(Error::Etcd(error))
 }
 
 /// The prefix of a key: the name itself (as `etcdctl lock NAME`), or an integer key's display
@@ -216,8 +485,11 @@ fn transient(error: &etcd_client::Error) -> bool {
         etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
         // gRPC codes (tonic's `Code`, not re-exported by etcd-client): Unknown, DeadlineExceeded,
         // Aborted, Internal, Unavailable.
+        // A status with a source was made by the client from a transport error (a connection
+        // refused, closed or reset): the request did not get an answer.
         etcd_client::Error::GRpcStatus(status) => {
-            matches!(status.code() as i32, 2 | 4 | 10 | 13 | 14)
+            std::error::Error::source(status).is_some()
+                || matches!(status.code() as i32, 2 | 4 | 10 | 13 | 14)
         }
         _ => false,
     }
@@ -225,6 +497,9 @@ fn transient(error: &etcd_client::Error) -> bool {
 
 /// gRPC's `NotFound` (a lease that expired or was revoked).
 const NOT_FOUND: i32 = 5;
+
+/// gRPC's `InvalidArgument` (among others: refused credentials).
+const INVALID_ARGUMENT: i32 = 3;
 
 struct Inner {
     client: Client,
@@ -239,22 +514,52 @@ pub(super) struct EtcdBackend(Arc<Inner>);
 impl EtcdBackend {
     /// Connects within `connect_timeout`.
     pub(super) async fn connect(options: EtcdOptions, runtime: Handle) -> Result<Self, Error> {
-        let mut connect = ConnectOptions::new()
-            .with_connect_timeout(options.connect_timeout)
-            .with_keep_alive(Duration::from_secs(2), Duration::from_secs(2))
-            .with_keep_alive_while_idle(true)
-            .with_require_leader(true);
-        if let Some((name, password)) = &options.user {
-            connect = connect.with_user(name.clone(), password.clone());
-        }
+        let (endpoints, connect) = options.connection();
         let limit = options.connect_timeout;
-        let client =
-            tokio::time::timeout(limit, Client::connect(&options.endpoints, Some(connect)))
-                .await
-                .map_err(|_| Error::EtcdUnresponsive {
-                    operation: "connect",
-                    after: limit,
-                })??;
+        let unresponsive = Error::EtcdUnresponsive {
+            operation: "connect",
+            after: limit,
+        };
+        let deadline = tokio::time::Instant::now() + limit;
+        // With a user, connecting authenticates: retried as a request is, within the bound.
+        let client = loop {
+            match tokio::time::timeout_at(
+                deadline,
+                Client::connect(&endpoints, Some(connect.clone())),
+            )
+            .await
+            {
+                Ok(Ok(client)) => break client,
+                Ok(Err(error)) if refusal(&error).is_none() && transient(&error) => {
+                    let pause = tokio::time::Instant::now() + Duration::from_millis(50);
+                    if pause >= deadline {
+                        return Err(unresponsive);
+                    }
+                    tokio::time::sleep_until(pause).await;
+                }
+                Ok(Err(error)) => return Err(etcd_error(error)),
+                Err(_) => return Err(unresponsive),
+            }
+        };
+        // The connection is lazy (and authenticates only with a user): one request shows
+        // refused credentials or certificates, and an unreachable cluster, now.
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        request(
+            &client,
+            left,
+            "connect",
+            &mut |mut client: Client| async move { client.status().await.map(drop) },
+        )
+        .await
+        .or_else(|error| match error {
+            Error::EtcdUnresponsive { .. } => Err(Error::EtcdUnresponsive {
+                operation: "connect",
+                after: limit,
+            }),
+            // The cluster answered (a user without the right to ask for its status, say).
+            Error::Etcd(etcd_client::Error::GRpcStatus(_)) => Ok(()),
+            other => Err(other),
+        })?;
         Ok(Self(Arc::new(Inner {
             client,
             options,
@@ -536,8 +841,14 @@ where
         let attempt = deadline.min(tokio::time::Instant::now() + ATTEMPT);
         match tokio::time::timeout_at(attempt, call(client.clone())).await {
             Ok(Ok(value)) => return Ok(value),
-            Ok(Err(error)) if transient(&error) => {}
-            Ok(Err(error)) => return Err(Error::Etcd(error)),
+            Ok(Err(error)) => {
+                if let Some(refused) = refusal(&error) {
+                    return Err(refused);
+                }
+                if !transient(&error) {
+                    return Err(Error::Etcd(error));
+                }
+            }
             Err(_) => {}
         }
         let pause = tokio::time::Instant::now() + Duration::from_millis(50);
@@ -640,21 +951,29 @@ impl Lease {
         self.revoked = true;
         self.keeper.abort();
         let id = self.id;
-        backend
-            .call("a release", |mut client| async move {
-                client.lease_revoke(id).await
+        let attempts = AtomicU64::new(0);
+        let result = backend
+            .call("a release", |mut client| {
+                attempts.fetch_add(1, Ordering::Relaxed);
+                async move { client.lease_revoke(id).await }
             })
-            .await
-            .map(drop)
-            .map_err(|error| match error {
-                // Already gone (expired): nothing is held any more.
-                Error::Etcd(etcd_client::Error::GRpcStatus(status))
-                    if status.code() as i32 == NOT_FOUND =>
-                {
-                    Error::Lost
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            // Gone. If an earlier attempt got no answer (the member it went to died, say), that
+            // attempt may have revoked it: released, unless the clock says the lease may have
+            // expired first. Otherwise it expired: nothing was held any more.
+            Err(Error::Etcd(etcd_client::Error::GRpcStatus(status)))
+                if status.code() as i32 == NOT_FOUND =>
+            {
+                if attempts.load(Ordering::Relaxed) > 1 && !self.state.is_lost() {
+                    Ok(())
+                } else {
+                    Err(Error::Lost)
                 }
-                other => other,
-            })
+            }
+            Err(other) => Err(other),
+        }
     }
 }
 

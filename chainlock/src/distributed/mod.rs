@@ -394,8 +394,11 @@ impl LockClient {
     ///
     /// # Errors
     ///
-    /// [`Error::Etcd`] if an endpoint is invalid or authentication fails;
-    /// [`Error::EtcdUnresponsive`] if no connection is made within the connect timeout.
+    /// [`Error::Etcd`] if an endpoint is invalid; [`Error::EtcdAuthentication`] if the cluster
+    /// refuses the credentials of [`EtcdOptions::user`]; `Error::EtcdTls` (feature `etcd-tls`)
+    /// if a member's certificate does not verify; [`Error::EtcdUnresponsive`] if no member
+    /// answers within the connect timeout (the client connects and asks for a member's status
+    /// before it returns).
     ///
     /// # Examples
     ///
