@@ -62,8 +62,9 @@ pub(super) fn hand_over_hand(
     } else {
         quote!(root)
     };
-    let (root_guard, acquire_root, root_mut) = (
+    let (root_guard, root_held, acquire_root, root_mut) = (
         &root.guard,
+        &root.held,
         flavor.acquire(root, &root_handle),
         mutability(root),
     );
@@ -74,7 +75,7 @@ pub(super) fn hand_over_hand(
     };
     let root_open = open(root);
     let mut body = vec![quote! {
-        let #root_mut #root_guard = #acquire_root;
+        let (#root_mut #root_guard, #root_held) = #acquire_root;
         #root_open
     }];
     for pair in levels.windows(2) {
@@ -86,13 +87,19 @@ pub(super) fn hand_over_hand(
             quote!(&__next)
         };
         let acquire = flavor.acquire(child, &handle);
-        let (parent_guard, child_guard, child_index, child_mut) =
-            (&parent.guard, &child.guard, child.index, mutability(child));
+        let (parent_guard, parent_held, child_guard, child_held, child_index, child_mut) = (
+            &parent.guard,
+            &parent.held,
+            &child.guard,
+            &child.held,
+            child.index,
+            mutability(child),
+        );
         let child_open = open(child);
         body.push(quote! {
             let __next = __cl::found(#find_next, #child_index)?;
-            let #child_mut #child_guard = #acquire;
-            __cl::drop(#parent_guard);
+            let (#child_mut #child_guard, #child_held) = #acquire;
+            __cl::release(#parent_guard, #parent_held);
             #child_open
         });
     }
@@ -115,7 +122,8 @@ pub(super) fn descend_method(
         ..
     } = signature(levels, flavor);
     let leaf = levels.last().expect("validated: at least one level");
-    let (leaf_guard_type, leaf_guard) = (leaf.guard_type(flavor), &leaf.guard);
+    let (leaf_guard_type, leaf_guard, leaf_held) =
+        (leaf.guard_type(flavor), &leaf.guard, &leaf.held);
     let asyncness = flavor.is_async().then(|| quote!(async));
     let body = hand_over_hand(levels, flavor, Stages::Closures);
     let doc = format!(
@@ -129,7 +137,7 @@ pub(super) fn descend_method(
         },
         runtime = runtime_note(flavor),
     );
-    quote! {
+    flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]
         #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*)
@@ -138,9 +146,9 @@ pub(super) fn descend_method(
             #(#bounds,)*
         {
             #(#body)*
-            __cl::Ok(#leaf_guard)
+            __cl::Ok(__cl::leaf(#leaf_guard, #leaf_held))
         }
-    }
+    })
 }
 
 /// `run*`: descend, then run a last closure on the leaf and release it.
@@ -170,7 +178,7 @@ pub(super) fn run_method(
     let doc = format!(
         "Like [`{descend}`](Self::{descend}), then runs `leaf` on the leaf and releases it."
     );
-    quote! {
+    flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]
         #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*) -> __cl::Res<__R>
@@ -180,5 +188,5 @@ pub(super) fn run_method(
             let #mutability #leaf_guard = self.#descend(root, #deadline_arg #(#stage_args),*) #dot_await ?;
             __cl::Ok(leaf(#borrow))
         }
-    }
+    })
 }
