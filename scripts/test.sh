@@ -117,7 +117,7 @@ run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri w
 
 step "loom models (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
-  run_tests cargo test -p chainlock --lib --release --target-dir target/loom -- loom_
+  run_tests cargo test -p chainlock --lib --release --features telemetry --target-dir target/loom -- loom_
 
 passed=$(grep -Eo '^test result: [a-zA-Z]+\. [0-9]+ passed' "$results" | awk '{s += $4} END {print s + 0}')
 failed=$(grep -Eo '[0-9]+ failed;' "$results" | awk '{s += $1} END {print s + 0}')
