@@ -17,23 +17,7 @@ use super::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
     TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
 };
-#[cfg(feature = "telemetry")]
 pub use crate::telemetry::Held;
-
-/// Stand-in until the telemetry's own (tcore's skeleton).
-#[cfg(not(feature = "telemetry"))]
-#[derive(Default)]
-pub struct Held;
-
-#[cfg(not(feature = "telemetry"))]
-impl Held {
-    /// The hold ended.
-    #[inline(always)]
-    pub fn released(self, _waiters_left: usize) {}
-    /// The guard left the telemetry's sight.
-    #[inline(always)]
-    pub fn handed_over(self) {}
-}
 use crate::__private::in_time;
 use std::sync::Arc;
 use std::time::Instant;
@@ -76,10 +60,9 @@ mod on {
     //! The recording side: try, then wait, each step told to the telemetry.
 
     use super::Level;
-    use crate::telemetry::{Attempt, Held, KeyRef, LockAddr, LockName, Probe, ProbeKind};
+    use crate::telemetry::{Attempt, Held, KeyRef, LockAddr, Probe, ProbeKind};
     use std::future::Future;
     use std::pin::pin;
-    use std::task::Poll;
 
     impl Level {
         fn probe(&self) -> &Probe {
@@ -94,7 +77,7 @@ mod on {
 
         /// An attempt at this level from the caller's site.
         #[track_caller]
-        pub(super) fn begin(&self) -> Attempt {
+        pub(super) fn begin(&'static self) -> Attempt<'static> {
             self.probe().begin(KeyRef::None)
         }
     }
@@ -162,18 +145,7 @@ mod on {
     pub(super) fn enabled() -> bool {
         crate::telemetry::is_enabled()
     }
-
-    /// `LockName` is built by the probe; keep the import honest.
-    #[expect(dead_code, reason = "documents which name a level gets")]
-    fn _name(level: &Level) -> LockName {
-        LockName::Level {
-            locker: level.locker,
-            level: level.index,
-            name: level.name,
-        }
-    }
 }
-
 
 /// Blocking helpers: `$name(lock, [deadline, level,] probe)`.
 macro_rules! blocking {
@@ -346,7 +318,7 @@ pub async fn shared_until_async<L: ?Sized + AsyncSharedLock>(
 #[inline(always)]
 pub fn release<G>(guard: G, held: Held) {
     drop(guard);
-    held.released(0);
+    held.released();
 }
 
 /// [`release`] of the parent a mixed chain keeps until its walk's first step.
@@ -357,11 +329,11 @@ pub fn release_taken<G>(parent: Option<(G, Held)>) {
     }
 }
 
-/// The leaf's guard, handed to the caller: its hold ends when the caller drops it, which the
-/// telemetry does not see (the guard is the lock's own type), so the record ends here
-/// without a hold time.
+/// The leaf's guard, handed to the caller. Its hold ends when the caller drops it, which the
+/// telemetry does not see (the guard is the lock's own type): the record ends here, so a
+/// leaf's recorded hold is the descent's part of it (`run*` records the whole hold).
 #[inline(always)]
 pub fn leaf<G>(guard: G, held: Held) -> G {
-    held.handed_over();
+    held.released();
     guard
 }
