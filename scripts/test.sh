@@ -14,7 +14,7 @@ results=target/test-results.log
 : > "$results"
 run_tests() { "$@" 2>&1 | tee -a "$results"; }
 
-step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots), protoc (the etcd feature)"
+step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots), protoc (the etcd feature), go (the pprof reader)"
 rustup component add rustfmt clippy >/dev/null 2>&1 \
   || fail "rustup could not install rustfmt and clippy (the format and clippy steps need them)"
 if ! command -v cargo-expand >/dev/null 2>&1; then
@@ -29,6 +29,19 @@ if ! command -v protoc >/dev/null 2>&1; then
     || { apt-get update -qq && apt-get install -y -qq protobuf-compiler >/dev/null; }; } \
     || fail "apt-get could not install protobuf-compiler (protoc; the etcd feature needs it)"
 fi
+
+if ! command -v go >/dev/null 2>&1; then
+  # The telemetry's pprof export is checked by Go's own reader (`go tool pprof`): the test
+  # `telemetry::pprof::tests::go_tool_pprof_reads_it`, which fails here without it.
+  echo "installing golang-go (apt-get): go tool pprof reads the telemetry's profiles"
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get install -y -qq golang-go >/dev/null 2>&1 \
+    || { apt-get update -qq && apt-get install -y -qq golang-go >/dev/null; }; } \
+    || fail "apt-get could not install golang-go (go tool pprof reads the telemetry's profiles)"
+fi
+go tool pprof -h >/dev/null 2>&1 || fail "go is installed but \`go tool pprof\` does not run"
+# The pprof reader test must run, not pass with a note.
+export CHAINLOCK_REQUIRE_GO=1
 
 step "format"
 cargo fmt --all --check
