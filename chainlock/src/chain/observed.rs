@@ -51,12 +51,12 @@ impl Level {
 
 /// The lock's identity for the telemetry (which holder a waiter waits for).
 #[cfg(feature = "telemetry")]
-fn address<L: ?Sized>(lock: &Arc<L>) -> crate::telemetry::LockAddr {
+pub(crate) fn address<L: ?Sized>(lock: &Arc<L>) -> crate::telemetry::LockAddr {
     Arc::as_ptr(lock).cast::<()>() as usize
 }
 
 #[cfg(feature = "telemetry")]
-mod on {
+pub(crate) mod on {
     //! The recording side: try, then wait, each step told to the telemetry.
 
     use super::Level;
@@ -77,20 +77,18 @@ mod on {
 
         /// An attempt at this level from the caller's site.
         #[track_caller]
-        pub(super) fn begin(&'static self) -> Attempt<'static> {
+        pub(crate) fn begin(&'static self) -> Attempt<'static> {
             self.probe().begin(KeyRef::None)
         }
     }
 
     /// Try first, then wait (`wait` returns `None` when it gives up).
-    #[track_caller]
-    pub(super) fn observe<G>(
-        level: &'static Level,
+    pub(crate) fn observe<G>(
+        mut attempt: Attempt<'_>,
         lock: LockAddr,
         try_lock: impl FnOnce() -> Option<G>,
         wait: impl FnOnce() -> Option<G>,
     ) -> Option<(G, Held)> {
-        let mut attempt = level.begin();
         if let Some(guard) = try_lock() {
             return Some((guard, attempt.acquired(lock)));
         }
@@ -106,13 +104,11 @@ mod on {
 
     /// An async acquisition: it waited if its first poll was pending. The hold is a task's
     /// (`hold_across_await`).
-    #[track_caller]
-    pub(super) fn observe_async<G>(
-        level: &'static Level,
+    pub(crate) fn observe_async<'a, G>(
+        attempt: Attempt<'a>,
         lock: LockAddr,
-        acquire: impl Future<Output = Option<G>>,
-    ) -> impl Future<Output = Option<(G, Held)>> {
-        let attempt = level.begin();
+        acquire: impl Future<Output = Option<G>> + 'a,
+    ) -> impl Future<Output = Option<(G, Held)>> + 'a {
         async move {
             let mut attempt = attempt;
             let mut acquire = pin!(acquire);
@@ -142,7 +138,7 @@ mod on {
 
     /// Whether the telemetry records now (one relaxed load).
     #[inline(always)]
-    pub(super) fn enabled() -> bool {
+    pub(crate) fn enabled() -> bool {
         crate::telemetry::is_enabled()
     }
 }
@@ -159,7 +155,7 @@ macro_rules! blocking {
         pub fn $name<L: ?Sized + $trait>(lock: &Arc<L>, probe: &'static Level) -> ($guard, Held) {
             #[cfg(feature = "telemetry")]
             if on::enabled() {
-                let (guard, held) = on::observe(probe, address(lock), || $try(lock), || Some($lock(lock)))
+                let (guard, held) = on::observe(probe.begin(), address(lock), || $try(lock), || Some($lock(lock)))
                     .expect("an untimed wait never gives up");
                 return (guard, held);
             }
@@ -201,7 +197,7 @@ macro_rules! timed {
             #[cfg(feature = "telemetry")]
             if on::enabled() {
                 let outcome = on::observe(
-                    probe,
+                    probe.begin(),
                     address(lock),
                     || $try(lock),
                     || $lock(lock, deadline),
@@ -242,7 +238,7 @@ pub async fn exclusive_async<L: ?Sized + AsyncExclusiveLock>(
     if on::enabled() {
         let address = address(&lock);
         let acquire = async move { Some(L::lock_exclusive_async(lock).await) };
-        return on::observe_async(probe, address, acquire)
+        return on::observe_async(probe.begin(), address, acquire)
             .await
             .expect("an untimed wait never gives up");
     }
@@ -260,7 +256,7 @@ pub async fn shared_async<L: ?Sized + AsyncSharedLock>(
     if on::enabled() {
         let address = address(&lock);
         let acquire = async move { Some(L::lock_shared_async(lock).await) };
-        return on::observe_async(probe, address, acquire)
+        return on::observe_async(probe.begin(), address, acquire)
             .await
             .expect("an untimed wait never gives up");
     }
@@ -284,7 +280,7 @@ pub async fn exclusive_until_async<L: ?Sized + AsyncExclusiveLock>(
     if on::enabled() {
         let address = address(&lock);
         let acquire = L::try_lock_exclusive_until_async(lock, deadline);
-        return in_time(on::observe_async(probe, address, acquire).await, level);
+        return in_time(on::observe_async(probe.begin(), address, acquire).await, level);
     }
     let _ = probe;
     in_time(L::try_lock_exclusive_until_async(lock, deadline).await, level)
@@ -307,7 +303,7 @@ pub async fn shared_until_async<L: ?Sized + AsyncSharedLock>(
     if on::enabled() {
         let address = address(&lock);
         let acquire = L::try_lock_shared_until_async(lock, deadline);
-        return in_time(on::observe_async(probe, address, acquire).await, level);
+        return in_time(on::observe_async(probe.begin(), address, acquire).await, level);
     }
     let _ = probe;
     in_time(L::try_lock_shared_until_async(lock, deadline).await, level)

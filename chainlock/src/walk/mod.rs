@@ -102,6 +102,7 @@ pub use speculative::Speculative;
 
 use crate::Exit;
 use crate::chain::{Absence, ChainNode};
+use crate::telemetry::{Held, KeyRef, Probe, ProbeKind};
 use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Instant;
@@ -186,23 +187,73 @@ impl Default for Walker {
     }
 }
 
-/// How the core loop takes each lock: blocking, or giving up at a deadline.
+/// How the core loop takes each lock: blocking, or giving up at a deadline. Each lock comes
+/// with the telemetry's record of its hold ([`Held`], zero-sized without the `telemetry`
+/// feature), recorded per depth ([`WALKS`]).
 trait Acquire<L: ?Sized, M: Mode<L>> {
-    fn path(&self, lock: &Arc<L>) -> Option<M::Path>;
-    fn target(&self, lock: &Arc<L>) -> Option<M::Target>;
+    fn path(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)>;
+    fn target(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Target, Held)>;
+}
+
+/// The telemetry's probe of every walk: `LockName::Depth { walk: "walk", depth }`.
+static WALKS: Probe = Probe::new(ProbeKind::Walk { walk: "walk" });
+
+/// `lock`, recorded at `depth` when the telemetry is enabled: tried first (a failed try is a
+/// contended acquisition), then `wait` (`None`: gave up at the deadline).
+#[inline]
+#[cfg_attr(feature = "telemetry", track_caller)]
+fn observed<L: ?Sized, G>(
+    lock: &Arc<L>,
+    depth: usize,
+    try_lock: impl FnOnce() -> Option<G>,
+    wait: impl FnOnce() -> Option<G>,
+) -> Option<(G, Held)> {
+    #[cfg(feature = "telemetry")]
+    if crate::chain::observed::on::enabled() {
+        let attempt = WALKS.begin(KeyRef::Index(depth));
+        let address = crate::chain::observed::address(lock);
+        return crate::chain::observed::on::observe(attempt, address, try_lock, wait);
+    }
+    let _ = (lock, depth, try_lock);
+    wait().map(|guard| (guard, Held::default()))
+}
+
+/// The async twin of [`observed`]: the acquisition waited if its first poll was pending;
+/// the hold is a task's (`hold_across_await`).
+#[inline]
+async fn observed_async<L: ?Sized, G>(
+    lock: &Arc<L>,
+    depth: usize,
+    acquire: impl Future<Output = Option<G>>,
+) -> Option<(G, Held)> {
+    #[cfg(feature = "telemetry")]
+    if crate::chain::observed::on::enabled() {
+        let attempt = WALKS.begin(KeyRef::Index(depth));
+        let address = crate::chain::observed::address(lock);
+        return crate::chain::observed::on::observe_async(attempt, address, acquire).await;
+    }
+    let _ = (lock, depth, &WALKS, KeyRef::None);
+    acquire.await.map(|guard| (guard, Held::default()))
 }
 
 struct Blocking;
 
 impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
     #[inline]
-    fn path(&self, lock: &Arc<L>) -> Option<M::Path> {
-        Some(M::lock_path(lock))
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn path(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
+        observed(lock, depth, || try_path::<L, M>(lock), || Some(M::lock_path(lock)))
     }
 
     #[inline]
-    fn target(&self, lock: &Arc<L>) -> Option<M::Target> {
-        Some(M::lock_target(lock))
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn target(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Target, Held)> {
+        observed(
+            lock,
+            depth,
+            || try_target::<L, M>(lock),
+            || Some(M::lock_target(lock)),
+        )
     }
 }
 
@@ -210,13 +261,49 @@ struct Until(Instant);
 
 impl<L: ?Sized, M: TimedMode<L>> Acquire<L, M> for Until {
     #[inline]
-    fn path(&self, lock: &Arc<L>) -> Option<M::Path> {
-        M::lock_path_until(lock, self.0)
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn path(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
+        observed(
+            lock,
+            depth,
+            || try_path::<L, M>(lock),
+            || M::lock_path_until(lock, self.0),
+        )
     }
 
     #[inline]
-    fn target(&self, lock: &Arc<L>) -> Option<M::Target> {
-        M::lock_target_until(lock, self.0)
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn target(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Target, Held)> {
+        observed(
+            lock,
+            depth,
+            || try_target::<L, M>(lock),
+            || M::lock_target_until(lock, self.0),
+        )
+    }
+}
+
+/// [`Mode::try_lock_path`] with the telemetry; nothing without it (never called).
+#[inline]
+fn try_path<L: ?Sized, M: Mode<L>>(lock: &Arc<L>) -> Option<M::Path> {
+    #[cfg(feature = "telemetry")]
+    return M::try_lock_path(lock);
+    #[cfg(not(feature = "telemetry"))]
+    {
+        let _ = lock;
+        None
+    }
+}
+
+/// [`Mode::try_lock_target`] with the telemetry; nothing without it (never called).
+#[inline]
+fn try_target<L: ?Sized, M: Mode<L>>(lock: &Arc<L>) -> Option<M::Target> {
+    #[cfg(feature = "telemetry")]
+    return M::try_lock_target(lock);
+    #[cfg(not(feature = "telemetry"))]
+    {
+        let _ = lock;
+        None
     }
 }
 

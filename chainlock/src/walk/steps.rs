@@ -3,7 +3,8 @@
 //! (the key paths and the speculative descent's first pass too) goes through.
 
 use super::{
-    Acquire, AsyncMode, Blocking, Exit, Mode, Step, TimedMode, Until, Walker, address, open,
+    Acquire, AsyncMode, Blocking, Exit, Mode, Step, TimedMode, Until, Walker, address,
+    observed_async, open,
 };
 use crate::chain::{Absence, ChainNode};
 use std::sync::Arc;
@@ -42,6 +43,7 @@ impl Walker {
     /// assert_eq!(bottom.name, "dev");
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend<L, M>(
         self,
         root: &Arc<L>,
@@ -90,6 +92,7 @@ impl Walker {
     /// assert!(head.try_lock().is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_until<L, M>(
         self,
         root: &Arc<L>,
@@ -133,6 +136,7 @@ impl Walker {
     /// assert_eq!(hits, Ok(1));
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn run<L, M, R>(
         self,
         root: &Arc<L>,
@@ -261,6 +265,7 @@ impl Walker {
 impl Walker {
     /// Hand over hand from `root` as `step` decides; returns the target's guard and depth.
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub(super) fn walk<L, M>(
         self,
         root: &Arc<L>,
@@ -274,10 +279,15 @@ impl Walker {
         M::Node: ChainNode,
     {
         if root_is_target {
-            let target = acquire.target(root).ok_or(Exit::TimedOut { level: 0 })?;
+            let (target, held) = acquire
+                .target(root, 0)
+                .ok_or(Exit::TimedOut { level: 0 })?;
+            held.released();
             return open(target, 0).map(|target| (target, 0));
         }
-        let mut guard = acquire.path(root).ok_or(Exit::TimedOut { level: 0 })?;
+        let (mut guard, mut guard_held) = acquire
+            .path(root, 0)
+            .ok_or(Exit::TimedOut { level: 0 })?;
         // The node `guard` holds, to refuse a step that hands its own lock back.
         let mut held = address(root);
         let mut depth = 0;
@@ -290,23 +300,28 @@ impl Walker {
             }
             let step = step(&mut guard, depth);
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
+                // The target's guard goes to the caller: its telemetry record ends here.
+                guard_held.released();
                 return M::settle(guard)
                     .map(|target| (target, depth))
                     .map_err(|_| Exit::NotExclusive { level: depth });
             };
             if is_target {
                 // The parent (`guard`) is released only once the target is locked.
-                let target = acquire
-                    .target(&child)
+                let (target, target_held) = acquire
+                    .target(&child, depth)
                     .ok_or(Exit::TimedOut { level: depth })?;
                 drop(guard);
+                guard_held.released();
+                target_held.released();
                 return open(target, depth).map(|target| (target, depth));
             }
-            let next = acquire
-                .path(&child)
+            let (next, next_held) = acquire
+                .path(&child, depth)
                 .ok_or(Exit::TimedOut { level: depth })?;
             // The old guard drops here, after the child's lock is held.
             guard = next;
+            std::mem::replace(&mut guard_held, next_held).released();
             held = address(&child);
         }
     }
@@ -325,14 +340,17 @@ impl Walker {
         M::Node: ChainNode,
     {
         if root_is_target {
-            let target = M::lock_target(Arc::clone(root), deadline)
-                .await
-                .ok_or(Exit::TimedOut { level: 0 })?;
+            let (target, held) =
+                observed_async(root, 0, M::lock_target(Arc::clone(root), deadline))
+                    .await
+                    .ok_or(Exit::TimedOut { level: 0 })?;
+            held.released();
             return open(target, 0).map(|target| (target, 0));
         }
-        let mut guard = M::lock_path(Arc::clone(root), deadline)
-            .await
-            .ok_or(Exit::TimedOut { level: 0 })?;
+        let (mut guard, mut guard_held) =
+            observed_async(root, 0, M::lock_path(Arc::clone(root), deadline))
+                .await
+                .ok_or(Exit::TimedOut { level: 0 })?;
         let mut held = address(root);
         let mut depth = 0;
         loop {
@@ -344,21 +362,28 @@ impl Walker {
             }
             let step = step(&mut guard, depth);
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
+                guard_held.released();
                 return M::settle(guard)
                     .map(|target| (target, depth))
                     .map_err(|_| Exit::NotExclusive { level: depth });
             };
             let child_address = address(&child);
             if is_target {
-                let target = M::lock_target(child, deadline)
-                    .await
-                    .ok_or(Exit::TimedOut { level: depth })?;
+                let (target, target_held) =
+                    observed_async(&child, depth, M::lock_target(Arc::clone(&child), deadline))
+                        .await
+                        .ok_or(Exit::TimedOut { level: depth })?;
                 drop(guard);
+                guard_held.released();
+                target_held.released();
                 return open(target, depth).map(|target| (target, depth));
             }
-            guard = M::lock_path(child, deadline)
-                .await
-                .ok_or(Exit::TimedOut { level: depth })?;
+            let (next, next_held) =
+                observed_async(&child, depth, M::lock_path(Arc::clone(&child), deadline))
+                    .await
+                    .ok_or(Exit::TimedOut { level: depth })?;
+            guard = next;
+            std::mem::replace(&mut guard_held, next_held).released();
             held = child_address;
         }
     }
