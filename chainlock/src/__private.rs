@@ -10,12 +10,12 @@
 )]
 
 pub use crate::chain::ChainNode;
+pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
 pub use crate::chain::observed::{
-    Held, Level, exclusive, exclusive_async, exclusive_until, exclusive_until_async, leaf,
-    release, release_taken, shared, shared_async, shared_until, shared_until_async, upgradable,
+    Held, Level, exclusive, exclusive_async, exclusive_until, exclusive_until_async, leaf, release,
+    release_taken, shared, shared_async, shared_until, shared_until_async, upgradable,
     upgradable_until,
 };
-pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ChildrenBy,
     ExclusiveLock, Exit, LeavesExit, LookupBy, SharedLock, TimedExclusiveLock, TimedSharedLock,

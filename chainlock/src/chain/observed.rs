@@ -17,19 +17,28 @@ use super::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
     TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
 };
-pub use crate::telemetry::Held;
 use crate::__private::in_time;
+pub use crate::telemetry::Held;
 use std::sync::Arc;
 use std::time::Instant;
 
 /// One level of a generated locker, as the telemetry names it (`LockName::Level`): a
 /// `static` of the generated code, one per level.
 pub struct Level {
-    #[cfg_attr(not(feature = "telemetry"), expect(dead_code, reason = "read by the telemetry"))]
+    #[cfg_attr(
+        not(feature = "telemetry"),
+        expect(dead_code, reason = "read by the telemetry")
+    )]
     locker: &'static str,
-    #[cfg_attr(not(feature = "telemetry"), expect(dead_code, reason = "read by the telemetry"))]
+    #[cfg_attr(
+        not(feature = "telemetry"),
+        expect(dead_code, reason = "read by the telemetry")
+    )]
     index: usize,
-    #[cfg_attr(not(feature = "telemetry"), expect(dead_code, reason = "read by the telemetry"))]
+    #[cfg_attr(
+        not(feature = "telemetry"),
+        expect(dead_code, reason = "read by the telemetry")
+    )]
     name: &'static str,
     #[cfg(feature = "telemetry")]
     probe: std::sync::OnceLock<crate::telemetry::Probe>,
@@ -280,11 +289,17 @@ pub async fn exclusive_until_async<L: ?Sized + AsyncExclusiveLock>(
     if on::enabled() {
         let address = address(&lock);
         let acquire = L::try_lock_exclusive_until_async(lock, deadline);
-        return in_time(on::observe_async(probe.begin(), address, acquire).await, level);
+        return in_time(
+            on::observe_async(probe.begin(), address, acquire).await,
+            level,
+        );
     }
     let _ = probe;
-    in_time(L::try_lock_exclusive_until_async(lock, deadline).await, level)
-        .map(|guard| (guard, Held::default()))
+    in_time(
+        L::try_lock_exclusive_until_async(lock, deadline).await,
+        level,
+    )
+    .map(|guard| (guard, Held::default()))
 }
 
 /// [`AsyncSharedLock::try_lock_shared_until_async`] of a level, or [`Exit::TimedOut`].
@@ -303,7 +318,10 @@ pub async fn shared_until_async<L: ?Sized + AsyncSharedLock>(
     if on::enabled() {
         let address = address(&lock);
         let acquire = L::try_lock_shared_until_async(lock, deadline);
-        return in_time(on::observe_async(probe.begin(), address, acquire).await, level);
+        return in_time(
+            on::observe_async(probe.begin(), address, acquire).await,
+            level,
+        );
     }
     let _ = probe;
     in_time(L::try_lock_shared_until_async(lock, deadline).await, level)

@@ -1,8 +1,8 @@
 //! [`DistributedGuard`]: the proof of one hold, whatever the backend.
 
 use super::backend::{Hold, Mode};
-use crate::telemetry::Held;
 use super::{Error, FencingToken, LockKey, name, runtime};
+use crate::telemetry::Held;
 use std::fmt;
 
 /// Proof of holding a lock of a [`LockClient`](super::LockClient) (exclusive or shared); releases it when dropped.

@@ -42,7 +42,9 @@ pub(super) mod on {
     use std::hash::{DefaultHasher, Hash, Hasher};
 
     static FILE: Probe = Probe::new(ProbeKind::Distributed { backend: "file" });
-    static POSTGRES: Probe = Probe::new(ProbeKind::Distributed { backend: "postgres" });
+    static POSTGRES: Probe = Probe::new(ProbeKind::Distributed {
+        backend: "postgres",
+    });
     static ETCD: Probe = Probe::new(ProbeKind::Distributed { backend: "etcd" });
     static OTHER: Probe = Probe::new(ProbeKind::Distributed { backend: "other" });
 

@@ -347,10 +347,18 @@ mod tests {
         // The first field is sample_type (field 1, length-delimited): key 0x0a.
         assert_eq!(bytes[0], 0x0a);
         let text = String::from_utf8_lossy(&bytes);
-        for expected in ["contentions", "delay", "nanoseconds", "ClassLocker level 1 (Lecture)"] {
+        for expected in [
+            "contentions",
+            "delay",
+            "nanoseconds",
+            "ClassLocker level 1 (Lecture)",
+        ] {
             assert!(text.contains(expected), "{expected} in the string table");
         }
-        assert!(Report::default().to_pprof().len() > 10, "an empty profile has its types");
+        assert!(
+            Report::default().to_pprof().len() > 10,
+            "an empty profile has its types"
+        );
     }
 
     /// The profile read back by Go's own reader, `go tool pprof` (Debian's `golang-go`,
@@ -390,14 +398,19 @@ mod tests {
             );
             stdout
         };
-        let name = |verb: &str, site: &Location<'_>| format!("{verb} {}:{}", site.file(), site.line());
+        let name =
+            |verb: &str, site: &Location<'_>| format!("{verb} {}:{}", site.file(), site.line());
         // Go's semantics: the delay at the holders' sites (the waiters' side filtered out).
         let delay = top(&["-sample_index=delay", "-tagignore=side=waiter"]);
         assert!(delay.contains("Type: delay"), "{delay}");
         // Filtered: the holders' 3.75 s of the 6.25 s the profile holds with the waiters'.
         assert!(delay.contains("accounting for 3750ms"), "{delay}");
         assert!(delay.contains("of 6250ms total"), "{delay}");
-        for (site, flat) in [(sites[0], "2000ms"), (sites[1], "500ms"), (sites[3], "1250ms")] {
+        for (site, flat) in [
+            (sites[0], "2000ms"),
+            (sites[1], "500ms"),
+            (sites[3], "1250ms"),
+        ] {
             let line = delay
                 .lines()
                 .find(|line| line.ends_with(&name("release at", site)))

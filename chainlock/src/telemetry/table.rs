@@ -227,7 +227,13 @@ mod tests {
         let table = report.table();
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[0].starts_with("class"), "{table}");
-        for heading in ["contentions", "wait-p99", "acquisitions", "hold-avg", "hold-p99"] {
+        for heading in [
+            "contentions",
+            "wait-p99",
+            "acquisitions",
+            "hold-avg",
+            "hold-p99",
+        ] {
             assert!(lines[0].contains(heading), "{heading}: {table}");
         }
         // Level 1 waited longer in total: first.

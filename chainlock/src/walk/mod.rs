@@ -242,7 +242,12 @@ impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
     #[inline]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn path(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
-        observed(lock, depth, || try_path::<L, M>(lock), || Some(M::lock_path(lock)))
+        observed(
+            lock,
+            depth,
+            || try_path::<L, M>(lock),
+            || Some(M::lock_path(lock)),
+        )
     }
 
     #[inline]

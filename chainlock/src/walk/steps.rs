@@ -279,15 +279,12 @@ impl Walker {
         M::Node: ChainNode,
     {
         if root_is_target {
-            let (target, held) = acquire
-                .target(root, 0)
-                .ok_or(Exit::TimedOut { level: 0 })?;
+            let (target, held) = acquire.target(root, 0).ok_or(Exit::TimedOut { level: 0 })?;
             held.released();
             return open(target, 0).map(|target| (target, 0));
         }
-        let (mut guard, mut guard_held) = acquire
-            .path(root, 0)
-            .ok_or(Exit::TimedOut { level: 0 })?;
+        let (mut guard, mut guard_held) =
+            acquire.path(root, 0).ok_or(Exit::TimedOut { level: 0 })?;
         // The node `guard` holds, to refuse a step that hands its own lock back.
         let mut held = address(root);
         let mut depth = 0;

@@ -62,8 +62,12 @@ const _: () = {
         where
             __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let mut __guard0 = self.descend(root)?;
-            __cl::Ok(leaf(&mut *__guard0))
+            let (__guard0, __held0) = __cl::exclusive(root, &__CL_LEVELS[0usize]);
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            let mut __guard0 = __guard0;
+            let __value = leaf(&mut *__guard0);
+            __cl::release(__guard0, __held0);
+            __cl::Ok(__value)
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released.
         #[inline]
@@ -95,8 +99,17 @@ const _: () = {
         where
             __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let mut __guard0 = self.descend_until(root, deadline)?;
-            __cl::Ok(leaf(&mut *__guard0))
+            let (__guard0, __held0) = __cl::exclusive_until(
+                root,
+                deadline,
+                0usize,
+                &__CL_LEVELS[0usize],
+            )?;
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            let mut __guard0 = __guard0;
+            let __value = leaf(&mut *__guard0);
+            __cl::release(__guard0, __held0);
+            __cl::Ok(__value)
         }
     }
     #[allow(
@@ -134,8 +147,16 @@ const _: () = {
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let mut __guard0 = self.descend_async(root).await?;
-            __cl::Ok(leaf(&mut *__guard0))
+            let (__guard0, __held0) = __cl::exclusive_async(
+                    <__cl::Arc<_> as __cl::Clone>::clone(root),
+                    &__CL_LEVELS[0usize],
+                )
+                .await;
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            let mut __guard0 = __guard0;
+            let __value = leaf(&mut *__guard0);
+            __cl::release(__guard0, __held0);
+            __cl::Ok(__value)
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. Panics when first polled outside a Tokio runtime with timers enabled (the deadline is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them).
         #[inline]
@@ -168,8 +189,18 @@ const _: () = {
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let mut __guard0 = self.descend_until_async(root, deadline).await?;
-            __cl::Ok(leaf(&mut *__guard0))
+            let (__guard0, __held0) = __cl::exclusive_until_async(
+                    <__cl::Arc<_> as __cl::Clone>::clone(root),
+                    deadline,
+                    0usize,
+                    &__CL_LEVELS[0usize],
+                )
+                .await?;
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            let mut __guard0 = __guard0;
+            let __value = leaf(&mut *__guard0);
+            __cl::release(__guard0, __held0);
+            __cl::Ok(__value)
         }
     }
 };

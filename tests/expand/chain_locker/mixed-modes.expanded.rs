@@ -94,8 +94,26 @@ fn main() {
                     __L1: __cl::SharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let mut __guard2 = self.descend(root, stage0, stage1)?;
-                    __cl::Ok(leaf(&mut *__guard2))
+                    let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let (__guard1, __held1) = __cl::shared(
+                        &__next,
+                        &__CL_LEVELS[1usize],
+                    );
+                    __cl::release(__guard0, __held0);
+                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                    let (__guard2, __held2) = __cl::exclusive(
+                        &__next,
+                        &__CL_LEVELS[2usize],
+                    );
+                    __cl::release(__guard1, __held1);
+                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                    let mut __guard2 = __guard2;
+                    let __value = leaf(&mut *__guard2);
+                    __cl::release(__guard2, __held2);
+                    __cl::Ok(__value)
                 }
                 ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 fn descend_keys<__L0>(
@@ -195,9 +213,35 @@ fn main() {
                     __L1: __cl::TimedSharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let mut __guard2 = self
-                        .descend_until(root, deadline, stage0, stage1)?;
-                    __cl::Ok(leaf(&mut *__guard2))
+                    let (__guard0, __held0) = __cl::shared_until(
+                        root,
+                        deadline,
+                        0usize,
+                        &__CL_LEVELS[0usize],
+                    )?;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let (__guard1, __held1) = __cl::shared_until(
+                        &__next,
+                        deadline,
+                        1usize,
+                        &__CL_LEVELS[1usize],
+                    )?;
+                    __cl::release(__guard0, __held0);
+                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                    let (__guard2, __held2) = __cl::exclusive_until(
+                        &__next,
+                        deadline,
+                        2usize,
+                        &__CL_LEVELS[2usize],
+                    )?;
+                    __cl::release(__guard1, __held1);
+                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                    let mut __guard2 = __guard2;
+                    let __value = leaf(&mut *__guard2);
+                    __cl::release(__guard2, __held2);
+                    __cl::Ok(__value)
                 }
                 ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 fn descend_keys_until<__L0>(
@@ -432,8 +476,32 @@ fn main() {
                     __L1: __cl::AsyncSharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let mut __guard2 = self.descend_async(root, stage0, stage1).await?;
-                    __cl::Ok(leaf(&mut *__guard2))
+                    let (__guard0, __held0) = __cl::shared_async(
+                            <__cl::Arc<_> as __cl::Clone>::clone(root),
+                            &__CL_LEVELS[0usize],
+                        )
+                        .await;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let (__guard1, __held1) = __cl::shared_async(
+                            __next,
+                            &__CL_LEVELS[1usize],
+                        )
+                        .await;
+                    __cl::release(__guard0, __held0);
+                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                    let (__guard2, __held2) = __cl::exclusive_async(
+                            __next,
+                            &__CL_LEVELS[2usize],
+                        )
+                        .await;
+                    __cl::release(__guard1, __held1);
+                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                    let mut __guard2 = __guard2;
+                    let __value = leaf(&mut *__guard2);
+                    __cl::release(__guard2, __held2);
+                    __cl::Ok(__value)
                 }
                 ///Like [`descend_async`](Self::descend_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 async fn descend_keys_async<__L0>(
@@ -538,10 +606,38 @@ fn main() {
                     __L1: __cl::AsyncSharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let mut __guard2 = self
-                        .descend_until_async(root, deadline, stage0, stage1)
+                    let (__guard0, __held0) = __cl::shared_until_async(
+                            <__cl::Arc<_> as __cl::Clone>::clone(root),
+                            deadline,
+                            0usize,
+                            &__CL_LEVELS[0usize],
+                        )
                         .await?;
-                    __cl::Ok(leaf(&mut *__guard2))
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let (__guard1, __held1) = __cl::shared_until_async(
+                            __next,
+                            deadline,
+                            1usize,
+                            &__CL_LEVELS[1usize],
+                        )
+                        .await?;
+                    __cl::release(__guard0, __held0);
+                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                    let (__guard2, __held2) = __cl::exclusive_until_async(
+                            __next,
+                            deadline,
+                            2usize,
+                            &__CL_LEVELS[2usize],
+                        )
+                        .await?;
+                    __cl::release(__guard1, __held1);
+                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                    let mut __guard2 = __guard2;
+                    let __value = leaf(&mut *__guard2);
+                    __cl::release(__guard2, __held2);
+                    __cl::Ok(__value)
                 }
                 ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 async fn descend_keys_until_async<__L0>(

@@ -90,8 +90,23 @@ const _: () = {
             __L1: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
             __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let mut __guard2 = self.descend(root, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__guard2))
+            let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+            let (mut __guard1, __held1) = __cl::upgradable(
+                &__next,
+                &__CL_LEVELS[1usize],
+            );
+            __cl::release(__guard0, __held0);
+            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+            let __next = __cl::found(stage1(&mut __guard1), 2usize)?;
+            let (__guard2, __held2) = __cl::exclusive(&__next, &__CL_LEVELS[2usize]);
+            __cl::release(__guard1, __held1);
+            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+            let mut __guard2 = __guard2;
+            let __value = leaf(&mut *__guard2);
+            __cl::release(__guard2, __held2);
+            __cl::Ok(__value)
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys<__L0>(
@@ -201,8 +216,35 @@ const _: () = {
             __L1: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
             __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let mut __guard2 = self.descend_until(root, deadline, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__guard2))
+            let (__guard0, __held0) = __cl::shared_until(
+                root,
+                deadline,
+                0usize,
+                &__CL_LEVELS[0usize],
+            )?;
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+            let (mut __guard1, __held1) = __cl::upgradable_until(
+                &__next,
+                deadline,
+                1usize,
+                &__CL_LEVELS[1usize],
+            )?;
+            __cl::release(__guard0, __held0);
+            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+            let __next = __cl::found(stage1(&mut __guard1), 2usize)?;
+            let (__guard2, __held2) = __cl::exclusive_until(
+                &__next,
+                deadline,
+                2usize,
+                &__CL_LEVELS[2usize],
+            )?;
+            __cl::release(__guard1, __held1);
+            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+            let mut __guard2 = __guard2;
+            let __value = leaf(&mut *__guard2);
+            __cl::release(__guard2, __held2);
+            __cl::Ok(__value)
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys_until<__L0>(

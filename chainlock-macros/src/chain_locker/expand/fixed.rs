@@ -163,21 +163,23 @@ pub(super) fn run_method(
         mut generics,
         mut params,
         bounds,
-        stage_args,
+        ..
     } = signature(levels, flavor);
     let leaf = levels.last().expect("validated: at least one level");
     let leaf_reference = leaf.reference();
     generics.push(quote!(__R));
     params.push(quote!(leaf: impl __cl::FnOnce(#leaf_reference) -> __R));
     let asyncness = flavor.is_async().then(|| quote!(async));
-    let dot_await = flavor.is_async().then(|| quote!(.await));
-    let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
-    let mutability = (leaf.mode != Mode::Shared).then(|| quote!(mut));
-    let leaf_guard = &leaf.guard;
+    let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
+    // `hand_over_hand` binds its last guard immutably (a descent returns it).
+    let rebind = (leaf.mode != Mode::Shared).then(|| quote!(let mut #leaf_guard = #leaf_guard;));
     let borrow = leaf.borrow_guard();
     let doc = format!(
         "Like [`{descend}`](Self::{descend}), then runs `leaf` on the leaf and releases it."
     );
+    // The descent's body again rather than a call of `descend`: the leaf's hold ends here,
+    // where the telemetry sees it (a guard `descend` returns is released out of its sight).
+    let body = hand_over_hand(levels, flavor, Stages::Closures);
     flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]
@@ -185,8 +187,11 @@ pub(super) fn run_method(
         where
             #(#bounds,)*
         {
-            let #mutability #leaf_guard = self.#descend(root, #deadline_arg #(#stage_args),*) #dot_await ?;
-            __cl::Ok(leaf(#borrow))
+            #(#body)*
+            #rebind
+            let __value = leaf(#borrow);
+            __cl::release(#leaf_guard, #leaf_held);
+            __cl::Ok(__value)
         }
     })
 }

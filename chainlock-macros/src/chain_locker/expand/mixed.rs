@@ -216,7 +216,8 @@ impl Mixed<'_, '_> {
             let acquire = self.flavor.acquire_at(child, &handle, &level);
             let child_mut = (child.index + 1 < levels.len() && stages.borrows_mutably(child))
                 .then(|| quote!(mut));
-            let (parent_guard, child_guard, child_held) = (&parent.guard, &child.guard, &child.held);
+            let (parent_guard, child_guard, child_held) =
+                (&parent.guard, &child.guard, &child.held);
             // The repeated level's holds are the walk's (its depths); a fixed level's, this
             // locker's.
             let release = if parent.index == r {
