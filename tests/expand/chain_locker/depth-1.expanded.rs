@@ -52,6 +52,21 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             __cl::Ok(__cl::leaf(__guard0, __held0))
         }
+        #[doc(hidden)]
+        #[inline]
+        pub fn __descend_held<__L0>(
+            &self,
+            __held: &mut __cl::Held,
+            root: &__cl::Arc<__L0>,
+        ) -> __cl::Res<__cl::XGuard<__L0>>
+        where
+            __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
+        {
+            let (__guard0, __held0) = __cl::exclusive(root, &__CL_LEVELS[0usize]);
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            *__held = __held0;
+            __cl::Ok(__guard0)
+        }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
         pub fn run<__L0, __R>(
@@ -62,12 +77,10 @@ const _: () = {
         where
             __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive(root, &__CL_LEVELS[0usize]);
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let mut __guard0 = __guard0;
-            let __value = leaf(&mut *__guard0);
-            __cl::release(__guard0, __held0);
-            __cl::Ok(__value)
+            let mut __guard0;
+            let mut __held0 = __cl::Held::default();
+            __guard0 = self.__descend_held(&mut __held0, root)?;
+            __cl::Ok(leaf(&mut *__guard0))
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released.
         #[inline]
@@ -88,6 +101,27 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             __cl::Ok(__cl::leaf(__guard0, __held0))
         }
+        #[doc(hidden)]
+        #[inline]
+        pub fn __descend_until_held<__L0>(
+            &self,
+            __held: &mut __cl::Held,
+            root: &__cl::Arc<__L0>,
+            deadline: __cl::Instant,
+        ) -> __cl::Res<__cl::XGuard<__L0>>
+        where
+            __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
+        {
+            let (__guard0, __held0) = __cl::exclusive_until(
+                root,
+                deadline,
+                0usize,
+                &__CL_LEVELS[0usize],
+            )?;
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            *__held = __held0;
+            __cl::Ok(__guard0)
+        }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
         pub fn run_until<__L0, __R>(
@@ -99,17 +133,10 @@ const _: () = {
         where
             __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive_until(
-                root,
-                deadline,
-                0usize,
-                &__CL_LEVELS[0usize],
-            )?;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let mut __guard0 = __guard0;
-            let __value = leaf(&mut *__guard0);
-            __cl::release(__guard0, __held0);
-            __cl::Ok(__value)
+            let mut __guard0;
+            let mut __held0 = __cl::Held::default();
+            __guard0 = self.__descend_until_held(&mut __held0, root, deadline)?;
+            __cl::Ok(leaf(&mut *__guard0))
         }
     }
     #[allow(
@@ -137,6 +164,25 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             __cl::Ok(__cl::leaf(__guard0, __held0))
         }
+        #[doc(hidden)]
+        #[inline]
+        pub async fn __descend_async_held<__L0>(
+            &self,
+            __held: &mut __cl::Held,
+            root: &__cl::Arc<__L0>,
+        ) -> __cl::Res<__cl::AXGuard<__L0>>
+        where
+            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+        {
+            let (__guard0, __held0) = __cl::exclusive_async(
+                    <__cl::Arc<_> as __cl::Clone>::clone(root),
+                    &__CL_LEVELS[0usize],
+                )
+                .await;
+            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+            *__held = __held0;
+            __cl::Ok(__guard0)
+        }
         ///Like [`descend_async`](Self::descend_async), then runs `leaf` on the leaf and releases it.
         #[inline]
         pub async fn run_async<__L0, __R>(
@@ -147,16 +193,10 @@ const _: () = {
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive_async(
-                    <__cl::Arc<_> as __cl::Clone>::clone(root),
-                    &__CL_LEVELS[0usize],
-                )
-                .await;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let mut __guard0 = __guard0;
-            let __value = leaf(&mut *__guard0);
-            __cl::release(__guard0, __held0);
-            __cl::Ok(__value)
+            let mut __guard0;
+            let mut __held0 = __cl::Held::default();
+            __guard0 = self.__descend_async_held(&mut __held0, root).await?;
+            __cl::Ok(leaf(&mut *__guard0))
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. Panics when first polled outside a Tokio runtime with timers enabled (the deadline is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them).
         #[inline]
@@ -178,14 +218,14 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             __cl::Ok(__cl::leaf(__guard0, __held0))
         }
-        ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
+        #[doc(hidden)]
         #[inline]
-        pub async fn run_until_async<__L0, __R>(
+        pub async fn __descend_until_async_held<__L0>(
             &self,
+            __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
-            leaf: impl __cl::FnOnce(&mut Registry) -> __R,
-        ) -> __cl::Res<__R>
+        ) -> __cl::Res<__cl::AXGuard<__L0>>
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
@@ -197,10 +237,26 @@ const _: () = {
                 )
                 .await?;
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let mut __guard0 = __guard0;
-            let __value = leaf(&mut *__guard0);
-            __cl::release(__guard0, __held0);
-            __cl::Ok(__value)
+            *__held = __held0;
+            __cl::Ok(__guard0)
+        }
+        ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
+        #[inline]
+        pub async fn run_until_async<__L0, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            deadline: __cl::Instant,
+            leaf: impl __cl::FnOnce(&mut Registry) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+        {
+            let mut __guard0;
+            let mut __held0 = __cl::Held::default();
+            __guard0 = self
+                .__descend_until_async_held(&mut __held0, root, deadline)
+                .await?;
+            __cl::Ok(leaf(&mut *__guard0))
         }
     }
 };

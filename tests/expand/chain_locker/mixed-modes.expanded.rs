@@ -78,17 +78,17 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
                     __cl::Ok(__cl::leaf(__guard2, __held2))
                 }
-                ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
+                #[doc(hidden)]
                 #[inline]
-                fn run<__L0, __L1, __L2, __R>(
+                fn __descend_held<__L0, __L1, __L2>(
                     &self,
+                    __held: &mut __cl::Held,
                     root: &__cl::Arc<__L0>,
                     stage0: impl __cl::FnOnce(
                         &Registry,
                     ) -> __cl::Option<__cl::Arc<__L1>>,
                     stage1: impl __cl::FnOnce(&Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-                    leaf: impl __cl::FnOnce(&mut Class) -> __R,
-                ) -> __cl::Res<__R>
+                ) -> __cl::Res<__cl::XGuard<__L2>>
                 where
                     __L0: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
                     __L1: __cl::SharedLock<Target = Lecture> + ?__cl::Sized,
@@ -110,10 +110,29 @@ fn main() {
                     );
                     __cl::release(__guard1, __held1);
                     (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-                    let mut __guard2 = __guard2;
-                    let __value = leaf(&mut *__guard2);
-                    __cl::release(__guard2, __held2);
-                    __cl::Ok(__value)
+                    *__held = __held2;
+                    __cl::Ok(__guard2)
+                }
+                ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
+                #[inline]
+                fn run<__L0, __L1, __L2, __R>(
+                    &self,
+                    root: &__cl::Arc<__L0>,
+                    stage0: impl __cl::FnOnce(
+                        &Registry,
+                    ) -> __cl::Option<__cl::Arc<__L1>>,
+                    stage1: impl __cl::FnOnce(&Lecture) -> __cl::Option<__cl::Arc<__L2>>,
+                    leaf: impl __cl::FnOnce(&mut Class) -> __R,
+                ) -> __cl::Res<__R>
+                where
+                    __L0: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
+                    __L1: __cl::SharedLock<Target = Lecture> + ?__cl::Sized,
+                    __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
+                {
+                    let mut __guard2;
+                    let mut __held2 = __cl::Held::default();
+                    __guard2 = self.__descend_held(&mut __held2, root, stage0, stage1)?;
+                    __cl::Ok(leaf(&mut *__guard2))
                 }
                 ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 fn descend_keys<__L0>(
@@ -196,18 +215,18 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
                     __cl::Ok(__cl::leaf(__guard2, __held2))
                 }
-                ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
+                #[doc(hidden)]
                 #[inline]
-                fn run_until<__L0, __L1, __L2, __R>(
+                fn __descend_until_held<__L0, __L1, __L2>(
                     &self,
+                    __held: &mut __cl::Held,
                     root: &__cl::Arc<__L0>,
                     deadline: __cl::Instant,
                     stage0: impl __cl::FnOnce(
                         &Registry,
                     ) -> __cl::Option<__cl::Arc<__L1>>,
                     stage1: impl __cl::FnOnce(&Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-                    leaf: impl __cl::FnOnce(&mut Class) -> __R,
-                ) -> __cl::Res<__R>
+                ) -> __cl::Res<__cl::XGuard<__L2>>
                 where
                     __L0: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
                     __L1: __cl::TimedSharedLock<Target = Lecture> + ?__cl::Sized,
@@ -238,10 +257,37 @@ fn main() {
                     )?;
                     __cl::release(__guard1, __held1);
                     (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-                    let mut __guard2 = __guard2;
-                    let __value = leaf(&mut *__guard2);
-                    __cl::release(__guard2, __held2);
-                    __cl::Ok(__value)
+                    *__held = __held2;
+                    __cl::Ok(__guard2)
+                }
+                ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
+                #[inline]
+                fn run_until<__L0, __L1, __L2, __R>(
+                    &self,
+                    root: &__cl::Arc<__L0>,
+                    deadline: __cl::Instant,
+                    stage0: impl __cl::FnOnce(
+                        &Registry,
+                    ) -> __cl::Option<__cl::Arc<__L1>>,
+                    stage1: impl __cl::FnOnce(&Lecture) -> __cl::Option<__cl::Arc<__L2>>,
+                    leaf: impl __cl::FnOnce(&mut Class) -> __R,
+                ) -> __cl::Res<__R>
+                where
+                    __L0: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
+                    __L1: __cl::TimedSharedLock<Target = Lecture> + ?__cl::Sized,
+                    __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
+                {
+                    let mut __guard2;
+                    let mut __held2 = __cl::Held::default();
+                    __guard2 = self
+                        .__descend_until_held(
+                            &mut __held2,
+                            root,
+                            deadline,
+                            stage0,
+                            stage1,
+                        )?;
+                    __cl::Ok(leaf(&mut *__guard2))
                 }
                 ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 fn descend_keys_until<__L0>(
@@ -460,17 +506,17 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
                     __cl::Ok(__cl::leaf(__guard2, __held2))
                 }
-                ///Like [`descend_async`](Self::descend_async), then runs `leaf` on the leaf and releases it.
+                #[doc(hidden)]
                 #[inline]
-                async fn run_async<__L0, __L1, __L2, __R>(
+                async fn __descend_async_held<__L0, __L1, __L2>(
                     &self,
+                    __held: &mut __cl::Held,
                     root: &__cl::Arc<__L0>,
                     stage0: impl __cl::FnOnce(
                         &Registry,
                     ) -> __cl::Option<__cl::Arc<__L1>>,
                     stage1: impl __cl::FnOnce(&Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-                    leaf: impl __cl::FnOnce(&mut Class) -> __R,
-                ) -> __cl::Res<__R>
+                ) -> __cl::Res<__cl::AXGuard<__L2>>
                 where
                     __L0: __cl::AsyncSharedLock<Target = Registry> + ?__cl::Sized,
                     __L1: __cl::AsyncSharedLock<Target = Lecture> + ?__cl::Sized,
@@ -498,10 +544,31 @@ fn main() {
                         .await;
                     __cl::release(__guard1, __held1);
                     (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-                    let mut __guard2 = __guard2;
-                    let __value = leaf(&mut *__guard2);
-                    __cl::release(__guard2, __held2);
-                    __cl::Ok(__value)
+                    *__held = __held2;
+                    __cl::Ok(__guard2)
+                }
+                ///Like [`descend_async`](Self::descend_async), then runs `leaf` on the leaf and releases it.
+                #[inline]
+                async fn run_async<__L0, __L1, __L2, __R>(
+                    &self,
+                    root: &__cl::Arc<__L0>,
+                    stage0: impl __cl::FnOnce(
+                        &Registry,
+                    ) -> __cl::Option<__cl::Arc<__L1>>,
+                    stage1: impl __cl::FnOnce(&Lecture) -> __cl::Option<__cl::Arc<__L2>>,
+                    leaf: impl __cl::FnOnce(&mut Class) -> __R,
+                ) -> __cl::Res<__R>
+                where
+                    __L0: __cl::AsyncSharedLock<Target = Registry> + ?__cl::Sized,
+                    __L1: __cl::AsyncSharedLock<Target = Lecture> + ?__cl::Sized,
+                    __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
+                {
+                    let mut __guard2;
+                    let mut __held2 = __cl::Held::default();
+                    __guard2 = self
+                        .__descend_async_held(&mut __held2, root, stage0, stage1)
+                        .await?;
+                    __cl::Ok(leaf(&mut *__guard2))
                 }
                 ///Like [`descend_async`](Self::descend_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 async fn descend_keys_async<__L0>(
@@ -589,18 +656,18 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
                     __cl::Ok(__cl::leaf(__guard2, __held2))
                 }
-                ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
+                #[doc(hidden)]
                 #[inline]
-                async fn run_until_async<__L0, __L1, __L2, __R>(
+                async fn __descend_until_async_held<__L0, __L1, __L2>(
                     &self,
+                    __held: &mut __cl::Held,
                     root: &__cl::Arc<__L0>,
                     deadline: __cl::Instant,
                     stage0: impl __cl::FnOnce(
                         &Registry,
                     ) -> __cl::Option<__cl::Arc<__L1>>,
                     stage1: impl __cl::FnOnce(&Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-                    leaf: impl __cl::FnOnce(&mut Class) -> __R,
-                ) -> __cl::Res<__R>
+                ) -> __cl::Res<__cl::AXGuard<__L2>>
                 where
                     __L0: __cl::AsyncSharedLock<Target = Registry> + ?__cl::Sized,
                     __L1: __cl::AsyncSharedLock<Target = Lecture> + ?__cl::Sized,
@@ -634,10 +701,38 @@ fn main() {
                         .await?;
                     __cl::release(__guard1, __held1);
                     (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-                    let mut __guard2 = __guard2;
-                    let __value = leaf(&mut *__guard2);
-                    __cl::release(__guard2, __held2);
-                    __cl::Ok(__value)
+                    *__held = __held2;
+                    __cl::Ok(__guard2)
+                }
+                ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
+                #[inline]
+                async fn run_until_async<__L0, __L1, __L2, __R>(
+                    &self,
+                    root: &__cl::Arc<__L0>,
+                    deadline: __cl::Instant,
+                    stage0: impl __cl::FnOnce(
+                        &Registry,
+                    ) -> __cl::Option<__cl::Arc<__L1>>,
+                    stage1: impl __cl::FnOnce(&Lecture) -> __cl::Option<__cl::Arc<__L2>>,
+                    leaf: impl __cl::FnOnce(&mut Class) -> __R,
+                ) -> __cl::Res<__R>
+                where
+                    __L0: __cl::AsyncSharedLock<Target = Registry> + ?__cl::Sized,
+                    __L1: __cl::AsyncSharedLock<Target = Lecture> + ?__cl::Sized,
+                    __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
+                {
+                    let mut __guard2;
+                    let mut __held2 = __cl::Held::default();
+                    __guard2 = self
+                        .__descend_until_async_held(
+                            &mut __held2,
+                            root,
+                            deadline,
+                            stage0,
+                            stage1,
+                        )
+                        .await?;
+                    __cl::Ok(leaf(&mut *__guard2))
                 }
                 ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 async fn descend_keys_until_async<__L0>(

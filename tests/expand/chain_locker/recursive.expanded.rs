@@ -69,15 +69,15 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
             __cl::Ok(__cl::leaf(__guard2, __held2))
         }
-        ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
+        #[doc(hidden)]
         #[inline]
-        fn run<__L0, __L1, __L2, __R>(
+        fn __descend_held<__L0, __L1, __L2>(
             &self,
+            __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
             stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-            leaf: impl __cl::FnOnce(&mut Dir) -> __R,
-        ) -> __cl::Res<__R>
+        ) -> __cl::Res<__cl::XGuard<__L2>>
         where
             __L0: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
             __L1: __cl::SharedLock<Target = D> + ?__cl::Sized,
@@ -93,10 +93,27 @@ const _: () = {
             let (__guard2, __held2) = __cl::exclusive(&__next, &__CL_LEVELS[2usize]);
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            let mut __guard2 = __guard2;
-            let __value = leaf(&mut *__guard2);
-            __cl::release(__guard2, __held2);
-            __cl::Ok(__value)
+            *__held = __held2;
+            __cl::Ok(__guard2)
+        }
+        ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
+        #[inline]
+        fn run<__L0, __L1, __L2, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
+            leaf: impl __cl::FnOnce(&mut Dir) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
+            __L1: __cl::SharedLock<Target = D> + ?__cl::Sized,
+            __L2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
+        {
+            let mut __guard2;
+            let mut __held2 = __cl::Held::default();
+            __guard2 = self.__descend_held(&mut __held2, root, stage0, stage1)?;
+            __cl::Ok(leaf(&mut *__guard2))
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys<__L0>(
@@ -177,16 +194,16 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
             __cl::Ok(__cl::leaf(__guard2, __held2))
         }
-        ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
+        #[doc(hidden)]
         #[inline]
-        fn run_until<__L0, __L1, __L2, __R>(
+        fn __descend_until_held<__L0, __L1, __L2>(
             &self,
+            __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
             stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
             stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-            leaf: impl __cl::FnOnce(&mut Dir) -> __R,
-        ) -> __cl::Res<__R>
+        ) -> __cl::Res<__cl::XGuard<__L2>>
         where
             __L0: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
             __L1: __cl::TimedSharedLock<Target = D> + ?__cl::Sized,
@@ -217,10 +234,29 @@ const _: () = {
             )?;
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            let mut __guard2 = __guard2;
-            let __value = leaf(&mut *__guard2);
-            __cl::release(__guard2, __held2);
-            __cl::Ok(__value)
+            *__held = __held2;
+            __cl::Ok(__guard2)
+        }
+        ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
+        #[inline]
+        fn run_until<__L0, __L1, __L2, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            deadline: __cl::Instant,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
+            leaf: impl __cl::FnOnce(&mut Dir) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
+            __L1: __cl::TimedSharedLock<Target = D> + ?__cl::Sized,
+            __L2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
+        {
+            let mut __guard2;
+            let mut __held2 = __cl::Held::default();
+            __guard2 = self
+                .__descend_until_held(&mut __held2, root, deadline, stage0, stage1)?;
+            __cl::Ok(leaf(&mut *__guard2))
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys_until<__L0>(
@@ -416,15 +452,15 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
             __cl::Ok(__cl::leaf(__guard2, __held2))
         }
-        ///Like [`descend_async`](Self::descend_async), then runs `leaf` on the leaf and releases it.
+        #[doc(hidden)]
         #[inline]
-        async fn run_async<__L0, __L1, __L2, __R>(
+        async fn __descend_async_held<__L0, __L1, __L2>(
             &self,
+            __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
             stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-            leaf: impl __cl::FnOnce(&mut Dir) -> __R,
-        ) -> __cl::Res<__R>
+        ) -> __cl::Res<__cl::AXGuard<__L2>>
         where
             __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
             __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
@@ -446,10 +482,29 @@ const _: () = {
                 .await;
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            let mut __guard2 = __guard2;
-            let __value = leaf(&mut *__guard2);
-            __cl::release(__guard2, __held2);
-            __cl::Ok(__value)
+            *__held = __held2;
+            __cl::Ok(__guard2)
+        }
+        ///Like [`descend_async`](Self::descend_async), then runs `leaf` on the leaf and releases it.
+        #[inline]
+        async fn run_async<__L0, __L1, __L2, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
+            leaf: impl __cl::FnOnce(&mut Dir) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
+            __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
+        {
+            let mut __guard2;
+            let mut __held2 = __cl::Held::default();
+            __guard2 = self
+                .__descend_async_held(&mut __held2, root, stage0, stage1)
+                .await?;
+            __cl::Ok(leaf(&mut *__guard2))
         }
         ///Like [`descend_async`](Self::descend_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         async fn descend_keys_async<__L0>(
@@ -535,16 +590,16 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
             __cl::Ok(__cl::leaf(__guard2, __held2))
         }
-        ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
+        #[doc(hidden)]
         #[inline]
-        async fn run_until_async<__L0, __L1, __L2, __R>(
+        async fn __descend_until_async_held<__L0, __L1, __L2>(
             &self,
+            __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
             stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
             stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-            leaf: impl __cl::FnOnce(&mut Dir) -> __R,
-        ) -> __cl::Res<__R>
+        ) -> __cl::Res<__cl::AXGuard<__L2>>
         where
             __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
             __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
@@ -578,10 +633,30 @@ const _: () = {
                 .await?;
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            let mut __guard2 = __guard2;
-            let __value = leaf(&mut *__guard2);
-            __cl::release(__guard2, __held2);
-            __cl::Ok(__value)
+            *__held = __held2;
+            __cl::Ok(__guard2)
+        }
+        ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
+        #[inline]
+        async fn run_until_async<__L0, __L1, __L2, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            deadline: __cl::Instant,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
+            leaf: impl __cl::FnOnce(&mut Dir) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
+            __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
+        {
+            let mut __guard2;
+            let mut __held2 = __cl::Held::default();
+            __guard2 = self
+                .__descend_until_async_held(&mut __held2, root, deadline, stage0, stage1)
+                .await?;
+            __cl::Ok(leaf(&mut *__guard2))
         }
         ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         async fn descend_keys_until_async<__L0>(

@@ -74,17 +74,17 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
             __cl::Ok(__cl::leaf(__guard2, __held2))
         }
-        ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
+        #[doc(hidden)]
         #[inline]
-        fn run<__L0, __L1, __L2, __R>(
+        fn __descend_held<__L0, __L1, __L2>(
             &self,
+            __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
             stage1: impl __cl::FnOnce(
                 &mut __cl::Upgradable<__L1>,
             ) -> __cl::Option<__cl::Arc<__L2>>,
-            leaf: impl __cl::FnOnce(&mut Class) -> __R,
-        ) -> __cl::Res<__R>
+        ) -> __cl::Res<__cl::XGuard<__L2>>
         where
             __L0: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
             __L1: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
@@ -103,10 +103,29 @@ const _: () = {
             let (__guard2, __held2) = __cl::exclusive(&__next, &__CL_LEVELS[2usize]);
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            let mut __guard2 = __guard2;
-            let __value = leaf(&mut *__guard2);
-            __cl::release(__guard2, __held2);
-            __cl::Ok(__value)
+            *__held = __held2;
+            __cl::Ok(__guard2)
+        }
+        ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
+        #[inline]
+        fn run<__L0, __L1, __L2, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
+            stage1: impl __cl::FnOnce(
+                &mut __cl::Upgradable<__L1>,
+            ) -> __cl::Option<__cl::Arc<__L2>>,
+            leaf: impl __cl::FnOnce(&mut Class) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
+            __L1: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
+            __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
+        {
+            let mut __guard2;
+            let mut __held2 = __cl::Held::default();
+            __guard2 = self.__descend_held(&mut __held2, root, stage0, stage1)?;
+            __cl::Ok(leaf(&mut *__guard2))
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys<__L0>(
@@ -199,18 +218,18 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
             __cl::Ok(__cl::leaf(__guard2, __held2))
         }
-        ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
+        #[doc(hidden)]
         #[inline]
-        fn run_until<__L0, __L1, __L2, __R>(
+        fn __descend_until_held<__L0, __L1, __L2>(
             &self,
+            __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
             stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
             stage1: impl __cl::FnOnce(
                 &mut __cl::Upgradable<__L1>,
             ) -> __cl::Option<__cl::Arc<__L2>>,
-            leaf: impl __cl::FnOnce(&mut Class) -> __R,
-        ) -> __cl::Res<__R>
+        ) -> __cl::Res<__cl::XGuard<__L2>>
         where
             __L0: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
             __L1: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
@@ -241,10 +260,31 @@ const _: () = {
             )?;
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            let mut __guard2 = __guard2;
-            let __value = leaf(&mut *__guard2);
-            __cl::release(__guard2, __held2);
-            __cl::Ok(__value)
+            *__held = __held2;
+            __cl::Ok(__guard2)
+        }
+        ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
+        #[inline]
+        fn run_until<__L0, __L1, __L2, __R>(
+            &self,
+            root: &__cl::Arc<__L0>,
+            deadline: __cl::Instant,
+            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
+            stage1: impl __cl::FnOnce(
+                &mut __cl::Upgradable<__L1>,
+            ) -> __cl::Option<__cl::Arc<__L2>>,
+            leaf: impl __cl::FnOnce(&mut Class) -> __R,
+        ) -> __cl::Res<__R>
+        where
+            __L0: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
+            __L1: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
+            __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
+        {
+            let mut __guard2;
+            let mut __held2 = __cl::Held::default();
+            __guard2 = self
+                .__descend_until_held(&mut __held2, root, deadline, stage0, stage1)?;
+            __cl::Ok(leaf(&mut *__guard2))
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys_until<__L0>(

@@ -151,6 +151,51 @@ pub(super) fn descend_method(
     })
 }
 
+/// `__descend*_held`: [`descend_method`]'s body, returning the leaf's guard with its
+/// telemetry record, for `run*` (which releases the leaf where the telemetry sees it). Hidden:
+/// a guard without its record is what users get, from `descend*`. `run*` calls it as it used
+/// to call `descend*`, so that without the telemetry it compiles to the same instructions.
+pub(super) fn held_descend_method(
+    vis: &TokenStream,
+    levels: &[LevelCode<'_>],
+    flavor: Flavor,
+) -> TokenStream {
+    let name = held_descend_ident(flavor);
+    let Signature {
+        generics,
+        params,
+        bounds,
+        ..
+    } = signature(levels, flavor);
+    let leaf = levels.last().expect("validated: at least one level");
+    let (leaf_guard_type, leaf_guard, leaf_held) =
+        (leaf.guard_type(flavor), &leaf.guard, &leaf.held);
+    let asyncness = flavor.is_async().then(|| quote!(async));
+    let body = hand_over_hand(levels, flavor, Stages::Closures);
+    // The record comes out through `__held` (zero-sized without the telemetry): the result
+    // is `descend*`'s, and so is the code a `run*` compiles to.
+    flavor.tracked(quote! {
+        #[doc(hidden)]
+        #[inline]
+        #vis #asyncness fn #name<#(#generics),*>(&self, __held: &mut __cl::Held, #(#params),*)
+            -> __cl::Res<#leaf_guard_type>
+        where
+            #(#bounds,)*
+        {
+            #(#body)*
+            *__held = #leaf_held;
+            __cl::Ok(#leaf_guard)
+        }
+    })
+}
+
+fn held_descend_ident(flavor: Flavor) -> proc_macro2::Ident {
+    proc_macro2::Ident::new(
+        &format!("__descend{}_held", flavor.suffix()),
+        proc_macro2::Span::call_site(),
+    )
+}
+
 /// `run*`: descend, then run a last closure on the leaf and release it.
 pub(super) fn run_method(
     vis: &TokenStream,
@@ -159,27 +204,26 @@ pub(super) fn run_method(
 ) -> TokenStream {
     let name = method_ident("run", flavor);
     let descend = method_ident("descend", flavor);
+    let held_descend = held_descend_ident(flavor);
     let Signature {
         mut generics,
         mut params,
         bounds,
-        ..
+        stage_args,
     } = signature(levels, flavor);
     let leaf = levels.last().expect("validated: at least one level");
     let leaf_reference = leaf.reference();
     generics.push(quote!(__R));
     params.push(quote!(leaf: impl __cl::FnOnce(#leaf_reference) -> __R));
     let asyncness = flavor.is_async().then(|| quote!(async));
+    let dot_await = flavor.is_async().then(|| quote!(.await));
+    let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
+    let mutability = (leaf.mode != Mode::Shared).then(|| quote!(mut));
     let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
-    // `hand_over_hand` binds its last guard immutably (a descent returns it).
-    let rebind = (leaf.mode != Mode::Shared).then(|| quote!(let mut #leaf_guard = #leaf_guard;));
     let borrow = leaf.borrow_guard();
     let doc = format!(
         "Like [`{descend}`](Self::{descend}), then runs `leaf` on the leaf and releases it."
     );
-    // The descent's body again rather than a call of `descend`: the leaf's hold ends here,
-    // where the telemetry sees it (a guard `descend` returns is released out of its sight).
-    let body = hand_over_hand(levels, flavor, Stages::Closures);
     flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]
@@ -187,11 +231,12 @@ pub(super) fn run_method(
         where
             #(#bounds,)*
         {
-            #(#body)*
-            #rebind
-            let __value = leaf(#borrow);
-            __cl::release(#leaf_guard, #leaf_held);
-            __cl::Ok(__value)
+            // Declared after the guard, the record drops first: the hold ends (`Held` ends it
+            // when dropped) just before the guard unlocks, whether `leaf` returns or panics.
+            let #mutability #leaf_guard;
+            let mut #leaf_held = __cl::Held::default();
+            #leaf_guard = self.#held_descend(&mut #leaf_held, root, #deadline_arg #(#stage_args),*) #dot_await ?;
+            __cl::Ok(leaf(#borrow))
         }
     })
 }

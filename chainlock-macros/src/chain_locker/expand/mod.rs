@@ -13,7 +13,7 @@ mod leaves;
 mod mixed;
 
 use super::validate::{Mode, Valid, ValidLevel, ValidLocker};
-use fixed::{descend_method, run_method};
+use fixed::{descend_method, held_descend_method, run_method};
 use flavor::Flavor;
 use keys::keys_methods;
 use leaves::lock_leaves_methods;
@@ -55,9 +55,10 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
             .iter()
             .map(|flavor| {
                 let descend = descend_method(vis, &levels, *flavor, &docs);
+                let held_descend = held_descend_method(vis, &levels, *flavor);
                 let run = run_method(vis, &levels, *flavor);
                 let keys = (levels.len() > 1).then(|| keys_methods(vis, &levels, *flavor, &docs));
-                quote! { #descend #run #keys }
+                quote! { #descend #held_descend #run #keys }
             })
             .collect()
     };
