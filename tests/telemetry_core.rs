@@ -6,17 +6,20 @@
 //! Telemetry is process-wide: the tests take one lock (`serial`) so that one test's
 //! `enable`/`disable` never changes another's, and each names its managers uniquely.
 
-use std::sync::{Arc, Barrier, Mutex, MutexGuard, mpsc};
+use std::sync::{Arc, Barrier, MutexGuard, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use chainlock::keyed::{AsyncKeyedLocks, KeyedLocks, KeyedPermits, KeyedRwLocks};
-use chainlock::striped::Semaphore;
+use chainlock::rooms::Rooms;
+use chainlock::striped::{Semaphore, Striped};
 use chainlock::telemetry::{self, Config, LockName, LockStats};
 use chainlock_suite::watchdog::{eventually, watchdog};
 
+type Mutex<T> = chainlock::parking_lot::Mutex<T>;
+
 fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     SERIAL
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -374,4 +377,66 @@ fn a_planted_abba_deadlock_is_reported_with_both_sites() {
         assert_eq!(edge.holders.len(), 1, "{cycle}");
         assert_eq!(edge.holders[0].site.line(), line - 3, "the holder's site");
     }
+}
+
+#[test]
+fn stripes_count_and_time_their_waits() {
+    let _serial = serial();
+    let _watchdog = watchdog("stripes_count_and_time_their_waits");
+    telemetry::enable(Config::new());
+    let stripes: Striped<Mutex<()>> = Striped::new(4).telemetry_name("stripes");
+    let name = LockName::Stripe {
+        set: "stripes".into(),
+        index: stripes.index_of(&1_u32),
+    };
+    drop(stripes.lock(&1_u32));
+    drop(stripes.try_lock(&1_u32));
+    let held = stripes.lock(&1_u32);
+    let waiter_line = thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let line = line!() + 1;
+            drop(stripes.lock(&1_u32));
+            line
+        });
+        eventually("the stripe's waiter is seen", || {
+            telemetry::live().waiters.iter().any(|w| w.lock == name)
+        });
+        drop(held);
+        waiter.join().unwrap()
+    });
+    let stats = stats(&name);
+    assert_eq!((stats.acquisitions, stats.contended), (4, 1));
+    assert_eq!(stats.waiter_sites[0].site.line(), waiter_line);
+    assert_eq!(
+        stats.hold.count, 0,
+        "a stripe's own guard is returned: holds are not followed"
+    );
+}
+
+#[test]
+fn rooms_count_entries_holds_and_waits() {
+    let _serial = serial();
+    let _watchdog = watchdog("rooms_count_entries_holds_and_waits");
+    telemetry::enable(Config::new());
+    let rooms = Rooms::new(2).telemetry_name("phases");
+    let room = |room: &str| LockName::Room {
+        rooms: "phases".into(),
+        room: room.into(),
+    };
+    drop((rooms.enter(0), rooms.try_enter(0).unwrap()));
+    let maintaining = rooms.enter(1);
+    thread::scope(|s| {
+        s.spawn(|| drop(rooms.enter(0)));
+        eventually("the waiter for room 0 is seen", || {
+            telemetry::live()
+                .waiters
+                .iter()
+                .any(|w| w.lock == room("0"))
+        });
+        drop(maintaining);
+    });
+    let serving = stats(&room("0"));
+    assert_eq!((serving.acquisitions, serving.contended), (3, 1));
+    assert_eq!(serving.hold.count, 3);
+    assert_eq!(stats(&room("1")).hold.count, 1);
 }

@@ -156,6 +156,14 @@ impl Attempt<'_> {
     /// The slow path begins (nothing without the feature).
     #[inline(always)]
     pub fn waiting(&mut self, _: LockAddr) {}
+    /// Whether this acquisition is recorded: never without the feature.
+    #[inline(always)]
+    pub fn is_recording(&self) -> bool {
+        false
+    }
+    /// The lock was granted to a guard without a record (nothing without the feature).
+    #[inline(always)]
+    pub fn acquired_unheld(self, _: LockAddr) {}
     /// The lock was granted (nothing without the feature).
     #[inline(always)]
     pub fn acquired(self, _: LockAddr) -> Held {

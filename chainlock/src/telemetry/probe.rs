@@ -507,6 +507,24 @@ impl Attempt<'_> {
         }
     }
 
+    /// Whether this acquisition is recorded (telemetry enabled when it began): a lock that
+    /// cannot tell a wait from the outside tries first only then.
+    #[inline]
+    pub fn is_recording(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// The lock `lock` was granted to a guard that cannot carry a [`Held`] (a `lock_api`
+    /// guard returned as is): counted and its wait timed, its hold not followed.
+    #[inline]
+    pub fn acquired_unheld(mut self, lock: LockAddr) {
+        if let Some(mut active) = self.active.take() {
+            // Not in the live table as a holder: nothing would take it out.
+            active.start = active.start.filter(|_| active.wait.is_none());
+            finish_acquired(active, lock).forget();
+        }
+    }
+
     /// The lock `lock` was granted; the [`Held`] goes into the guard.
     #[inline]
     pub fn acquired(mut self, lock: LockAddr) -> Held {
@@ -639,6 +657,13 @@ struct Record {
 }
 
 impl Held {
+    /// Ends the record without counting a hold (a guard that cannot carry it).
+    fn forget(mut self) {
+        if let Some(record) = self.record.take() {
+            live::released(record.id, record.lock);
+        }
+    }
+
     /// The hold ends (call just before the lock is given back; dropping does it too).
     #[inline]
     pub fn released(mut self) {
