@@ -167,7 +167,7 @@ impl Attempt<'_> {
     /// The lock was granted (nothing without the feature).
     #[inline(always)]
     pub fn acquired(self, _: LockAddr) -> Held {
-        Held
+        Held {}
     }
     /// The acquisition ended without the lock (nothing without the feature).
     #[inline(always)]
@@ -177,7 +177,7 @@ impl Attempt<'_> {
 /// A hold, stored in the guard (nothing without the feature).
 #[doc(hidden)]
 #[derive(Debug, Default)]
-pub struct Held;
+pub struct Held {}
 
 impl Held {
     /// The hold ends (nothing without the feature).
