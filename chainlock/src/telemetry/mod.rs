@@ -19,12 +19,19 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod class;
+mod histogram;
+mod live;
 mod pprof;
 mod probe;
 mod table;
+#[cfg(all(test, loom))]
+mod tests {
+    mod loom_recording;
+}
 
 #[doc(hidden)]
-pub use probe::{Attempt, Held, KeyRef, Label, LockAddr, Probe, ProbeKind};
+pub use probe::{Attempt, Held, KeyProbe, KeyRef, Label, LockAddr, Probe, ProbeKind};
 
 /// What to record, given to [`enable`].
 ///
@@ -39,7 +46,7 @@ pub use probe::{Attempt, Held, KeyRef, Label, LockAddr, Probe, ProbeKind};
 /// # let _ = config;
 /// ```
 #[must_use]
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Config {
     pub(crate) sample_every: u32,
     pub(crate) slow_wait: Option<Duration>,
@@ -117,8 +124,9 @@ impl Config {
 /// assert!(chainlock::telemetry::is_enabled());
 /// # chainlock::telemetry::disable();
 /// ```
+#[allow(clippy::needless_pass_by_value)] // by value: a builder's end
 pub fn enable(config: Config) {
-    probe::enable(config);
+    probe::enable(&config);
 }
 
 /// Stops recording; the statistics recorded so far stay until [`reset`].
@@ -187,10 +195,13 @@ pub fn cycles() -> Vec<Cycle> {
 /// println!("{report}");
 /// ```
 #[non_exhaustive]
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Report {
     /// One entry per lock class.
     pub locks: Vec<LockStats>,
+    /// The sampling rate in force when the report was made ([`Config::sample_every`]):
+    /// sampled figures (holds, uncontended waits, holder sites) stand for this many each.
+    pub sample_every: u32,
 }
 
 impl Report {

@@ -110,19 +110,64 @@ impl Probe {
     }
 }
 
+/// A probe over keys of type `K` (nothing without the feature).
+#[doc(hidden)]
+pub struct KeyProbe<K: ?Sized>(PhantomData<fn(&K)>);
+
+impl<K: ?Sized> std::fmt::Debug for KeyProbe<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyProbe")
+    }
+}
+
+impl<K: ?Sized> KeyProbe<K> {
+    /// A probe (nothing without the feature).
+    #[inline(always)]
+    pub const fn new(_: ProbeKind) -> Self {
+        Self(PhantomData)
+    }
+    /// Renames the class (nothing without the feature).
+    #[inline(always)]
+    pub fn rename(&mut self, _: Label) {}
+    /// Names keys by `Debug` (nothing without the feature).
+    #[inline(always)]
+    pub fn key_debug(&mut self, _: fn(&K) -> String) {}
+    /// An acquisition begins (nothing without the feature; `hash` is never called).
+    #[inline(always)]
+    pub fn begin(&self, _: &K, _: impl FnOnce(&K) -> u64) -> Attempt<'_> {
+        Attempt(PhantomData)
+    }
+}
+
 /// An acquisition in progress (nothing without the feature).
 #[doc(hidden)]
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Attempt<'a>(PhantomData<&'a ()>);
 
 impl Attempt<'_> {
+    /// The attempt without its lifetime (nothing without the feature).
+    #[inline(always)]
+    pub fn detach(self) -> Attempt<'static> {
+        Attempt(PhantomData)
+    }
+    /// The acquisition belongs to a task (nothing without the feature).
+    #[inline(always)]
+    pub fn mark_async(&mut self) {}
     /// The slow path begins (nothing without the feature).
     #[inline(always)]
     pub fn waiting(&mut self, _: LockAddr) {}
+    /// Whether this acquisition is recorded: never without the feature.
+    #[inline(always)]
+    pub fn is_recording(&self) -> bool {
+        false
+    }
+    /// The lock was granted to a guard without a record (nothing without the feature).
+    #[inline(always)]
+    pub fn acquired_unheld(self, _: LockAddr) {}
     /// The lock was granted (nothing without the feature).
     #[inline(always)]
     pub fn acquired(self, _: LockAddr) -> Held {
-        Held
+        Held {}
     }
     /// The acquisition ended without the lock (nothing without the feature).
     #[inline(always)]
@@ -132,7 +177,7 @@ impl Attempt<'_> {
 /// A hold, stored in the guard (nothing without the feature).
 #[doc(hidden)]
 #[derive(Debug, Default)]
-pub struct Held;
+pub struct Held {}
 
 impl Held {
     /// The hold ends (nothing without the feature).
