@@ -29,6 +29,7 @@ pub(super) async fn acquire(
     if crate::telemetry::is_enabled() {
         return on::acquire(backend, key, mode, wait).await;
     }
+    // Without the feature, `Held` is zero-sized and this is the backend's acquisition.
     let held = backend.acquire(key, mode, wait).await?;
     Ok(held.map(|held| (held, Held::default())))
 }
@@ -91,6 +92,9 @@ pub(super) mod on {
         #[expect(clippy::cast_possible_truncation, reason = "an identity, not a number")]
         let address = hash as LockAddr;
         let mut attempt = probe(backend.name()).begin(KeyRef::Hash(hash, &|| name.clone()));
+        if !BLOCKING.get() {
+            attempt.mark_async();
+        }
         let first = match wait {
             Wait::Never => backend.acquire(key, mode, wait).await,
             Wait::Until { .. } | Wait::Forever => {
@@ -104,13 +108,7 @@ pub(super) mod on {
             }
         };
         match first {
-            Ok(Some(hold)) => {
-                let mut held = attempt.acquired(address);
-                if !BLOCKING.get() {
-                    held.mark_async();
-                }
-                Ok(Some((hold, held)))
-            }
+            Ok(Some(hold)) => Ok(Some((hold, attempt.acquired(address)))),
             Ok(None) => {
                 attempt.gave_up();
                 Ok(None)

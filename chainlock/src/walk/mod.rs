@@ -101,6 +101,7 @@ pub use retained::Retained;
 pub use speculative::Speculative;
 
 use crate::Exit;
+use crate::chain::observed::{observe_async, observe_timed};
 use crate::chain::{Absence, ChainNode};
 use crate::telemetry::{Held, KeyRef, Probe, ProbeKind};
 use std::ops::Deref;
@@ -187,53 +188,43 @@ impl Default for Walker {
     }
 }
 
-/// How the core loop takes each lock: blocking, or giving up at a deadline. Each lock comes
-/// with the telemetry's record of its hold ([`Held`], zero-sized without the `telemetry`
-/// feature), recorded per depth ([`WALKS`]).
+/// How the core loop takes each lock: blocking, or giving up at a deadline. Each lock is
+/// recorded per depth by the telemetry ([`WALKS`]); a node passed through comes with the
+/// record of its hold ([`Held`], zero-sized without the `telemetry` feature), which the loop
+/// ends when it lets the node go; a guard handed out (the target, a retained path) is counted
+/// and its wait timed, its hold not followed (`HELD = false`).
 trait Acquire<L: ?Sized, M: Mode<L>> {
-    fn path(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)>;
-    fn target(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Target, Held)>;
+    fn path<const HELD: bool>(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)>;
+    fn target(&self, lock: &Arc<L>, depth: usize) -> Option<M::Target>;
 }
 
 /// The telemetry's probe of every walk: `LockName::Depth { walk: "walk", depth }`.
 static WALKS: Probe = Probe::new(ProbeKind::Walk { walk: "walk" });
 
-/// `lock`, recorded at `depth` when the telemetry is enabled: tried first (a failed try is a
-/// contended acquisition), then `wait` (`None`: gave up at the deadline).
+/// `lock`, recorded at `depth`: when recording, tried first (a failed try is a contended
+/// acquisition), then `wait` (`None`: gave up at the deadline).
 #[inline]
 #[cfg_attr(feature = "telemetry", track_caller)]
-fn observed<L: ?Sized, G>(
+fn observed<L: ?Sized, G, const HELD: bool>(
     lock: &Arc<L>,
     depth: usize,
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> Option<G>,
 ) -> Option<(G, Held)> {
-    #[cfg(feature = "telemetry")]
-    if crate::chain::observed::on::enabled() {
-        let attempt = WALKS.begin(KeyRef::Index(depth));
-        let address = crate::chain::observed::address(lock);
-        return crate::chain::observed::on::observe(attempt, address, try_lock, wait);
-    }
-    let _ = (lock, depth, try_lock);
-    wait().map(|guard| (guard, Held::default()))
+    let attempt = WALKS.begin(KeyRef::Index(depth));
+    observe_timed::<G, HELD>(attempt, address(lock), try_lock, wait)
 }
 
 /// The async twin of [`observed`]: the acquisition waited if its first poll was pending;
 /// the hold is a task's (`hold_across_await`).
 #[inline]
-async fn observed_async<L: ?Sized, G>(
+async fn observed_async<L: ?Sized, G, const HELD: bool>(
     lock: &Arc<L>,
     depth: usize,
     acquire: impl Future<Output = Option<G>>,
 ) -> Option<(G, Held)> {
-    #[cfg(feature = "telemetry")]
-    if crate::chain::observed::on::enabled() {
-        let attempt = WALKS.begin(KeyRef::Index(depth));
-        let address = crate::chain::observed::address(lock);
-        return crate::chain::observed::on::observe_async(attempt, address, acquire).await;
-    }
-    let _ = (lock, depth, &WALKS, KeyRef::None);
-    acquire.await.map(|guard| (guard, Held::default()))
+    let attempt = WALKS.begin(KeyRef::Index(depth));
+    observe_async::<G, HELD>(attempt, address(lock), acquire).await
 }
 
 struct Blocking;
@@ -241,8 +232,8 @@ struct Blocking;
 impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
     #[inline]
     #[cfg_attr(feature = "telemetry", track_caller)]
-    fn path(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
-        observed(
+    fn path<const HELD: bool>(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
+        observed::<L, _, HELD>(
             lock,
             depth,
             || try_path::<L, M>(lock),
@@ -252,13 +243,14 @@ impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
 
     #[inline]
     #[cfg_attr(feature = "telemetry", track_caller)]
-    fn target(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Target, Held)> {
-        observed(
+    fn target(&self, lock: &Arc<L>, depth: usize) -> Option<M::Target> {
+        observed::<L, _, false>(
             lock,
             depth,
             || try_target::<L, M>(lock),
             || Some(M::lock_target(lock)),
         )
+        .map(|(target, _)| target)
     }
 }
 
@@ -267,8 +259,8 @@ struct Until(Instant);
 impl<L: ?Sized, M: TimedMode<L>> Acquire<L, M> for Until {
     #[inline]
     #[cfg_attr(feature = "telemetry", track_caller)]
-    fn path(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
-        observed(
+    fn path<const HELD: bool>(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
+        observed::<L, _, HELD>(
             lock,
             depth,
             || try_path::<L, M>(lock),
@@ -278,13 +270,14 @@ impl<L: ?Sized, M: TimedMode<L>> Acquire<L, M> for Until {
 
     #[inline]
     #[cfg_attr(feature = "telemetry", track_caller)]
-    fn target(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Target, Held)> {
-        observed(
+    fn target(&self, lock: &Arc<L>, depth: usize) -> Option<M::Target> {
+        observed::<L, _, false>(
             lock,
             depth,
             || try_target::<L, M>(lock),
             || M::lock_target_until(lock, self.0),
         )
+        .map(|(target, _)| target)
     }
 }
 

@@ -224,12 +224,11 @@ impl Walker {
         let mut path = Retaining::new();
         let (mut next, mut depth, mut is_target) = (Arc::clone(root), 0, false);
         loop {
-            let (guard, held) = acquire
-                .path(&next, depth)
+            // The retained path keeps guards past the loop: the telemetry counts the
+            // acquisition and times its wait, and does not follow the hold.
+            let (guard, _) = acquire
+                .path::<false>(&next, depth)
                 .ok_or(Exit::TimedOut { level: depth })?;
-            // The retained path keeps guards past the loop: the telemetry records the
-            // acquisition and its wait, and the hold only until here.
-            held.released();
             path.enter(guard, &next, depth, &mut is_safe)?;
             if is_target {
                 return Ok(path.finish());
@@ -260,10 +259,9 @@ impl Walker {
         let (mut next, mut depth, mut is_target) = (Arc::clone(root), 0, false);
         loop {
             let acquire = <Exclusive as AsyncMode<L>>::lock_path(Arc::clone(&next), deadline);
-            let (guard, held) = observed_async(&next, depth, acquire)
+            let (guard, _) = observed_async::<_, _, false>(&next, depth, acquire)
                 .await
                 .ok_or(Exit::TimedOut { level: depth })?;
-            held.released(); // as in `retain`
             path.enter(guard, &next, depth, &mut is_safe)?;
             if is_target {
                 return Ok(path.finish());

@@ -279,12 +279,12 @@ impl Walker {
         M::Node: ChainNode,
     {
         if root_is_target {
-            let (target, held) = acquire.target(root, 0).ok_or(Exit::TimedOut { level: 0 })?;
-            held.released();
+            let target = acquire.target(root, 0).ok_or(Exit::TimedOut { level: 0 })?;
             return open(target, 0).map(|target| (target, 0));
         }
-        let (mut guard, mut guard_held) =
-            acquire.path(root, 0).ok_or(Exit::TimedOut { level: 0 })?;
+        let (mut guard, mut guard_held) = acquire
+            .path::<true>(root, 0)
+            .ok_or(Exit::TimedOut { level: 0 })?;
         // The node `guard` holds, to refuse a step that hands its own lock back.
         let mut held = address(root);
         let mut depth = 0;
@@ -297,7 +297,7 @@ impl Walker {
             }
             let step = step(&mut guard, depth);
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
-                // The target's guard goes to the caller: its telemetry record ends here.
+                // The guard goes to the caller: the telemetry's record of it ends here.
                 guard_held.released();
                 return M::settle(guard)
                     .map(|target| (target, depth))
@@ -305,20 +305,19 @@ impl Walker {
             };
             if is_target {
                 // The parent (`guard`) is released only once the target is locked.
-                let (target, target_held) = acquire
+                let target = acquire
                     .target(&child, depth)
                     .ok_or(Exit::TimedOut { level: depth })?;
-                drop(guard);
                 guard_held.released();
-                target_held.released();
+                drop(guard);
                 return open(target, depth).map(|target| (target, depth));
             }
             let (next, next_held) = acquire
-                .path(&child, depth)
+                .path::<true>(&child, depth)
                 .ok_or(Exit::TimedOut { level: depth })?;
-            // The old guard drops here, after the child's lock is held.
-            guard = next;
+            // The old guard drops here, after the child's lock is held (its record first).
             std::mem::replace(&mut guard_held, next_held).released();
+            guard = next;
             held = address(&child);
         }
     }
@@ -337,17 +336,16 @@ impl Walker {
         M::Node: ChainNode,
     {
         if root_is_target {
-            let (target, held) =
-                observed_async(root, 0, M::lock_target(Arc::clone(root), deadline))
-                    .await
-                    .ok_or(Exit::TimedOut { level: 0 })?;
-            held.released();
-            return open(target, 0).map(|target| (target, 0));
-        }
-        let (mut guard, mut guard_held) =
-            observed_async(root, 0, M::lock_path(Arc::clone(root), deadline))
+            let acquire = M::lock_target(Arc::clone(root), deadline);
+            let (target, _) = observed_async::<_, _, false>(root, 0, acquire)
                 .await
                 .ok_or(Exit::TimedOut { level: 0 })?;
+            return open(target, 0).map(|target| (target, 0));
+        }
+        let acquire = M::lock_path(Arc::clone(root), deadline);
+        let (mut guard, mut guard_held) = observed_async::<_, _, true>(root, 0, acquire)
+            .await
+            .ok_or(Exit::TimedOut { level: 0 })?;
         let mut held = address(root);
         let mut depth = 0;
         loop {
@@ -366,21 +364,20 @@ impl Walker {
             };
             let child_address = address(&child);
             if is_target {
-                let (target, target_held) =
-                    observed_async(&child, depth, M::lock_target(Arc::clone(&child), deadline))
-                        .await
-                        .ok_or(Exit::TimedOut { level: depth })?;
-                drop(guard);
-                guard_held.released();
-                target_held.released();
-                return open(target, depth).map(|target| (target, depth));
-            }
-            let (next, next_held) =
-                observed_async(&child, depth, M::lock_path(Arc::clone(&child), deadline))
+                let acquire = M::lock_target(Arc::clone(&child), deadline);
+                let (target, _) = observed_async::<_, _, false>(&child, depth, acquire)
                     .await
                     .ok_or(Exit::TimedOut { level: depth })?;
-            guard = next;
+                guard_held.released();
+                drop(guard);
+                return open(target, depth).map(|target| (target, depth));
+            }
+            let acquire = M::lock_path(Arc::clone(&child), deadline);
+            let (next, next_held) = observed_async::<_, _, true>(&child, depth, acquire)
+                .await
+                .ok_or(Exit::TimedOut { level: depth })?;
             std::mem::replace(&mut guard_held, next_held).released();
+            guard = next;
             held = child_address;
         }
     }

@@ -48,7 +48,7 @@ const _: () = {
         where
             __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive(root, &__CL_LEVELS[0usize]);
+            let (__guard0, __held0) = __cl::exclusive_unheld(root, &__CL_LEVELS[0usize]);
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             __cl::Ok(__cl::leaf(__guard0, __held0))
         }
@@ -92,7 +92,7 @@ const _: () = {
         where
             __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive_until(
+            let (__guard0, __held0) = __cl::exclusive_until_unheld(
                 root,
                 deadline,
                 0usize,
@@ -156,7 +156,7 @@ const _: () = {
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive_async(
+            let (__guard0, __held0) = __cl::exclusive_async_unheld(
                     <__cl::Arc<_> as __cl::Clone>::clone(root),
                     &__CL_LEVELS[0usize],
                 )
@@ -208,7 +208,7 @@ const _: () = {
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive_until_async(
+            let (__guard0, __held0) = __cl::exclusive_until_async_unheld(
                     <__cl::Arc<_> as __cl::Clone>::clone(root),
                     deadline,
                     0usize,

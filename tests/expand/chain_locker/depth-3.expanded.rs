@@ -64,7 +64,10 @@ const _: () = {
             __cl::release(__guard0, __held0);
             (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
             let __next = __cl::found(stage1(&mut *__guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive(&__next, &__CL_LEVELS[2usize]);
+            let (__guard2, __held2) = __cl::exclusive_unheld(
+                &__next,
+                &__CL_LEVELS[2usize],
+            );
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
             __cl::Ok(__cl::leaf(__guard2, __held2))
@@ -184,7 +187,7 @@ const _: () = {
             __cl::release(__guard0, __held0);
             (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
             let __next = __cl::found(stage1(&mut *__guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive_until(
+            let (__guard2, __held2) = __cl::exclusive_until_unheld(
                 &__next,
                 deadline,
                 2usize,
@@ -452,7 +455,10 @@ const _: () = {
             __cl::release(__guard0, __held0);
             (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
             let __next = __cl::found(stage1(&mut *__guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive_async(__next, &__CL_LEVELS[2usize])
+            let (__guard2, __held2) = __cl::exclusive_async_unheld(
+                    __next,
+                    &__CL_LEVELS[2usize],
+                )
                 .await;
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
@@ -588,7 +594,7 @@ const _: () = {
             __cl::release(__guard0, __held0);
             (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
             let __next = __cl::found(stage1(&mut *__guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive_until_async(
+            let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
                     __next,
                     deadline,
                     2usize,

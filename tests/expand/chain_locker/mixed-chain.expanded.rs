@@ -75,7 +75,10 @@ const _: () = {
                 )
                 .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
             let __next = __cl::found(stage1(&*__guard1), 1usize + __depth + 1usize)?;
-            let (__guard2, __held2) = __cl::exclusive(&__next, &__CL_LEVELS[2usize]);
+            let (__guard2, __held2) = __cl::exclusive_unheld(
+                &__next,
+                &__CL_LEVELS[2usize],
+            );
             __cl::drop(__guard1);
             (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
             __cl::Ok(__cl::leaf(__guard2, __held2))
@@ -164,7 +167,10 @@ const _: () = {
                 <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
                 1usize + __depth + 1usize,
             )?;
-            let (__guard2, __held2) = __cl::exclusive(&__next, &__CL_LEVELS[2usize]);
+            let (__guard2, __held2) = __cl::exclusive_unheld(
+                &__next,
+                &__CL_LEVELS[2usize],
+            );
             __cl::drop(__guard1);
             (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
             __cl::Ok(__cl::leaf(__guard2, __held2))
@@ -236,7 +242,7 @@ const _: () = {
                 )
                 .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
             let __next = __cl::found(stage1(&*__guard1), 1usize + __depth + 1usize)?;
-            let (__guard2, __held2) = __cl::exclusive_until(
+            let (__guard2, __held2) = __cl::exclusive_until_unheld(
                 &__next,
                 deadline,
                 1usize + __depth + 1usize,
@@ -338,7 +344,7 @@ const _: () = {
                 <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
                 1usize + __depth + 1usize,
             )?;
-            let (__guard2, __held2) = __cl::exclusive_until(
+            let (__guard2, __held2) = __cl::exclusive_until_unheld(
                 &__next,
                 deadline,
                 1usize + __depth + 1usize,
@@ -425,7 +431,10 @@ const _: () = {
                 .await
                 .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
             let __next = __cl::found(stage1(&*__guard1), 1usize + __depth + 1usize)?;
-            let (__guard2, __held2) = __cl::exclusive_async(__next, &__CL_LEVELS[2usize])
+            let (__guard2, __held2) = __cl::exclusive_async_unheld(
+                    __next,
+                    &__CL_LEVELS[2usize],
+                )
                 .await;
             __cl::drop(__guard1);
             (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
@@ -522,7 +531,10 @@ const _: () = {
                 <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
                 1usize + __depth + 1usize,
             )?;
-            let (__guard2, __held2) = __cl::exclusive_async(__next, &__CL_LEVELS[2usize])
+            let (__guard2, __held2) = __cl::exclusive_async_unheld(
+                    __next,
+                    &__CL_LEVELS[2usize],
+                )
                 .await;
             __cl::drop(__guard1);
             (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
@@ -599,7 +611,7 @@ const _: () = {
                 .await
                 .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
             let __next = __cl::found(stage1(&*__guard1), 1usize + __depth + 1usize)?;
-            let (__guard2, __held2) = __cl::exclusive_until_async(
+            let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
                     __next,
                     deadline,
                     1usize + __depth + 1usize,
@@ -708,7 +720,7 @@ const _: () = {
                 <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
                 1usize + __depth + 1usize,
             )?;
-            let (__guard2, __held2) = __cl::exclusive_until_async(
+            let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
                     __next,
                     deadline,
                     1usize + __depth + 1usize,

@@ -70,7 +70,7 @@ fn main() {
                     __cl::release(__guard0, __held0);
                     (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
                     let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-                    let (__guard2, __held2) = __cl::exclusive(
+                    let (__guard2, __held2) = __cl::exclusive_unheld(
                         &__next,
                         &__CL_LEVELS[2usize],
                     );
@@ -205,7 +205,7 @@ fn main() {
                     __cl::release(__guard0, __held0);
                     (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
                     let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-                    let (__guard2, __held2) = __cl::exclusive_until(
+                    let (__guard2, __held2) = __cl::exclusive_until_unheld(
                         &__next,
                         deadline,
                         2usize,
@@ -497,7 +497,7 @@ fn main() {
                     __cl::release(__guard0, __held0);
                     (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
                     let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-                    let (__guard2, __held2) = __cl::exclusive_async(
+                    let (__guard2, __held2) = __cl::exclusive_async_unheld(
                             __next,
                             &__CL_LEVELS[2usize],
                         )
@@ -645,7 +645,7 @@ fn main() {
                     __cl::release(__guard0, __held0);
                     (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
                     let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-                    let (__guard2, __held2) = __cl::exclusive_until_async(
+                    let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
                             __next,
                             deadline,
                             2usize,

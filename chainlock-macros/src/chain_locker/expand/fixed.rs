@@ -47,10 +47,12 @@ impl Stages<'_> {
 
 /// The straight-line hand-over-hand statements that lock `levels` from the root down and
 /// leave the last level's guard bound to its `guard` local.
+/// `unheld_leaf`: the last level's guard is handed out (`descend*`), its hold not followed.
 pub(super) fn hand_over_hand(
     levels: &[LevelCode<'_>],
     flavor: Flavor,
     stages: Stages,
+    unheld_leaf: bool,
 ) -> Vec<TokenStream> {
     let last = levels.len() - 1;
     let mutability = |level: &LevelCode<'_>| {
@@ -65,7 +67,7 @@ pub(super) fn hand_over_hand(
     let (root_guard, root_held, acquire_root, root_mut) = (
         &root.guard,
         &root.held,
-        flavor.acquire(root, &root_handle),
+        flavor.acquire(root, &root_handle, unheld_leaf && last == 0),
         mutability(root),
     );
     // A closed root behaves as absent, like any closed level.
@@ -86,7 +88,7 @@ pub(super) fn hand_over_hand(
         } else {
             quote!(&__next)
         };
-        let acquire = flavor.acquire(child, &handle);
+        let acquire = flavor.acquire(child, &handle, unheld_leaf && child.index == last);
         let (parent_guard, parent_held, child_guard, child_held, child_index, child_mut) = (
             &parent.guard,
             &parent.held,
@@ -125,7 +127,7 @@ pub(super) fn descend_method(
     let (leaf_guard_type, leaf_guard, leaf_held) =
         (leaf.guard_type(flavor), &leaf.guard, &leaf.held);
     let asyncness = flavor.is_async().then(|| quote!(async));
-    let body = hand_over_hand(levels, flavor, Stages::Closures);
+    let body = hand_over_hand(levels, flavor, Stages::Closures, true);
     let doc = format!(
         "Locks {summary} hand over hand and returns the leaf's owned guard: stage `i` returns the \
          lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends \
@@ -171,7 +173,7 @@ pub(super) fn held_descend_method(
     let (leaf_guard_type, leaf_guard, leaf_held) =
         (leaf.guard_type(flavor), &leaf.guard, &leaf.held);
     let asyncness = flavor.is_async().then(|| quote!(async));
-    let body = hand_over_hand(levels, flavor, Stages::Closures);
+    let body = hand_over_hand(levels, flavor, Stages::Closures, false);
     // The record comes out through `__held` (zero-sized without the telemetry): the result
     // is `descend*`'s, and so is the code a `run*` compiles to.
     flavor.tracked(quote! {

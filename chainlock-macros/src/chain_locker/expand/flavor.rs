@@ -80,9 +80,16 @@ impl Flavor {
     /// a `(guard, held)` pair, `held` the telemetry's record of the hold (a zero-sized no-op
     /// without chainlock's `telemetry` feature); a timed acquisition that fails returns
     /// [`Exit::TimedOut`] through `?`.
-    pub(super) fn acquire(self, level: &LevelCode<'_>, handle: &TokenStream) -> TokenStream {
+    /// `unheld`: the `_unheld` helper, for a leaf whose guard a `descend*` hands out (its
+    /// hold is not followed).
+    pub(super) fn acquire(
+        self,
+        level: &LevelCode<'_>,
+        handle: &TokenStream,
+        unheld: bool,
+    ) -> TokenStream {
         let index = level.index;
-        self.acquire_at(level, handle, &quote!(#index))
+        self.acquire_at(level, handle, &quote!(#index), unheld)
     }
 
     /// [`Self::acquire`], the level's number (for [`Exit::TimedOut`]) given as an expression.
@@ -92,6 +99,7 @@ impl Flavor {
         level: &LevelCode<'_>,
         handle: &TokenStream,
         index: &TokenStream,
+        unheld: bool,
     ) -> TokenStream {
         let (function, deadline) = match (self, level.mode) {
             (Flavor::Blocking, Mode::Exclusive) => ("exclusive", None),
@@ -107,7 +115,9 @@ impl Flavor {
                 ("upgradable_until", Some(index))
             }
         };
-        let function: syn::Path = syn::parse_str(&format!("__cl::{function}")).expect("a path");
+        let suffix = if unheld { "_unheld" } else { "" };
+        let function: syn::Path =
+            syn::parse_str(&format!("__cl::{function}{suffix}")).expect("a path");
         let dot_await = self.is_async().then(|| quote!(.await));
         let declared = level.index;
         let probe = quote!(&__CL_LEVELS[#declared]);

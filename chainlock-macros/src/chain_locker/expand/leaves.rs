@@ -73,7 +73,7 @@ fn lock_leaves_method(
     // Find each leaf's lock hand over hand down to its parent, then release everything.
     let root_lock = &levels[0].lock;
     let stages = Stages::Keys { root_lock };
-    let mut find = hand_over_hand(parents, flavor, stages);
+    let mut find = hand_over_hand(parents, flavor, stages, false);
     let find_leaf = stages.call(parent, leaf);
     let leaf_index = leaf.index;
     let (parent_guard, parent_held) = (&parent.guard, &parent.held);

@@ -161,7 +161,7 @@ impl Mixed<'_, '_> {
         let r = self.repeated;
         let repeated = &levels[r];
         let mut body = if r > 0 {
-            let mut prefix = hand_over_hand(&levels[..r], self.flavor, stages);
+            let mut prefix = hand_over_hand(&levels[..r], self.flavor, stages, false);
             let parent = &levels[r - 1];
             let (parent_guard, parent_held, find) =
                 (&parent.guard, &parent.held, stages.call(parent, repeated));
@@ -213,7 +213,8 @@ impl Mixed<'_, '_> {
             } else {
                 quote!(&__next)
             };
-            let acquire = self.flavor.acquire_at(child, &handle, &level);
+            let is_leaf = child.index + 1 == levels.len();
+            let acquire = self.flavor.acquire_at(child, &handle, &level, is_leaf);
             let child_mut = (child.index + 1 < levels.len() && stages.borrows_mutably(child))
                 .then(|| quote!(mut));
             let (parent_guard, child_guard, child_held) =
