@@ -113,7 +113,8 @@ const COLOURS: [(&str, &str); 3] = [
 /// use chainlock_scheduler::stats::{self, RunStats};
 /// use chainlock_scheduler::{LeafWork, Strategy};
 ///
-/// let run = RunStats { leaf: LeafWork::None, strategy: Strategy::Coarse, report: Default::default() };
+/// let report = chainlock::telemetry::report();
+/// let run = RunStats { leaf: LeafWork::None, strategy: Strategy::Coarse, report };
 /// let svg = stats::svg(&[run]);
 /// assert!(svg.contains(r#"data-strategy="coarse""#));
 /// ```

@@ -5,7 +5,9 @@
 //!
 //! Go's semantics (`runtime.SetMutexProfileFraction`, `pprof.Lookup("mutex")`): two sample
 //! types, `contentions/count` and `delay/nanoseconds` (the default), period type
-//! `contentions/count`. As Go does, the delay is charged to the *holder*: each sample is a
+//! `contentions/count` and period the sampling rate ([`Report::sample_every`]); the holder
+//! samples, recorded for sampled holds only, are multiplied by it, as Go scales its
+//! profile, so that they estimate the whole. As Go does, the delay is charged to the *holder*: each sample is a
 //! site that released a lock while others waited for it ([`LockStats::holder_sites`]), with
 //! the waits that release ended (times the waiters, as Go 1.22 does). A sample's stack has
 //! two frames: the holder's call site (a function named `release at FILE:LINE`, with that
@@ -88,20 +90,25 @@ struct Profile {
     location_ids: HashMap<(u64, i64), u64>,
     /// Location ids leaf first, the two values, the side.
     samples: Vec<(Vec<u64>, [i64; 2], Side)>,
+    /// The sampling period (`Report::sample_every`).
+    period: i64,
 }
 
 impl Profile {
     fn from_report(report: &Report) -> Self {
         let mut profile = Profile::default();
         profile.string(""); // index 0 is the empty string, as the format requires
+        profile.period = i64::from(report.sample_every.max(1));
         for lock in &report.locks {
-            profile.lock_samples(lock, Side::Holder, &lock.holder_sites);
-            profile.lock_samples(lock, Side::Waiter, &lock.waiter_sites);
+            profile.lock_samples(lock, Side::Holder, &lock.holder_sites, profile.period);
+            profile.lock_samples(lock, Side::Waiter, &lock.waiter_sites, 1);
         }
         profile
     }
 
-    fn lock_samples(&mut self, lock: &LockStats, side: Side, sites: &[SiteStats]) {
+    /// The samples of `sites`, their values multiplied by `scale` (the sampling period for
+    /// sampled figures, as Go scales its mutex profile).
+    fn lock_samples(&mut self, lock: &LockStats, side: Side, sites: &[SiteStats], scale: i64) {
         if sites.is_empty() {
             return;
         }
@@ -109,8 +116,12 @@ impl Profile {
         let lock_frame = self.location(&lock_name, "", 0);
         for site in sites {
             let frame = self.site_location(side, site.site);
-            let delay = i64::try_from(site.total.as_nanos()).unwrap_or(i64::MAX);
-            let count = i64::try_from(site.count).unwrap_or(i64::MAX);
+            let delay = i64::try_from(site.total.as_nanos())
+                .unwrap_or(i64::MAX)
+                .saturating_mul(scale);
+            let count = i64::try_from(site.count)
+                .unwrap_or(i64::MAX)
+                .saturating_mul(scale);
             self.samples
                 .push((vec![frame, lock_frame], [count, delay], side));
         }
@@ -214,10 +225,10 @@ impl Profile {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |since| u64::try_from(since.as_nanos()).unwrap_or(0));
         varint_field(&mut out, 9, now);
-        // 11: period_type contentions/count; 12: period 1 (every charged wait is in the
-        // report: the sampling happened when recording, and the counts are as recorded).
+        // 11: period_type contentions/count; 12: period, the sampling rate (as Go's
+        // `SetMutexProfileFraction`; the holder samples are already scaled by it).
         message(&mut out, 11, &value_type(contentions, count));
-        varint_field(&mut out, 12, 1_u64);
+        varint_field(&mut out, 12, self.period);
         // 14: default_sample_type: delay.
         varint_field(&mut out, 14, delay);
         out
@@ -328,6 +339,7 @@ mod tests {
             name: Arc::from("orders"),
         };
         let report = Report {
+            sample_every: 1,
             locks: vec![
                 lock(
                     level,
@@ -356,7 +368,13 @@ mod tests {
             assert!(text.contains(expected), "{expected} in the string table");
         }
         assert!(
-            Report::default().to_pprof().len() > 10,
+            Report {
+                locks: Vec::new(),
+                sample_every: 1
+            }
+            .to_pprof()
+            .len()
+                > 10,
             "an empty profile has its types"
         );
     }

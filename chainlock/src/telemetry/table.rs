@@ -219,6 +219,7 @@ mod tests {
     #[test]
     fn rows_hottest_first_with_their_sites() {
         let report = Report {
+            sample_every: 1,
             locks: vec![
                 level(2, summary(1, [5, 5, 5, 5, 5]), 7),
                 level(1, summary(3, [100, 1_000, 1_500, 400, 1_000]), 9),
