@@ -109,7 +109,7 @@ fn chain_contended_level_names_the_callers_line() {
     let _turn = turn();
     let (root, lecture_lock) = tree();
     let held = lecture_lock.lock();
-    let waiter = thread::spawn({
+    let descent = thread::spawn({
         let root = Arc::clone(&root);
         move || {
             let lecture = |r: &mut Registry| Some(Arc::clone(&r.lecture));
@@ -123,13 +123,17 @@ fn chain_contended_level_names_the_callers_line() {
     let seen = Instant::now();
     drop(held);
     let released = seen.elapsed();
-    let (line, outcome) = waiter.join().unwrap();
+    let (line, outcome) = descent.join().unwrap();
     assert_eq!(outcome, Ok(0));
     let report = telemetry::report();
-    let waited = stats(&report, &lecture);
-    assert_eq!((waited.acquisitions, waited.contended), (1, 1), "{report}");
-    assert!(waited.wait.max >= released, "{report}");
-    let site = waited.waiter_sites.first().expect("a waiter site");
+    let contended = stats(&report, &lecture);
+    assert_eq!(
+        (contended.acquisitions, contended.contended),
+        (1, 1),
+        "{report}"
+    );
+    assert!(contended.wait.max >= released, "{report}");
+    let site = contended.waiter_sites.first().expect("a waiter site");
     assert_eq!(
         (site.site.file(), site.site.line()),
         (file!(), line),
@@ -206,23 +210,27 @@ fn walk_contended_depth_names_the_callers_line() {
     let _turn = turn();
     let nodes = list(3);
     let held = nodes[2].lock();
-    let waiter = thread::spawn({
-        let head = Arc::clone(&nodes[0]);
+    let descent = thread::spawn({
+        let first = Arc::clone(&nodes[0]);
         move || {
             let step = |node: &mut Guard, _| next(node);
             let end = |node: &mut Guard| last(node);
-            let (line, end) = (line!(), Walker::new().run(&head, Exclusive, step, end));
+            let (line, end) = (line!(), Walker::new().run(&first, Exclusive, step, end));
             (line, end)
         }
     });
     eventually("the walk waits at depth 2", || is_waiting_on(&depth(2)));
     drop(held);
-    let (line, end) = waiter.join().unwrap();
+    let (line, end) = descent.join().unwrap();
     assert_eq!(end, Ok(true));
     let report = telemetry::report();
-    let waited = stats(&report, &depth(2));
-    assert_eq!((waited.acquisitions, waited.contended), (1, 1), "{report}");
-    let site = waited.waiter_sites.first().expect("a waiter site");
+    let contended = stats(&report, &depth(2));
+    assert_eq!(
+        (contended.acquisitions, contended.contended),
+        (1, 1),
+        "{report}"
+    );
+    let site = contended.waiter_sites.first().expect("a waiter site");
     assert_eq!(
         (site.site.file(), site.site.line()),
         (file!(), line),
@@ -285,7 +293,7 @@ fn distributed_names_count_every_acquisition() {
     drop(locks.blocking_lock("invoices").unwrap());
     // Contended: held here, wanted by another thread until released.
     let held = locks.blocking_lock("orders").unwrap();
-    let waiter = thread::spawn({
+    let descent = thread::spawn({
         let locks = locks.clone();
         move || locks.blocking_lock("orders").map(drop)
     });
@@ -296,7 +304,7 @@ fn distributed_names_count_every_acquisition() {
             .any(|waiting| is_distributed(&waiting.lock, "orders"))
     });
     held.blocking_release().unwrap();
-    waiter.join().unwrap().unwrap();
+    descent.join().unwrap().unwrap();
     // An async hold: a task's, counted across `.await`.
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

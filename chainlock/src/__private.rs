@@ -14,9 +14,9 @@ pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
 pub use crate::chain::observed::{
     Held, Level, exclusive, exclusive_async, exclusive_async_unheld, exclusive_unheld,
     exclusive_until, exclusive_until_async, exclusive_until_async_unheld, exclusive_until_unheld,
-    leaf, release, release_taken, shared, shared_async, shared_async_unheld, shared_unheld,
-    shared_until, shared_until_async, shared_until_async_unheld, shared_until_unheld, upgradable,
-    upgradable_unheld, upgradable_until, upgradable_until_unheld,
+    leaf, no_hold, release, release_taken, shared, shared_async, shared_async_unheld,
+    shared_unheld, shared_until, shared_until_async, shared_until_async_unheld,
+    shared_until_unheld, upgradable, upgradable_unheld, upgradable_until, upgradable_until_unheld,
 };
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ChildrenBy,

@@ -119,6 +119,10 @@ const COLOURS: [(&str, &str); 3] = [
 /// assert!(svg.contains(r#"data-strategy="coarse""#));
 /// ```
 #[must_use]
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "plot coordinates: panel counts far below 2^52"
+)]
 pub fn svg(runs: &[RunStats]) -> String {
     let mut leaves: Vec<LeafWork> = runs.iter().map(|run| run.leaf).collect();
     leaves.sort();
@@ -224,6 +228,10 @@ fn colour(strategy: Strategy) -> &'static str {
 }
 
 /// One panel: axes, decade ticks, one cumulative curve per strategy, the legend.
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "plot coordinates: durations and counts as shares and logarithms"
+)]
 fn write_panel(
     out: &mut String,
     top: f64,
@@ -271,10 +279,11 @@ fn write_panel(
     for (index, (strategy, distribution)) in runs.iter().enumerate() {
         let mut d = String::new();
         let mut seen = 0;
-        let _ = write!(d, "M{:.1} {:.1}", x0, y0);
+        let recorded = distribution.buckets.values().sum::<u64>().max(1) as f64;
+        let _ = write!(d, "M{x0:.1} {y0:.1}");
         for (&upper, &waits) in &distribution.buckets {
             seen += waits;
-            let share = seen as f64 / distribution.buckets.values().sum::<u64>().max(1) as f64;
+            let share = seen as f64 / recorded;
             let _ = write!(d, " L{:.1} {:.1}", x_of(upper), y_of(share));
         }
         let _ = writeln!(

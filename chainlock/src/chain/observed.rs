@@ -108,12 +108,11 @@ pub(crate) fn observe_timed<G, const HELD: bool>(
         }
         attempt.waiting(lock);
     }
-    match wait() {
-        Some(guard) => Some((guard, granted::<HELD>(attempt, lock))),
-        None => {
-            attempt.gave_up();
-            None
-        }
+    if let Some(guard) = wait() {
+        Some((guard, granted::<HELD>(attempt, lock)))
+    } else {
+        attempt.gave_up();
+        None
     }
 }
 
@@ -140,12 +139,11 @@ pub(crate) async fn observe_async<G, const HELD: bool>(
         poll
     })
     .await;
-    match outcome {
-        Some(guard) => Some((guard, granted::<HELD>(attempt, lock))),
-        None => {
-            attempt.gave_up();
-            None
-        }
+    if let Some(guard) = outcome {
+        Some((guard, granted::<HELD>(attempt, lock)))
+    } else {
+        attempt.gave_up();
+        None
     }
 }
 
@@ -349,6 +347,13 @@ pub fn release_taken<G>(parent: Option<(G, Held)>) {
     if let Some((guard, held)) = parent {
         release(guard, held);
     }
+}
+
+/// An empty record, for `run*` to fill (generated code has no prelude: no `Default::default`).
+#[inline(always)]
+#[must_use]
+pub fn no_hold() -> Held {
+    Held::default()
 }
 
 /// The leaf's guard, handed to the caller (its record is an `_unheld` helper's: empty).

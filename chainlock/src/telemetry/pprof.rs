@@ -127,9 +127,9 @@ impl Profile {
         }
     }
 
-    fn site_location(&mut self, side: Side, site: &Location<'_>) -> u64 {
-        let name = format!("{} {}:{}", side.verb(), site.file(), site.line());
-        self.location(&name, site.file(), i64::from(site.line()))
+    fn site_location(&mut self, side: Side, at: &Location<'_>) -> u64 {
+        let name = format!("{} {}:{}", side.verb(), at.file(), at.line());
+        self.location(&name, at.file(), i64::from(at.line()))
     }
 
     fn string(&mut self, text: &str) -> i64 {

@@ -155,21 +155,21 @@ fn average(summary: &Summary) -> Duration {
 /// A duration in three significant figures with its unit: `850ns`, `12.3µs`, `1.50ms`, `2.00s`.
 fn time(duration: Duration) -> String {
     let nanos = duration.as_nanos();
-    let (value, unit) = if nanos < 1_000 {
+    if nanos < 1_000 {
         return format!("{nanos}ns");
-    } else if nanos < 1_000_000 {
-        (nanos as f64 / 1e3, "µs")
+    }
+    let seconds = duration.as_secs_f64();
+    let (value, unit) = if nanos < 1_000_000 {
+        (seconds * 1e6, "µs")
     } else if nanos < 1_000_000_000 {
-        (nanos as f64 / 1e6, "ms")
+        (seconds * 1e3, "ms")
     } else {
-        (nanos as f64 / 1e9, "s")
+        (seconds, "s")
     };
-    let decimals = if value < 10.0 {
-        2
-    } else if value < 100.0 {
-        1
-    } else {
-        0
+    let decimals = match value {
+        v if v < 10.0 => 2,
+        v if v < 100.0 => 1,
+        _ => 0,
     };
     format!("{value:.decimals$}{unit}")
 }

@@ -78,7 +78,7 @@ const _: () = {
             __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let mut __guard0;
-            let mut __held0 = __cl::Held::default();
+            let mut __held0 = __cl::no_hold();
             __guard0 = self.__descend_held(&mut __held0, root)?;
             __cl::Ok(leaf(&mut *__guard0))
         }
@@ -134,7 +134,7 @@ const _: () = {
             __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let mut __guard0;
-            let mut __held0 = __cl::Held::default();
+            let mut __held0 = __cl::no_hold();
             __guard0 = self.__descend_until_held(&mut __held0, root, deadline)?;
             __cl::Ok(leaf(&mut *__guard0))
         }
@@ -194,7 +194,7 @@ const _: () = {
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let mut __guard0;
-            let mut __held0 = __cl::Held::default();
+            let mut __held0 = __cl::no_hold();
             __guard0 = self.__descend_async_held(&mut __held0, root).await?;
             __cl::Ok(leaf(&mut *__guard0))
         }
@@ -252,7 +252,7 @@ const _: () = {
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let mut __guard0;
-            let mut __held0 = __cl::Held::default();
+            let mut __held0 = __cl::no_hold();
             __guard0 = self
                 .__descend_until_async_held(&mut __held0, root, deadline)
                 .await?;

@@ -130,7 +130,7 @@ fn main() {
                     __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
                     let mut __guard2;
-                    let mut __held2 = __cl::Held::default();
+                    let mut __held2 = __cl::no_hold();
                     __guard2 = self.__descend_held(&mut __held2, root, stage0, stage1)?;
                     __cl::Ok(leaf(&mut *__guard2))
                 }
@@ -278,7 +278,7 @@ fn main() {
                     __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
                     let mut __guard2;
-                    let mut __held2 = __cl::Held::default();
+                    let mut __held2 = __cl::no_hold();
                     __guard2 = self
                         .__descend_until_held(
                             &mut __held2,
@@ -564,7 +564,7 @@ fn main() {
                     __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
                     let mut __guard2;
-                    let mut __held2 = __cl::Held::default();
+                    let mut __held2 = __cl::no_hold();
                     __guard2 = self
                         .__descend_async_held(&mut __held2, root, stage0, stage1)
                         .await?;
@@ -722,7 +722,7 @@ fn main() {
                     __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
                     let mut __guard2;
-                    let mut __held2 = __cl::Held::default();
+                    let mut __held2 = __cl::no_hold();
                     __guard2 = self
                         .__descend_until_async_held(
                             &mut __held2,

@@ -114,7 +114,7 @@ const _: () = {
             __L2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let mut __guard2;
-            let mut __held2 = __cl::Held::default();
+            let mut __held2 = __cl::no_hold();
             __guard2 = self.__descend_held(&mut __held2, root, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__guard2))
         }
@@ -256,7 +256,7 @@ const _: () = {
             __L2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let mut __guard2;
-            let mut __held2 = __cl::Held::default();
+            let mut __held2 = __cl::no_hold();
             __guard2 = self
                 .__descend_until_held(&mut __held2, root, deadline, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__guard2))
@@ -506,7 +506,7 @@ const _: () = {
             __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let mut __guard2;
-            let mut __held2 = __cl::Held::default();
+            let mut __held2 = __cl::no_hold();
             __guard2 = self
                 .__descend_async_held(&mut __held2, root, stage0, stage1)
                 .await?;
@@ -658,7 +658,7 @@ const _: () = {
             __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let mut __guard2;
-            let mut __held2 = __cl::Held::default();
+            let mut __held2 = __cl::no_hold();
             __guard2 = self
                 .__descend_until_async_held(&mut __held2, root, deadline, stage0, stage1)
                 .await?;

@@ -126,7 +126,7 @@ const _: () = {
             __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let mut __guard2;
-            let mut __held2 = __cl::Held::default();
+            let mut __held2 = __cl::no_hold();
             __guard2 = self.__descend_held(&mut __held2, root, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__guard2))
         }
@@ -284,7 +284,7 @@ const _: () = {
             __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let mut __guard2;
-            let mut __held2 = __cl::Held::default();
+            let mut __held2 = __cl::no_hold();
             __guard2 = self
                 .__descend_until_held(&mut __held2, root, deadline, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__guard2))

@@ -236,7 +236,7 @@ pub(super) fn run_method(
             // Declared after the guard, the record drops first: the hold ends (`Held` ends it
             // when dropped) just before the guard unlocks, whether `leaf` returns or panics.
             let #mutability #leaf_guard;
-            let mut #leaf_held = __cl::Held::default();
+            let mut #leaf_held = __cl::no_hold();
             #leaf_guard = self.#held_descend(&mut #leaf_held, root, #deadline_arg #(#stage_args),*) #dot_await ?;
             __cl::Ok(leaf(#borrow))
         }
