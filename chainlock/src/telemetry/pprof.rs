@@ -1,30 +1,7 @@
 //! [`Report::to_pprof`]: the statistics as a Go mutex profile (`profile.proto`), for `go tool
 //! pprof` and every reader of that format.
 //!
-//! # What the profile holds
-//!
-//! Go's semantics (`runtime.SetMutexProfileFraction`, `pprof.Lookup("mutex")`): two sample
-//! types, `contentions/count` and `delay/nanoseconds` (the default), period type
-//! `contentions/count` and period the sampling rate ([`Report::sample_every`]); the holder
-//! samples, recorded for sampled holds only, are multiplied by it, as Go scales its
-//! profile, so that they estimate the whole. As Go does, the delay is charged to the *holder*: each sample is a
-//! site that released a lock while others waited for it ([`LockStats::holder_sites`]), with
-//! the waits that release ended (times the waiters, as Go 1.22 does). A sample's stack has
-//! two frames: the holder's call site (a function named `release at FILE:LINE`, with that
-//! file and line) and, as its caller, the lock (a function named after [`LockName`]'s
-//! display, `Registry>Lecture>Class level 1 (Lecture)`, `walk depth 3`, ...). So `-top`
-//! lists the sites, `-top -cum` the locks, and `-traces` shows which lock each site holds.
-//!
-//! The waiters' side is in the profile too, labelled apart: samples with the label
-//! `side=waiter` and the frames `wait at FILE:LINE` under the same lock frames, from
-//! [`LockStats::waiter_sites`]. A reader that wants Go's numbers alone filters them out:
-//! `go tool pprof -tagignore=side=waiter` (or `-tagfocus=side=holder`). Without a filter the
-//! totals count each wait twice, once at each end.
-//!
-//! The bytes are uncompressed protobuf: `go tool pprof` (and the `pprof` tool of
-//! `github.com/google/pprof`) read it as it is, gzipped or not.
-//!
-//! [`LockName`]: super::LockName
+//! See [`Report::to_pprof`].
 
 use super::{LockStats, Report, SiteStats};
 use std::collections::HashMap;
@@ -33,8 +10,30 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 impl Report {
     /// The statistics as a Go mutex profile: `profile.proto` bytes (uncompressed) that `go
-    /// tool pprof` reads. See the [module docs](self#what-the-profile-holds) for what the
-    /// samples are.
+    /// tool pprof` reads.
+    ///
+    /// # What the profile holds
+    ///
+    /// Go's semantics (`runtime.SetMutexProfileFraction`, `pprof.Lookup("mutex")`): two sample
+    /// types, `contentions/count` and `delay/nanoseconds` (the default), period type
+    /// `contentions/count` and period the sampling rate ([`Report::sample_every`]); the holder
+    /// samples, recorded for sampled holds only, are multiplied by it, as Go scales its
+    /// profile, so that they estimate the whole. As Go does, the delay is charged to the
+    /// *holder*: each sample is a site that released a lock while others waited for it ([`LockStats::holder_sites`]), with
+    /// the waits that release ended (times the waiters, as Go 1.22 does). A sample's stack has
+    /// two frames: the holder's call site (a function named `release at FILE:LINE`, with that
+    /// file and line) and, as its caller, the lock (a function named after [`LockName`](super::LockName)'s
+    /// display, `ClassLocker level 1 (Lecture)`, `walk depth 3`, ...). So `-top`
+    /// lists the sites, `-top -cum` the locks, and `-traces` shows which lock each site holds.
+    ///
+    /// The waiters' side is in the profile too, labelled apart: samples with the label
+    /// `side=waiter` and the frames `wait at FILE:LINE` under the same lock frames, from
+    /// [`LockStats::waiter_sites`]. A reader that wants Go's numbers alone filters them out:
+    /// `go tool pprof -tagignore=side=waiter` (or `-tagfocus=side=holder`). Without a filter the
+    /// totals count each wait twice, once at each end.
+    ///
+    /// The bytes are uncompressed protobuf: `go tool pprof` (and the `pprof` tool of
+    /// `github.com/google/pprof`) read it as it is, gzipped or not.
     ///
     /// # Examples
     ///

@@ -1,17 +1,5 @@
 //! [`Report::table`]: the statistics as a plain-text table in the spirit of Linux's
 //! `/proc/lock_stat`.
-//!
-//! One row per lock class (a chain level, a walk depth, a key, a stripe, a room, a
-//! distributed name), hottest first (by total wait): `contentions` (acquisitions that had to
-//! wait), the wait's min/max/total/avg and p50/p99, `acquisitions`, the hold's
-//! min/max/total/avg and p50/p99. Under each row, as `lock_stat` prints them, up to four
-//! waiter sites (`waiters:`, by total wait) and four holder sites (`holders:`, by the delay
-//! charged to them as Go's mutex profile does), each as `count [total] file:line`; and, for
-//! async guards, the hold across `.await`.
-//!
-//! Waits are recorded for every contended acquisition and for sampled ones, holds for
-//! sampled ones only (see [`Config::sample_every`](super::Config::sample_every)): under
-//! sampling, `acquisitions` and `contentions` are exact and the times describe the sample.
 
 use super::{LockStats, Report, SiteStats, Summary};
 use std::fmt::Write as _;
@@ -37,8 +25,19 @@ const HEADINGS: [&str; 14] = [
 
 impl Report {
     /// The statistics as a `lock_stat`-style text table, hottest lock first (by total
-    /// wait); what [`Display`](std::fmt::Display) prints. See the [module docs](self) for
-    /// the columns.
+    /// wait); what [`Display`](std::fmt::Display) prints.
+    ///
+    /// One row per lock class (a chain level, a walk depth, a key, a stripe, a room, a
+    /// distributed name), hottest first (by total wait): `contentions` (acquisitions that had to
+    /// wait), the wait's min/max/total/avg and p50/p99, `acquisitions`, the hold's
+    /// min/max/total/avg and p50/p99. Under each row, as `lock_stat` prints them, up to four
+    /// waiter sites (`waiters:`, by total wait) and four holder sites (`holders:`, by the delay
+    /// charged to them as Go's mutex profile does), each as `count [total] file:line`; and, for
+    /// async guards, the hold across `.await`.
+    ///
+    /// Waits are recorded for every contended acquisition and for sampled ones, holds for
+    /// sampled ones only (see [`Config::sample_every`](super::Config::sample_every)): under
+    /// sampling, `acquisitions` and `contentions` are exact and the times describe the sample.
     ///
     /// # Examples
     ///
