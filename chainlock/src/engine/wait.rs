@@ -103,8 +103,8 @@ pub(crate) fn acquire_weighted<K: Eq + Hash, S: BuildHasher>(
         }
         Outcome::Queued(ticket, waiter) => {
             attempt.waiting(ticket.lock_addr());
-            let ticket = wait_weighted(registry, ticket, &waiter, deadline)?;
-            Some((ticket, attempt.acquired(ticket.lock_addr())))
+            wait_weighted(registry, ticket, &waiter, deadline)
+                .map(|ticket| (ticket, attempt.acquired(ticket.lock_addr())))
         }
     }
 }

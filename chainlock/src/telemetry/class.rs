@@ -16,7 +16,11 @@ use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Sites kept per side: the first eight seen (`lock_stat` keeps four); a report shows the
 /// four with the most time.
+#[cfg(not(loom))]
 const SITE_SLOTS: usize = 8;
+/// Two under loom (each slot is three modelled atomics); the claim race is the same.
+#[cfg(loom)]
+const SITE_SLOTS: usize = 2;
 /// Sites a report shows per side, as `lock_stat`.
 const SITES_SHOWN: usize = 4;
 

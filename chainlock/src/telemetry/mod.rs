@@ -124,7 +124,6 @@ impl Config {
 /// assert!(chainlock::telemetry::is_enabled());
 /// # chainlock::telemetry::disable();
 /// ```
-#[allow(clippy::needless_pass_by_value)] // by value: a builder's end
 pub fn enable(config: Config) {
     probe::enable(&config);
 }

@@ -46,7 +46,8 @@ fn loom_histogram_records_racing_a_snapshot() {
 }
 
 /// Two threads record a contended acquisition each into one class, at two sites or one:
-/// the counters are exact and a site is never given two slots (the slot claim races).
+/// the counters are exact and a site is never given two slots (the slot claim races). The
+/// concurrent snapshot is the histogram model's; here the state space is the records'.
 #[test]
 fn loom_class_counters_and_sites_under_racing_records() {
     for same_site in [false, true] {
@@ -75,8 +76,6 @@ fn loom_class_counters_and_sites_under_racing_records() {
                     })
                 })
                 .collect();
-            let during = class.stats();
-            assert!(during.waiter_sites.iter().map(|s| s.count).sum::<u64>() <= 2);
             for thread in threads {
                 thread.join().unwrap();
             }
