@@ -76,38 +76,49 @@ fn granted<const HELD: bool>(attempt: Attempt<'_>, lock: LockAddr) -> Held {
 }
 
 /// A blocking acquisition: when recording, `try_lock` first (a failed try is a contended
-/// acquisition), then `lock`.
+/// acquisition), then `lock`. Not recording (the telemetry off at run time), the lock alone:
+/// the recording path is out of line.
 #[inline(always)]
 pub(crate) fn observe<G, const HELD: bool>(
-    mut attempt: Attempt<'_>,
+    attempt: Attempt<'_>,
     lock: LockAddr,
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> G,
 ) -> (G, Held) {
     if attempt.is_recording() {
-        if let Some(guard) = try_lock() {
-            return (guard, granted::<HELD>(attempt, lock));
-        }
-        attempt.waiting(lock);
+        return recording::<G, HELD>(attempt, lock, try_lock, || Some(wait()))
+            .expect("an untimed wait never gives up");
     }
-    let guard = wait();
-    (guard, granted::<HELD>(attempt, lock))
+    (wait(), Held::default())
 }
 
 /// A timed acquisition: as [`observe`], `wait` giving up with `None`.
 #[inline(always)]
 pub(crate) fn observe_timed<G, const HELD: bool>(
-    mut attempt: Attempt<'_>,
+    attempt: Attempt<'_>,
     lock: LockAddr,
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> Option<G>,
 ) -> Option<(G, Held)> {
     if attempt.is_recording() {
-        if let Some(guard) = try_lock() {
-            return Some((guard, granted::<HELD>(attempt, lock)));
-        }
-        attempt.waiting(lock);
+        return recording::<G, HELD>(attempt, lock, try_lock, wait);
     }
+    wait().map(|guard| (guard, Held::default()))
+}
+
+/// The recording path of [`observe`] and [`observe_timed`].
+#[cold]
+#[inline(never)]
+fn recording<G, const HELD: bool>(
+    mut attempt: Attempt<'_>,
+    lock: LockAddr,
+    try_lock: impl FnOnce() -> Option<G>,
+    wait: impl FnOnce() -> Option<G>,
+) -> Option<(G, Held)> {
+    if let Some(guard) = try_lock() {
+        return Some((guard, granted::<HELD>(attempt, lock)));
+    }
+    attempt.waiting(lock);
     if let Some(guard) = wait() {
         Some((guard, granted::<HELD>(attempt, lock)))
     } else {

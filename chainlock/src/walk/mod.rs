@@ -214,7 +214,11 @@ static WALKS: Probe = Probe::new(ProbeKind::Walk { walk: "walk" });
 
 /// `lock`, recorded at `depth`: when recording, tried first (a failed try is a contended
 /// acquisition), then `wait` (`None`: gave up at the deadline).
-#[inline]
+#[expect(
+    clippy::inline_always,
+    reason = "one acquisition of a walk's hot loop: measured with callgrind"
+)]
+#[inline(always)]
 #[cfg_attr(feature = "telemetry", track_caller)]
 fn observed<L: ?Sized, G, const HELD: bool>(
     lock: &Arc<L>,
@@ -241,7 +245,11 @@ async fn observed_async<L: ?Sized, G, const HELD: bool>(
 struct Blocking;
 
 impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "one acquisition of a walk's hot loop: measured with callgrind"
+    )]
+    #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn path<const HELD: bool>(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
         observed::<L, _, HELD>(
@@ -252,7 +260,11 @@ impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
         )
     }
 
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "one acquisition of a walk's hot loop: measured with callgrind"
+    )]
+    #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn target(&self, lock: &Arc<L>, depth: usize) -> Option<M::Target> {
         observed::<L, _, false>(
@@ -268,7 +280,11 @@ impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
 struct Until(Instant);
 
 impl<L: ?Sized, M: TimedMode<L>> Acquire<L, M> for Until {
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "one acquisition of a walk's hot loop: measured with callgrind"
+    )]
+    #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn path<const HELD: bool>(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
         observed::<L, _, HELD>(
@@ -279,7 +295,11 @@ impl<L: ?Sized, M: TimedMode<L>> Acquire<L, M> for Until {
         )
     }
 
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "one acquisition of a walk's hot loop: measured with callgrind"
+    )]
+    #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn target(&self, lock: &Arc<L>, depth: usize) -> Option<M::Target> {
         observed::<L, _, false>(
