@@ -499,6 +499,7 @@ fn a_slow_wait_is_reported_through_tracing_with_the_snapshot() {
         .telemetry_name("slow")
         .telemetry_keys_debug();
     let name = key("slow", "1");
+    let holder_line = line!() + 1;
     let held = locks.lock(1);
     let waiter_line = thread::scope(|s| {
         let waiter = s.spawn(|| {
@@ -518,19 +519,40 @@ fn a_slow_wait_is_reported_through_tracing_with_the_snapshot() {
     });
     telemetry::enable(Config::new());
     let caught = events.lock().unwrap().clone();
-    let slow: Vec<&String> = caught
-        .iter()
-        .filter(|e| e.contains("a slow wait") && e.contains("slow[key 1]"))
-        .collect();
-    assert_eq!(slow.len(), 1, "{caught:#?}");
+    let of = |message: &str| -> Vec<String> {
+        caught
+            .iter()
+            .filter(|e| e.contains(&format!("message={message}")) && e.contains("slow[key 1]"))
+            .cloned()
+            .collect()
+    };
+    // The waiter's report when its wait ends.
+    let waited = of("a slow wait for");
+    assert_eq!(waited.len(), 1, "{caught:#?}");
+    let waiter = format!("{}:{waiter_line}", file!());
     assert!(
-        slow[0].contains(&format!("{}:{waiter_line}", file!())),
-        "the waiter's site: {}",
-        slow[0]
+        waited[0].contains(&format!("site={waiter}")),
+        "{}",
+        waited[0]
+    );
+    assert!(waited[0].contains("acquired=true"), "{}", waited[0]);
+    // The holder's report as it releases: the snapshot shows it holding, the waiter waiting.
+    let released = of("a release ends a slow wait");
+    assert_eq!(released.len(), 1, "{caught:#?}");
+    let holder = format!("{}:{holder_line}", file!());
+    assert!(
+        released[0].contains(&format!("holder_site={holder}")),
+        "{}",
+        released[0]
     );
     assert!(
-        slow[0].contains("acquired=true") && slow[0].contains("live="),
+        released[0].contains(&format!("at {holder}:")),
         "{}",
-        slow[0]
+        released[0]
+    );
+    assert!(
+        released[0].contains(&format!("at {waiter}:")),
+        "{}",
+        released[0]
     );
 }

@@ -735,6 +735,20 @@ fn finish_released(record: &Record) {
     } else {
         class.hold.record(held);
     }
+    // A wait this release ends that passed the slow-wait threshold: reported now, while
+    // this holder is still in the snapshot (the waiter reports again when its wait ends).
+    let threshold = SLOW_WAIT.load(Ordering::Relaxed);
+    if threshold > 0 && live::waited_past(record.lock, now, threshold) {
+        let snapshot = live::snapshot();
+        tracing::warn!(
+            target: "chainlock::telemetry",
+            lock = %class.name,
+            holder_site = %record.site,
+            held = ?now.saturating_duration_since(record.since),
+            live = %snapshot,
+            "a release ends a slow wait for a chainlock lock"
+        );
+    }
     let (waiters, oldest) = live::released(record.id, record.lock);
     if waiters > 0 {
         class
