@@ -529,9 +529,9 @@ fn a_slow_wait_is_reported_through_tracing_with_the_snapshot() {
     // The waiter's report when its wait ends.
     let waited = of("a slow wait for");
     assert_eq!(waited.len(), 1, "{caught:#?}");
-    let waiter = format!("{}:{waiter_line}", file!());
+    let waiter_site = format!("{}:{waiter_line}", file!());
     assert!(
-        waited[0].contains(&format!("site={waiter}")),
+        waited[0].contains(&format!("site={waiter_site}")),
         "{}",
         waited[0]
     );
@@ -551,7 +551,7 @@ fn a_slow_wait_is_reported_through_tracing_with_the_snapshot() {
         released[0]
     );
     assert!(
-        released[0].contains(&format!("at {waiter}:")),
+        released[0].contains(&format!("at {waiter_site}:")),
         "{}",
         released[0]
     );
