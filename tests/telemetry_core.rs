@@ -330,6 +330,7 @@ fn an_async_hold_counts_across_await() {
 fn a_planted_abba_deadlock_is_reported_with_both_sites() {
     let _serial = serial();
     let _watchdog = watchdog("a_planted_abba_deadlock_is_reported_with_both_sites");
+    let events = events();
     telemetry::enable(Config::new());
     telemetry::reset();
     let locks = Arc::new(
@@ -377,6 +378,15 @@ fn a_planted_abba_deadlock_is_reported_with_both_sites() {
         assert_eq!(edge.holders.len(), 1, "{cycle}");
         assert_eq!(edge.holders[0].site.line(), line - 3, "the holder's site");
     }
+    let caught = events.lock().unwrap().clone();
+    assert_eq!(
+        caught
+            .iter()
+            .filter(|e| e.contains("wait-for cycle") && e.contains("abba[key"))
+            .count(),
+        1,
+        "one `tracing::error!` for the cycle: {caught:#?}"
+    );
 }
 
 #[test]
@@ -439,4 +449,110 @@ fn rooms_count_entries_holds_and_waits() {
     assert_eq!((serving.acquisitions, serving.contended), (3, 1));
     assert_eq!(serving.hold.count, 3);
     assert_eq!(stats(&room("1")).hold.count, 1);
+}
+
+/// The events of `chainlock::telemetry`, caught by a process-wide subscriber: (message and
+/// fields as text) per event.
+fn events() -> &'static std::sync::Mutex<Vec<String>> {
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    struct Catch;
+    struct Text(String);
+    impl Visit for Text {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            use std::fmt::Write as _;
+            let _ = write!(self.0, "{}={value:?}; ", field.name());
+        }
+    }
+    impl Subscriber for Catch {
+        fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+            metadata.target().starts_with("chainlock")
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut text = Text(String::new());
+            event.record(&mut text);
+            EVENTS.lock().unwrap().push(text.0);
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+    static EVENTS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| tracing::subscriber::set_global_default(Catch).unwrap());
+    &EVENTS
+}
+
+#[test]
+fn a_slow_wait_is_reported_through_tracing_with_the_snapshot() {
+    let _serial = serial();
+    let _watchdog = watchdog("a_slow_wait_is_reported_through_tracing_with_the_snapshot");
+    let events = events();
+    telemetry::enable(Config::new().slow_wait(Duration::from_millis(1)));
+    let locks = KeyedLocks::<u32>::new()
+        .telemetry_name("slow")
+        .telemetry_keys_debug();
+    let name = key("slow", "1");
+    let holder_line = line!() + 1;
+    let held = locks.lock(1);
+    let waiter_line = thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let line = line!() + 1;
+            drop(locks.lock(1));
+            line
+        });
+        // Hold until the waiter has waited past the threshold (seen, not slept).
+        eventually("the waiter has waited 2 ms", || {
+            telemetry::live()
+                .waiters
+                .iter()
+                .any(|w| w.lock == name && w.waited_for >= Duration::from_millis(2))
+        });
+        drop(held);
+        waiter.join().unwrap()
+    });
+    telemetry::enable(Config::new());
+    let caught = events.lock().unwrap().clone();
+    let of = |message: &str| -> Vec<String> {
+        caught
+            .iter()
+            .filter(|e| e.contains(&format!("message={message}")) && e.contains("slow[key 1]"))
+            .cloned()
+            .collect()
+    };
+    // The waiter's report when its wait ends.
+    let waited = of("a slow wait for");
+    assert_eq!(waited.len(), 1, "{caught:#?}");
+    let waiter_site = format!("{}:{waiter_line}", file!());
+    assert!(
+        waited[0].contains(&format!("site={waiter_site}")),
+        "{}",
+        waited[0]
+    );
+    assert!(waited[0].contains("acquired=true"), "{}", waited[0]);
+    // The holder's report as it releases: the snapshot shows it holding, the waiter waiting.
+    let released = of("a release ends a slow wait");
+    assert_eq!(released.len(), 1, "{caught:#?}");
+    let holder = format!("{}:{holder_line}", file!());
+    assert!(
+        released[0].contains(&format!("holder_site={holder}")),
+        "{}",
+        released[0]
+    );
+    assert!(
+        released[0].contains(&format!("at {holder}:")),
+        "{}",
+        released[0]
+    );
+    assert!(
+        released[0].contains(&format!("at {waiter_site}:")),
+        "{}",
+        released[0]
+    );
 }

@@ -137,6 +137,18 @@ pub(super) fn released(id: u64, lock: LockId) -> (u64, Option<Instant>) {
     })
 }
 
+/// Whether a waiter of `lock` has waited at least `threshold` nanoseconds at `now`.
+pub(super) fn waited_past(lock: LockId, now: Instant, threshold: u64) -> bool {
+    with_table(|table| {
+        table.waiters.values().any(|w| {
+            w.lock == lock
+                && u64::try_from(now.saturating_duration_since(w.since).as_nanos())
+                    .unwrap_or(u64::MAX)
+                    >= threshold
+        })
+    })
+}
+
 /// Records a wait; its id for [`wait_ended`]. In debug builds, when `check_cycles` (a
 /// thread's wait), follows the wait-for graph from it and returns the cycle it closes.
 pub(super) fn waiting(

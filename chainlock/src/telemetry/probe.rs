@@ -376,7 +376,7 @@ impl Probe {
             })
             .unwrap_or(false);
         Attempt {
-            active: Some(Box::new(Active {
+            active: Some(boxed(Active {
                 class: self.class_of(key),
                 site,
                 start: sampled.then(Instant::now),
@@ -453,6 +453,34 @@ impl std::fmt::Debug for Attempt<'_> {
             .field("active", &self.active.is_some())
             .finish()
     }
+}
+
+std::thread_local! {
+    /// The allocation of this thread's last unsampled acquisition record, reused by the
+    /// next: an unsampled acquisition allocates nothing.
+    static SPARE: std::cell::Cell<Option<Box<std::mem::MaybeUninit<Active>>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// `active` in a box, the thread's spare one if it has one.
+fn boxed(active: Active) -> Box<Active> {
+    match SPARE.try_with(std::cell::Cell::take) {
+        Ok(Some(spare)) => Box::write(spare, active),
+        _ => Box::new(active),
+    }
+}
+
+/// Drops what `active` holds and keeps its allocation as the thread's spare.
+fn recycle(active: Box<Active>) {
+    let raw = Box::into_raw(active);
+    // SAFETY: `raw` comes from `Box::into_raw` of an initialized `Active`: it is dropped in
+    // place exactly once, and its allocation (same layout) goes on as uninitialized memory,
+    // which `Box<MaybeUninit<_>>` never drops the contents of.
+    let spare = unsafe {
+        std::ptr::drop_in_place(raw);
+        Box::from_raw(raw.cast::<std::mem::MaybeUninit<Active>>())
+    };
+    let _ = SPARE.try_with(|slot| slot.set(Some(spare)));
 }
 
 struct Active {
@@ -596,14 +624,14 @@ fn end_wait(active: &Active, id: u64, since: Instant, now: Instant, acquired: bo
 
 #[inline(never)]
 fn finish_acquired(active: Box<Active>, lock: LockAddr) -> Held {
-    let class = &active.class;
-    class.acquisitions.fetch_add(1, Ordering::Relaxed);
-    let now = if active.start.is_some() || active.wait.is_some() {
-        Instant::now()
-    } else {
+    active.class.acquisitions.fetch_add(1, Ordering::Relaxed);
+    if active.start.is_none() && active.wait.is_none() {
         // Unsampled and uncontended: counted, nothing else.
+        recycle(active);
         return Held { record: None };
-    };
+    }
+    let now = Instant::now();
+    let class = &active.class;
     if let Some((id, _, since)) = active.wait {
         let waited = end_wait(&active, id, since, now, true);
         class.contended.fetch_add(1, Ordering::Relaxed);
@@ -706,6 +734,20 @@ fn finish_released(record: &Record) {
         class.hold_across_await.record(held);
     } else {
         class.hold.record(held);
+    }
+    // A wait this release ends that passed the slow-wait threshold: reported now, while
+    // this holder is still in the snapshot (the waiter reports again when its wait ends).
+    let threshold = SLOW_WAIT.load(Ordering::Relaxed);
+    if threshold > 0 && live::waited_past(record.lock, now, threshold) {
+        let snapshot = live::snapshot();
+        tracing::warn!(
+            target: "chainlock::telemetry",
+            lock = %class.name,
+            holder_site = %record.site,
+            held = ?now.saturating_duration_since(record.since),
+            live = %snapshot,
+            "a release ends a slow wait for a chainlock lock"
+        );
     }
     let (waiters, oldest) = live::released(record.id, record.lock);
     if waiters > 0 {
