@@ -14,7 +14,7 @@ results=target/test-results.log
 : > "$results"
 run_tests() { "$@" 2>&1 | tee -a "$results"; }
 
-step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots), protoc (the etcd feature), Go's etcd client (the etcd interop test)"
+step "tools: rustfmt, clippy, cargo-expand (macrotest snapshots), protoc (the etcd feature), Go (the etcd interop test, the pprof reader)"
 rustup component add rustfmt clippy >/dev/null 2>&1 \
   || fail "rustup could not install rustfmt and clippy (the format and clippy steps need them)"
 if ! command -v cargo-expand >/dev/null 2>&1; then
@@ -34,6 +34,12 @@ if ! command -v protoc >/dev/null 2>&1 || ! command -v go >/dev/null 2>&1 \
     || { apt-get update -qq && apt-get install -y -qq $packages >/dev/null; }; } \
     || fail "apt-get could not install $packages (protoc: the etcd feature; Go: the etcd interop test)"
 fi
+
+# The telemetry's pprof export is checked by Go's own reader (`go tool pprof`, from golang-go
+# above): `telemetry::pprof::tests::go_tool_pprof_reads_it`.
+go tool pprof -h >/dev/null 2>&1 || fail "go is installed but \`go tool pprof\` does not run"
+# The pprof reader test must run, not pass with a note.
+export CHAINLOCK_REQUIRE_GO=1
 
 step "format"
 cargo fmt --all --check
@@ -122,7 +128,7 @@ run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri w
 
 step "loom models (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
-  run_tests cargo test -p chainlock --lib --release --target-dir target/loom -- loom_
+  run_tests cargo test -p chainlock --lib --release --features telemetry --target-dir target/loom -- loom_
 
 passed=$(grep -Eo '^test result: [a-zA-Z]+\. [0-9]+ passed' "$results" | awk '{s += $4} END {print s + 0}')
 failed=$(grep -Eo '[0-9]+ failed;' "$results" | awk '{s += $1} END {print s + 0}')

@@ -11,6 +11,13 @@
 
 pub use crate::chain::ChainNode;
 pub use crate::chain::leaves::{lock_leaves, lock_leaves_until};
+pub use crate::chain::observed::{
+    Held, Level, exclusive, exclusive_async, exclusive_async_unheld, exclusive_unheld,
+    exclusive_until, exclusive_until_async, exclusive_until_async_unheld, exclusive_until_unheld,
+    leaf, no_hold, release, release_taken, shared, shared_async, shared_async_unheld,
+    shared_unheld, shared_until, shared_until_async, shared_until_async_unheld,
+    shared_until_unheld, upgradable, upgradable_unheld, upgradable_until, upgradable_until_unheld,
+};
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChildContainer, Children, ChildrenBy,
     ExclusiveLock, Exit, LeavesExit, LookupBy, SharedLock, TimedExclusiveLock, TimedSharedLock,
@@ -66,6 +73,26 @@ macro_rules! __chainlock_if_tokio {
 }
 
 pub use crate::__chainlock_if_tokio as if_tokio;
+
+/// Makes the generated method it wraps `#[track_caller]` when chainlock's `telemetry`
+/// feature is on, so that the sites the telemetry records are the user's calls; without the
+/// feature, the method as it is (no hidden location argument, nothing to pay).
+#[cfg(feature = "telemetry")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_tracked {
+    ($($item:tt)*) => { #[track_caller] $($item)* };
+}
+
+/// See the `telemetry` twin above: without the feature, the method unchanged.
+#[cfg(not(feature = "telemetry"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_tracked {
+    ($($item:tt)*) => { $($item)* };
+}
+
+pub use crate::__chainlock_tracked as tracked;
 
 /// Asks the node at level `.1` whether it is closed, when its type implements
 /// [`ChainNode`], and answers "no" at compile time otherwise (autoref specialization: the
@@ -219,80 +246,6 @@ where
 pub type KeyOf<A, P, C> = <A as Link<P, C>>::Key;
 /// The lock of a `C` found in a `P`, in a chain whose root lock is `A` (see [`Link`]).
 pub type LockOf<A, P, C> = <A as Link<P, C>>::Lock;
-
-/// [`TimedExclusiveLock::try_lock_exclusive_until`] for level `level`, or [`Exit::TimedOut`].
-///
-/// # Errors
-///
-/// When `deadline` passes first.
-#[inline(always)]
-pub fn exclusive_until<L: ?Sized + TimedExclusiveLock>(
-    lock: &Arc<L>,
-    deadline: Instant,
-    level: usize,
-) -> Result<L::Guard, Exit> {
-    in_time(L::try_lock_exclusive_until(lock, deadline), level)
-}
-
-/// [`TimedSharedLock::try_lock_shared_until`] for level `level`, or [`Exit::TimedOut`].
-///
-/// # Errors
-///
-/// When `deadline` passes first.
-#[inline(always)]
-pub fn shared_until<L: ?Sized + TimedSharedLock>(
-    lock: &Arc<L>,
-    deadline: Instant,
-    level: usize,
-) -> Result<L::Guard, Exit> {
-    in_time(L::try_lock_shared_until(lock, deadline), level)
-}
-
-/// [`TimedUpgradableLock::try_lock_upgradable_until`] for level `level`, held as an
-/// [`Upgradable`], or [`Exit::TimedOut`].
-///
-/// # Errors
-///
-/// When `deadline` passes first.
-#[inline(always)]
-pub fn upgradable_until<L: ?Sized + TimedUpgradableLock>(
-    lock: &Arc<L>,
-    deadline: Instant,
-    level: usize,
-) -> Result<Upgradable<L>, Exit> {
-    in_time(L::try_lock_upgradable_until(lock, deadline), level).map(Upgradable::from_guard)
-}
-
-/// [`AsyncExclusiveLock::try_lock_exclusive_until_async`] for level `level`, or [`Exit::TimedOut`].
-///
-/// # Errors
-///
-/// When `deadline` passes first.
-#[inline]
-pub async fn exclusive_until_async<L: ?Sized + AsyncExclusiveLock>(
-    lock: Arc<L>,
-    deadline: Instant,
-    level: usize,
-) -> Result<L::Guard, Exit> {
-    in_time(
-        L::try_lock_exclusive_until_async(lock, deadline).await,
-        level,
-    )
-}
-
-/// [`AsyncSharedLock::try_lock_shared_until_async`] for level `level`, or [`Exit::TimedOut`].
-///
-/// # Errors
-///
-/// When `deadline` passes first.
-#[inline]
-pub async fn shared_until_async<L: ?Sized + AsyncSharedLock>(
-    lock: Arc<L>,
-    deadline: Instant,
-    level: usize,
-) -> Result<L::Guard, Exit> {
-    in_time(L::try_lock_shared_until_async(lock, deadline).await, level)
-}
 
 /// What the derive checks of each child field: its lock locks the child type. Checked where
 /// the field is declared, so that `child = Lecture` on a field of `Class` locks, or a

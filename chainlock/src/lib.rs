@@ -10,6 +10,7 @@
 //! | [`mapped`] | owned guards (from chain descents and walks) narrowed to a part of the locked data, still holding the lock |
 //! | [`walk`] | hand-over-hand walks of run-time depth down recursive trees (file systems, B-trees, lists): key paths or step closures, latch crabbing, retaining (Bayer–Schkolnick) and speculative descents |
 //! | `distributed` | a named mutex across processes (file locks) and machines (PostgreSQL), with fencing tokens and a lost-lock signal; also a reader-writer lock, a counting semaphore and all-or-nothing acquisition of several names (feature `distributed`) |
+//! | `telemetry` | contention statistics per lock (counts, wait and hold histograms, waiter and holder call sites, hot keys), live holders and waiters, wait-for cycles in debug builds, pprof and table exports (feature `telemetry`) |
 //!
 //! # Examples
 //!
@@ -57,6 +58,7 @@
 //! | `postgres-tls` | no | TLS to PostgreSQL (rustls with `ring`, no OpenSSL; the server's certificate verified: system roots or a given CA) |
 //! | `etcd` | no | the etcd backend of the distributed locks (a cluster that survives the loss of a member), etcd's own lock algorithm, compatible with `etcdctl lock`; on `etcd-client` (needs `protoc` to build) |
 //! | `etcd-tls` | no | TLS to etcd (rustls with `ring`, no OpenSSL; members' certificates verified against system roots or a given CA; client certificates for mutual TLS) |
+//! | `telemetry` | no | contention telemetry (`chainlock::telemetry`), compiled out without it, off at run time until `telemetry::enable`; pulls in `tracing` |
 //!
 //! # Versions of `lock_api` and `parking_lot`
 //!
@@ -92,6 +94,12 @@ mod loom;
 pub mod mapped;
 pub mod rooms;
 pub mod striped;
+#[cfg(feature = "telemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "telemetry")))]
+pub mod telemetry;
+#[cfg(not(feature = "telemetry"))]
+#[path = "telemetry/off.rs"]
+mod telemetry;
 pub mod walk;
 
 #[doc(hidden)]

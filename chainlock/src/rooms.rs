@@ -100,6 +100,7 @@ use crate::loom::sync::atomic::{
     Ordering::{AcqRel, Acquire, Relaxed, Release},
 };
 use crate::loom::sync::{Condvar, Mutex, MutexGuard};
+use crate::telemetry::{KeyRef, Label, Probe, ProbeKind};
 use state::{FREE, MAX_OCCUPANTS, State, WAITING};
 use std::fmt;
 use std::sync::Arc;
@@ -141,6 +142,8 @@ pub struct Rooms {
     /// One condition variable per room, so that opening a room wakes only its waiters.
     condvars: Box<[Condvar]>,
     exit_actions: Box<[Option<ExitAction>]>,
+    /// What telemetry records of the rooms (nothing without the feature).
+    telemetry: Probe,
 }
 
 /// The wait queues, under `Rooms::waiters`.
@@ -228,6 +231,9 @@ impl Rooms {
             }),
             condvars: (0..rooms).map(|_| Condvar::new()).collect(),
             exit_actions: (0..rooms).map(|_| None).collect(),
+            telemetry: Probe::new(ProbeKind::Rooms {
+                rooms: Label::caller(),
+            }),
         }
     }
 
@@ -338,14 +344,19 @@ impl Rooms {
     #[track_caller]
     pub fn enter(&self, room: usize) -> RoomGuard<'_> {
         self.assert_room(room);
+        let mut attempt = self.telemetry.begin(KeyRef::Index(room));
         if self.enter_fast(room) {
-            return RoomGuard { rooms: self, room };
+            return RoomGuard::with_held(self, room, attempt.acquired(room));
         }
-        self.enter_slow(room, |condvar, guard| {
-            condvar.wait(guard);
-            false
-        })
-        .expect("an untimed wait does not give up")
+        attempt.waiting(room);
+        let mut guard = self
+            .enter_slow(room, |condvar, guard| {
+                condvar.wait(guard);
+                false
+            })
+            .expect("an untimed wait does not give up");
+        guard.held = attempt.acquired(room);
+        guard
     }
 
     /// Enters `room` if that is possible without waiting: `Ok(None)` if another room is
@@ -367,11 +378,20 @@ impl Rooms {
     /// # Ok::<(), RoomError>(())
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_enter(&self, room: usize) -> Result<Option<RoomGuard<'_>>, RoomError> {
         self.check_room(room)?;
-        Ok(self
-            .enter_fast(room)
-            .then(|| RoomGuard { rooms: self, room }))
+        let attempt = self.telemetry.begin(KeyRef::Index(room));
+        if self.enter_fast(room) {
+            Ok(Some(RoomGuard::with_held(
+                self,
+                room,
+                attempt.acquired(room),
+            )))
+        } else {
+            attempt.gave_up();
+            Ok(None)
+        }
     }
 
     /// Enters `room`, waiting at most `timeout`: `Ok(None)` if the room could not be
@@ -399,6 +419,7 @@ impl Rooms {
     /// assert!(rooms.try_enter_for(1, Duration::from_millis(10))?.is_some());
     /// # Ok::<(), chainlock::rooms::RoomError>(())
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_enter_for(
         &self,
         room: usize,
@@ -433,18 +454,32 @@ impl Rooms {
     /// # drop(guard);
     /// # Ok::<(), chainlock::rooms::RoomError>(())
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_enter_until(
         &self,
         room: usize,
         deadline: Instant,
     ) -> Result<Option<RoomGuard<'_>>, RoomError> {
         self.check_room(room)?;
+        let mut attempt = self.telemetry.begin(KeyRef::Index(room));
         if self.enter_fast(room) {
-            return Ok(Some(RoomGuard { rooms: self, room }));
+            return Ok(Some(RoomGuard::with_held(
+                self,
+                room,
+                attempt.acquired(room),
+            )));
         }
-        Ok(self.enter_slow(room, |condvar, guard| {
+        attempt.waiting(room);
+        let entered = self.enter_slow(room, |condvar, guard| {
             condvar.wait_until(guard, deadline).timed_out()
-        }))
+        });
+        if let Some(mut guard) = entered {
+            guard.held = attempt.acquired(room);
+            Ok(Some(guard))
+        } else {
+            attempt.gave_up();
+            Ok(None)
+        }
     }
 
     /// Like [`Rooms::enter`], for a lock in an [`Arc`]: the guard owns a reference to
@@ -541,11 +576,11 @@ impl Rooms {
         mut wait: impl FnMut(&Condvar, &mut MutexGuard<'a, Waiters>) -> bool,
     ) -> Option<RoomGuard<'a>> {
         if self.spin_while_nobody_waits(room) {
-            return Some(RoomGuard { rooms: self, room });
+            return Some(RoomGuard::new(self, room));
         }
         let mut waiters = self.waiters.lock();
         let Registration::Waiting { batch } = self.register(&mut waiters, room) else {
-            return Some(RoomGuard { rooms: self, room });
+            return Some(RoomGuard::new(self, room));
         };
         loop {
             let gave_up = wait(&self.condvars[room], &mut waiters);
@@ -556,7 +591,7 @@ impl Rooms {
             }
             if admitted {
                 // Even if the deadline passed meanwhile: the batch counted us in.
-                return Some(RoomGuard { rooms: self, room });
+                return Some(RoomGuard::new(self, room));
             }
             if gave_up {
                 let wakers = self.withdraw(&mut waiters, room);
@@ -768,6 +803,25 @@ impl Waiters {
             "too many occupants in one room"
         );
         batch as u64
+    }
+}
+
+#[cfg(feature = "telemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "telemetry")))]
+impl Rooms {
+    /// Names these rooms in [`telemetry`](crate::telemetry) reports (default: the location
+    /// of the constructor's call, `"src/main.rs:12"`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let phases = chainlock::rooms::Rooms::new(2).telemetry_name("phases");
+    /// # drop(phases);
+    /// ```
+    #[must_use]
+    pub fn telemetry_name(mut self, name: &str) -> Self {
+        self.telemetry.rename(Label::named(name));
+        self
     }
 }
 

@@ -52,6 +52,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
 use crate::lock_order::ascending_unique;
+use crate::telemetry::{KeyRef, Label, Probe, ProbeKind};
 use crossbeam_utils::CachePadded;
 pub use guards::StripeGuards;
 pub use semaphore::{Semaphore, SemaphorePermit};
@@ -89,6 +90,8 @@ pub struct Striped<L, S = DefaultHashBuilder> {
     /// `stripe_count - 1`; the count is a power of two.
     mask: usize,
     hasher: S,
+    /// What telemetry records of the stripes (nothing without the feature).
+    telemetry: Probe,
 }
 
 impl<L: Default> Striped<L> {
@@ -178,6 +181,9 @@ impl<L, S> Striped<L, S> {
             stripes,
             mask: count - 1,
             hasher,
+            telemetry: Probe::new(ProbeKind::Striped {
+                set: Label::caller(),
+            }),
         }
     }
 
@@ -299,6 +305,38 @@ impl<L, S: BuildHasher> Striped<L, S> {
 }
 
 impl<L, S: BuildHasher> Striped<L, S> {
+    /// Takes the stripe of `key` by `take` (`None`: not within its wait), recorded by
+    /// telemetry: while it records, `try_take` goes first so that a wait is seen (the
+    /// stripe's own guard is returned, so the hold is not followed). With `wait` false
+    /// (`try_` forms) a busy stripe is not a wait.
+    #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn take_stripe<'a, G, Q: Hash + ?Sized>(
+        &'a self,
+        key: &Q,
+        wait: bool,
+        try_take: impl FnOnce(&'a L) -> Option<G>,
+        take: impl FnOnce(&'a L) -> Option<G>,
+    ) -> Option<G> {
+        let index = self.index_of(key);
+        let stripe: &'a L = &self.stripes[index];
+        let mut attempt = self.telemetry.begin(KeyRef::Index(index));
+        if wait && attempt.is_recording() {
+            if let Some(guard) = try_take(stripe) {
+                attempt.acquired_unheld(index);
+                return Some(guard);
+            }
+            attempt.waiting(index);
+        }
+        let taken = take(stripe);
+        if taken.is_some() {
+            attempt.acquired_unheld(index);
+        } else {
+            attempt.gave_up();
+        }
+        taken
+    }
+
     /// Takes `acquire` (which waits) on the distinct stripes of `keys`, in ascending order.
     fn lock_each<'a, G, Q, I>(
         &'a self,
@@ -330,6 +368,28 @@ impl<L, S: BuildHasher> Striped<L, S> {
             guards.push((index, acquire(&self.stripes[index])?));
         }
         Some(StripeGuards { guards })
+    }
+}
+
+#[cfg(feature = "telemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "telemetry")))]
+impl<L, S> Striped<L, S> {
+    /// Names these stripes in [`telemetry`](crate::telemetry) reports (default: the
+    /// location of the constructor's call, `"src/main.rs:12"`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::parking_lot::Mutex;
+    /// use chainlock::striped::Striped;
+    ///
+    /// let accounts: Striped<Mutex<()>> = Striped::new(16).telemetry_name("accounts");
+    /// # drop(accounts);
+    /// ```
+    #[must_use]
+    pub fn telemetry_name(mut self, name: &str) -> Self {
+        self.telemetry.rename(Label::named(name));
+        self
     }
 }
 

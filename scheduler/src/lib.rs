@@ -41,6 +41,7 @@ pub mod invariants;
 pub mod leaf_work;
 pub mod load;
 mod locked;
+pub mod stats;
 pub mod tree;
 
 pub use coarse::CoarseScheduler;

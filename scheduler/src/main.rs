@@ -4,18 +4,21 @@
 //! ```text
 //! cargo run --release -p chainlock-scheduler                      # every strategy × leaf work
 //! cargo run --release -p chainlock-scheduler -- --leaf blocking --threads 64
+//! cargo run --release -p chainlock-scheduler -- --stats           # + the hottest locks, an SVG of waits
 //! cargo run --release -p chainlock-scheduler -- --help
 //! ```
 //!
 //! The service is this package's library (`src/lib.rs`), which its tests and benchmark use too.
 
 use chainlock_scheduler::load::{LoadConfig, Mix, Progress, Report, Session, Stop};
+use chainlock_scheduler::stats::{self, RunStats};
 use chainlock_scheduler::{
     DEFAULT_LECTURES, DEFAULT_STUDENTS, DEFAULT_THRESHOLD, LeafWork, ServiceConfig, Strategy,
     leaf_work,
 };
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -77,6 +80,21 @@ struct Args {
     /// Seed of the clients' random choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Record chainlock's contention telemetry during each run: print the hottest lock
+    /// classes of each run (a `lock_stat`-style table) and write an SVG of the wait-time
+    /// distributions per strategy (see --stats-svg).
+    #[arg(long)]
+    stats: bool,
+    /// With --stats: time one acquisition in this many (every acquisition is counted, and
+    /// every contended wait timed).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    sample_every: u32,
+    /// With --stats: where the SVG goes.
+    #[arg(long, default_value = "scheduler-waits.svg")]
+    stats_svg: PathBuf,
+    /// With --stats: how many of the hottest lock classes each run's table shows.
+    #[arg(long, default_value_t = 5)]
+    stats_top: usize,
 }
 
 fn main() -> ExitCode {
@@ -92,13 +110,25 @@ fn main() -> ExitCode {
     describe(&args);
 
     let mut rows = Vec::new();
+    let mut runs = Vec::new();
     for &leaf in &args.leaf {
         let config = ServiceConfig::new(args.students, args.threshold, leaf)
             .expect("clap checked students and threshold");
         for &strategy in &args.strategy {
             let session = Session::new(strategy.build(config), args.lectures);
             let mut progress = RunProgress::new(format!("{leaf:<8} {strategy:<6}"), load.stop);
+            if args.stats {
+                stats::start(args.sample_every);
+            }
             let report = session.run(&load, &mut |now| progress.update(now));
+            if args.stats {
+                let report = stats::finish();
+                runs.push(RunStats {
+                    leaf,
+                    strategy,
+                    report,
+                });
+            }
             progress.finish(&report);
             for violation in report.violations.iter().take(5) {
                 eprintln!("  {leaf} {strategy}: VIOLATION: {violation}");
@@ -107,6 +137,9 @@ fn main() -> ExitCode {
         }
     }
     print_table(&rows, args.threads);
+    if args.stats && !print_stats(&args, &runs) {
+        return ExitCode::FAILURE;
+    }
     if rows.iter().all(|(_, report)| report.invariants_hold()) {
         ExitCode::SUCCESS
     } else {
@@ -176,6 +209,34 @@ fn print_table(rows: &[(LeafWork, Report)], threads: u16) {
             report.throughput(),
             report.checks,
         );
+    }
+}
+
+/// The hottest lock classes of each run, and the SVG; `false` if the SVG could not be written.
+fn print_stats(args: &Args, runs: &[RunStats]) -> bool {
+    println!();
+    println!(
+        "## the {} hottest lock classes of each run (by total wait; one acquisition in {} timed, contended waits always)",
+        args.stats_top, args.sample_every
+    );
+    for run in runs {
+        println!();
+        println!("### leaf work {}, strategy {}", run.leaf, run.strategy);
+        print!("{}", stats::hottest(&run.report, args.stats_top));
+    }
+    println!();
+    match std::fs::write(&args.stats_svg, stats::svg(runs)) {
+        Ok(()) => {
+            println!(
+                "wait-time distributions per strategy: {}",
+                args.stats_svg.display()
+            );
+            true
+        }
+        Err(error) => {
+            eprintln!("cannot write {}: {error}", args.stats_svg.display());
+            false
+        }
     }
 }
 

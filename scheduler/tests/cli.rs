@@ -35,6 +35,9 @@ fn help_describes_the_service() {
         "--ops",
         "--check-every",
         "--seed",
+        "--stats",
+        "--sample-every",
+        "--stats-svg",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}");
     }
@@ -148,4 +151,80 @@ fn unknown_names_list_the_known_ones() {
             text(&output.stderr)
         );
     }
+}
+
+#[test]
+fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() {
+    let svg_path = std::env::temp_dir().join(format!(
+        "chainlock-scheduler-waits-{}.svg",
+        std::process::id()
+    ));
+    let output = scheduler(&[
+        "--stats",
+        "--stats-svg",
+        svg_path.to_str().expect("a UTF-8 temp dir"),
+        "--leaf",
+        "none",
+        "--threads",
+        "4",
+        "--ops",
+        "20000",
+        "--check-every",
+        "0s",
+    ]);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    // One table per run, each headed by the lock_stat columns, the strategy's own lockers
+    // in it (counted acquisitions, so present whatever the contention).
+    for (strategy, locker) in [
+        ("chain", "ChainToClass level 0 (Registry)"),
+        ("crab", "CrabToClass level 0 (Registry)"),
+        ("coarse", "Global level 0 (World)"),
+    ] {
+        let heading = format!("### leaf work none, strategy {strategy}");
+        let section = stdout
+            .split("### ")
+            .find(|section| heading.ends_with(section.lines().next().unwrap_or("?")))
+            .unwrap_or_else(|| panic!("no {heading} in\n{stdout}"));
+        assert!(
+            section
+                .lines()
+                .nth(1)
+                .is_some_and(|line| line.starts_with("class")
+                    && line.contains("contentions")
+                    && line.contains("acquisitions")),
+            "{section}"
+        );
+        let row = section
+            .lines()
+            .find(|line| line.starts_with(locker))
+            .unwrap_or_else(|| panic!("no {locker} row in\n{section}"));
+        let acquisitions: u64 = row
+            .trim_start_matches(locker)
+            .split_whitespace()
+            .nth(7)
+            .and_then(|cell| cell.parse().ok())
+            .unwrap_or_else(|| panic!("an acquisitions cell in {row}"));
+        assert!(acquisitions > 0, "{row}");
+    }
+    assert!(
+        stdout.contains(&format!(
+            "wait-time distributions per strategy: {}",
+            svg_path.display()
+        )),
+        "{stdout}"
+    );
+    // The SVG: well-formed XML, an `svg` root, one curve per strategy.
+    let svg = std::fs::read_to_string(&svg_path).expect("the SVG was written");
+    let document = roxmltree::Document::parse(&svg).expect("well-formed XML");
+    let root = document.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    let mut curves: Vec<&str> = root
+        .descendants()
+        .filter(|node| node.has_tag_name("path"))
+        .filter_map(|path| path.attribute("data-strategy"))
+        .collect();
+    curves.sort_unstable();
+    assert_eq!(curves, ["chain", "coarse", "crab"], "{svg}");
+    std::fs::remove_file(&svg_path).ok();
 }

@@ -10,6 +10,7 @@ mod exit;
 pub(crate) mod leaves;
 mod lock;
 mod node;
+pub(crate) mod observed;
 mod upgrade;
 
 pub use children::{ChildContainer, Children, ChildrenBy, LookupBy};

@@ -137,6 +137,11 @@ pub(crate) trait Backend: Send + Sync + 'static {
         wait: Wait,
     ) -> BoxFuture<'a, Result<Option<Box<dyn Hold>>, Error>>;
 
+    /// The backend's name in the telemetry (`LockName::Distributed`): `"file"`,
+    /// `"postgres"`, `"etcd"`.
+    #[cfg_attr(not(feature = "telemetry"), allow(dead_code))]
+    fn name(&self) -> &'static str;
+
     /// What `LockClient`'s `Debug` shows of the backend.
     fn describe(&self, f: &mut std::fmt::DebugStruct<'_, '_>);
 }

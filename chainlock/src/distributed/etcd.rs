@@ -1045,6 +1045,10 @@ async fn keep_alive(client: Client, id: i64, state: Arc<LeaseState>) {
 }
 
 impl Backend for EtcdBackend {
+    fn name(&self) -> &'static str {
+        "etcd"
+    }
+
     fn acquire<'a>(
         &'a self,
         key: LockKey<'a>,

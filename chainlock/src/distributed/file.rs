@@ -261,6 +261,10 @@ impl FileBackend {
 }
 
 impl Backend for FileBackend {
+    fn name(&self) -> &'static str {
+        "file"
+    }
+
     fn acquire<'a>(
         &'a self,
         key: name::LockKey<'a>,

@@ -2,6 +2,7 @@
 
 use super::backend::{Hold, Mode};
 use super::{Error, FencingToken, LockKey, name, runtime};
+use crate::telemetry::Held;
 use std::fmt;
 
 /// Proof of holding a lock of a [`LockClient`](super::LockClient) (exclusive or shared); releases it when dropped.
@@ -14,6 +15,9 @@ pub struct DistributedGuard {
     pub(super) key: name::OwnedKey,
     pub(super) name: Box<str>,
     pub(super) mode: Mode,
+    /// The telemetry's record of the hold (zero-sized without the `telemetry` feature);
+    /// declared before `held` so that it ends before the backend's hold drops.
+    pub(super) telemetry: Held,
     /// `None` only after an explicit release took it.
     pub(super) held: Option<Box<dyn Hold>>,
 }
@@ -186,6 +190,7 @@ impl DistributedGuard {
     /// # Ok(()) }
     /// ```
     pub async fn release(mut self) -> Result<(), Error> {
+        std::mem::take(&mut self.telemetry).released();
         self.held
             .take()
             .expect("a live guard holds its lock")

@@ -181,6 +181,7 @@ mod file;
 mod guard;
 mod multi;
 mod name;
+mod observed;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod runtime;
@@ -490,11 +491,12 @@ impl LockClient {
         mode: Mode,
         wait: Wait,
     ) -> Result<Option<DistributedGuard>, Error> {
-        let held = self.backend.acquire(key, mode, wait).await?;
-        Ok(held.map(|held| DistributedGuard {
+        let held = observed::acquire(&*self.backend, key, mode, wait).await?;
+        Ok(held.map(|(held, telemetry)| DistributedGuard {
             key: key.into(),
             name: key.to_string().into(),
             mode,
+            telemetry,
             held: Some(held),
         }))
     }

@@ -32,5 +32,8 @@ pub(crate) fn handle() -> &'static Handle {
 /// Panics when called from an asynchronous context (inside a Tokio runtime).
 #[track_caller]
 pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    // The telemetry counts holds taken here as a thread's, not a task's.
+    #[cfg(feature = "telemetry")]
+    let _blocking = super::observed::on::Blocking::enter();
     handle().block_on(future)
 }

@@ -13,6 +13,7 @@ use super::waiter::{Outcome, Waiter, Wake};
 use super::weighted::Weighted;
 use crate::loom::sync::{Arc, Mutex};
 use crate::loom::unique_token;
+use crate::telemetry::{Attempt, Held};
 
 /// What a [`Claim`] asks of an engine: how to start (take a hold, or queue a waiter woken
 /// by `queue()`), and how to undo a grant that came while the claim was being dropped.
@@ -89,7 +90,8 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Grow<'_, K, S> {
     }
 }
 
-/// The future of every async face: resolves to the ticket of the granted hold.
+/// The future of every async face: resolves to the ticket of the granted hold and its
+/// telemetry record.
 ///
 /// # Cancel safety
 ///
@@ -99,6 +101,8 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Grow<'_, K, S> {
 pub(crate) struct Claim<R: Request> {
     request: R,
     state: State<R::Start>,
+    /// What telemetry records of this acquisition (dropped unfinished: it gave up).
+    attempt: Attempt<'static>,
 }
 
 enum State<T> {
@@ -113,9 +117,12 @@ enum State<T> {
 impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Exclusive<'a, K, S>> {
     /// Takes `key` of the exclusive registry.
     pub(crate) fn exclusive(registry: &'a Registry<K, S>, key: K) -> Self {
+        let mut attempt = registry.telemetry.begin(&key, |key| registry.hash(key));
+        attempt.mark_async();
         Self {
             request: Exclusive(registry),
             state: State::Start(key),
+            attempt: attempt.detach(),
         }
     }
 }
@@ -123,9 +130,12 @@ impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Exclusive<'a, K, S>> {
 impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Weight<'a, K, S>> {
     /// Takes `weight` of `key`.
     pub(crate) fn weight(registry: &'a Weighted<K, S>, key: K, weight: u64) -> Self {
+        let mut attempt = registry.telemetry.begin(&key, |key| registry.hash(key));
+        attempt.mark_async();
         Self {
             request: Weight { registry, weight },
             state: State::Start(key),
+            attempt: attempt.detach(),
         }
     }
 }
@@ -139,6 +149,8 @@ impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Grow<'a, K, S>> {
                 weight: extra,
             }),
             state: State::Start(ticket),
+            // An upgrade is not a new acquisition: telemetry follows the hold it grows.
+            attempt: Attempt::default(),
         }
     }
 }
@@ -147,9 +159,9 @@ impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Grow<'a, K, S>> {
 impl<R: Request> Unpin for Claim<R> {}
 
 impl<R: Request> Future for Claim<R> {
-    type Output = Ticket;
+    type Output = (Ticket, Held);
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Ticket> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(Ticket, Held)> {
         let this = self.get_mut();
         let outcome = match std::mem::replace(&mut this.state, State::Done) {
             State::Start(start) => this
@@ -165,8 +177,12 @@ impl<R: Request> Future for Claim<R> {
             State::Done => panic!("a keyed lock future polled after completion"),
         };
         match outcome {
-            Outcome::Held(ticket) => Poll::Ready(ticket),
+            Outcome::Held(ticket) => {
+                let attempt = std::mem::take(&mut this.attempt);
+                Poll::Ready((ticket, attempt.acquired(ticket.lock_addr())))
+            }
             Outcome::Queued(ticket, waiter) => {
+                this.attempt.waiting(ticket.lock_addr());
                 this.state = State::Queued(ticket, waiter);
                 Poll::Pending
             }

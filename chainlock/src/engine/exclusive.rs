@@ -25,10 +25,13 @@ use super::sharded::{Row, Sharded, Ticket};
 use super::waiter::{Outcome, Waiter, Wake};
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::Ordering;
+use crate::telemetry::{KeyProbe, Label, ProbeKind};
 
 /// The sharded table of held keys.
 pub(crate) struct Registry<K, S> {
     shards: Sharded<Entry<K>, S>,
+    /// What telemetry records of this registry's keys (nothing without the feature).
+    pub(crate) telemetry: KeyProbe<K>,
 }
 
 /// A held key.
@@ -70,6 +73,9 @@ impl<K, S> Registry<K, S> {
     pub(crate) fn new(shards: usize, hasher: S) -> Self {
         Self {
             shards: Sharded::new(shards, hasher),
+            telemetry: KeyProbe::new(ProbeKind::Keyed {
+                manager: Label::caller(),
+            }),
         }
     }
 
@@ -147,6 +153,12 @@ enum Released<K> {
 }
 
 impl<K: Eq + Hash, S: BuildHasher> Registry<K, S> {
+    /// The hash of `key` (what telemetry names a key by).
+    #[inline]
+    pub(crate) fn hash(&self, key: &K) -> u64 {
+        self.shards.place(key).1
+    }
+
     /// Takes `key` for `owner`.
     ///
     /// If the key is held by `owner` and `reentrant`, adds a hold. If it is held by another

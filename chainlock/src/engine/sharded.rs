@@ -36,6 +36,15 @@ pub(crate) struct Ticket {
     pub(super) bucket: usize,
 }
 
+impl Ticket {
+    /// The lock this ticket is a hold of, for telemetry (its key's hash: the same for every
+    /// holder and waiter of the key).
+    #[inline]
+    pub(crate) fn lock_addr(&self) -> usize {
+        self.hash as usize
+    }
+}
+
 /// The shards and the hasher that places keys on them.
 pub(super) struct Sharded<E, S> {
     shards: Box<[CachePadded<ShardLock<Shard<E>>>]>,

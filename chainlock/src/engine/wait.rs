@@ -12,6 +12,7 @@ use super::weighted::Weighted;
 use crate::lock_order::ascending_unique;
 use crate::loom::sync::Arc;
 use crate::loom::thread;
+use crate::telemetry::Held;
 
 /// When a blocking acquisition gives up.
 #[derive(Clone, Copy, Debug)]
@@ -48,19 +49,28 @@ impl Deadline {
 
 /// Takes `key` for `owner` in the exclusive registry, parking the thread until `deadline`.
 /// The uncontended path is inlined into each caller (so `deadline` is a constant there);
-/// waiting is out of line.
+/// waiting is out of line. The hold's telemetry record goes into the guard.
 #[inline]
+#[cfg_attr(feature = "telemetry", track_caller)]
 pub(crate) fn acquire_exclusive<K: Eq + Hash, S: BuildHasher>(
     registry: &Registry<K, S>,
     key: K,
     owner: u64,
     per_thread: bool,
     deadline: Deadline,
-) -> Option<Ticket> {
+) -> Option<(Ticket, Held)> {
+    let mut attempt = registry.telemetry.begin(&key, |key| registry.hash(key));
     match registry.acquire(key, owner, per_thread, deadline.queue()) {
-        Outcome::Held(ticket) => Some(ticket),
-        Outcome::Busy => None,
-        Outcome::Queued(ticket, waiter) => wait_exclusive(registry, ticket, &waiter, deadline),
+        Outcome::Held(ticket) => Some((ticket, attempt.acquired(ticket.lock_addr()))),
+        Outcome::Busy => {
+            attempt.gave_up();
+            None
+        }
+        Outcome::Queued(ticket, waiter) => {
+            attempt.waiting(ticket.lock_addr());
+            let ticket = wait_exclusive(registry, ticket, &waiter, deadline)?;
+            Some((ticket, attempt.acquired(ticket.lock_addr())))
+        }
     }
 }
 
@@ -77,16 +87,25 @@ fn wait_exclusive<K, S>(
 
 /// Takes `weight` of `key` in a weighted registry, parking the thread until `deadline`.
 #[inline]
+#[cfg_attr(feature = "telemetry", track_caller)]
 pub(crate) fn acquire_weighted<K: Eq + Hash, S: BuildHasher>(
     registry: &Weighted<K, S>,
     key: K,
     weight: u64,
     deadline: Deadline,
-) -> Option<Ticket> {
+) -> Option<(Ticket, Held)> {
+    let mut attempt = registry.telemetry.begin(&key, |key| registry.hash(key));
     match registry.acquire(key, weight, deadline.queue()) {
-        Outcome::Held(ticket) => Some(ticket),
-        Outcome::Busy => None,
-        Outcome::Queued(ticket, waiter) => wait_weighted(registry, ticket, &waiter, deadline),
+        Outcome::Held(ticket) => Some((ticket, attempt.acquired(ticket.lock_addr()))),
+        Outcome::Busy => {
+            attempt.gave_up();
+            None
+        }
+        Outcome::Queued(ticket, waiter) => {
+            attempt.waiting(ticket.lock_addr());
+            wait_weighted(registry, ticket, &waiter, deadline)
+                .map(|ticket| (ticket, attempt.acquired(ticket.lock_addr())))
+        }
     }
 }
 

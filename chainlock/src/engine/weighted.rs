@@ -27,6 +27,7 @@ use super::sharded::{Row, Sharded, Ticket};
 use super::waiter::{Outcome, Waiter, Wake};
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::Ordering;
+use crate::telemetry::{Held, KeyProbe, Label, ProbeKind};
 
 /// Half of [`RW_CAPACITY`].
 const HALF: u64 = 1 << 62;
@@ -44,6 +45,8 @@ pub(crate) struct Weighted<K, S> {
     shards: Sharded<Entry<K>, S>,
     /// The weight every key can give out at once.
     capacity: u64,
+    /// What telemetry records of this registry's keys (nothing without the feature).
+    pub(crate) telemetry: KeyProbe<K>,
 }
 
 /// A held key.
@@ -138,10 +141,29 @@ impl<K, S> Weighted<K, S> {
     /// `capacity` each.
     #[track_caller]
     pub(crate) fn new(shards: usize, capacity: u64, hasher: S) -> Self {
+        Self::with_telemetry(
+            shards,
+            capacity,
+            hasher,
+            KeyProbe::new(ProbeKind::Keyed {
+                manager: Label::caller(),
+            }),
+        )
+    }
+
+    /// [`new`](Self::new) with what telemetry calls its keys.
+    #[track_caller]
+    pub(crate) fn with_telemetry(
+        shards: usize,
+        capacity: u64,
+        hasher: S,
+        telemetry: KeyProbe<K>,
+    ) -> Self {
         assert!(capacity > 0, "a key needs a capacity of at least one");
         Self {
             shards: Sharded::new(shards, hasher),
             capacity,
+            telemetry,
         }
     }
 
@@ -269,6 +291,30 @@ impl<K, S> Weighted<K, S> {
 }
 
 impl<K: Eq + Hash, S: BuildHasher> Weighted<K, S> {
+    /// The hash of `key` (what telemetry names a key by).
+    #[inline]
+    pub(crate) fn hash(&self, key: &K) -> u64 {
+        self.shards.place(key).1
+    }
+
+    /// Takes `weight` of `key` if possible now, with its telemetry (the try of every face).
+    #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    pub(crate) fn try_acquire(&self, key: K, weight: u64, task: bool) -> Option<(Ticket, Held)> {
+        let mut attempt = self.telemetry.begin(&key, |key| self.hash(key));
+        if task {
+            attempt.mark_async();
+        }
+        match self.acquire(key, weight, None::<fn() -> Wake>) {
+            Outcome::Held(ticket) => Some((ticket, attempt.acquired(ticket.lock_addr()))),
+            Outcome::Busy => {
+                attempt.gave_up();
+                None
+            }
+            Outcome::Queued(..) => unreachable!("a try never queues"),
+        }
+    }
+
     /// Takes `weight` (at most the capacity) of `key`: at once if nobody waits and it fits,
     /// else [`Outcome::Busy`] when `queue` is `None`, else queued at the back.
     #[inline]

@@ -9,6 +9,7 @@ use super::DefaultHashBuilder;
 use super::flavor::Blocking;
 use crate::engine::exclusive::Registry;
 use crate::engine::sharded::Ticket;
+use crate::telemetry::Held;
 
 /// One hold of a key of a keyed lock manager; the hold is released when it drops.
 ///
@@ -42,6 +43,8 @@ use crate::engine::sharded::Ticket;
 pub struct KeyGuard<'a, K, S = DefaultHashBuilder, F = Blocking> {
     registry: &'a Registry<K, S>,
     ticket: Ticket,
+    /// The hold's telemetry record (zero-sized without the feature).
+    held: Held,
     /// `!Send` for [`Blocking`] (the hold is the thread's), but always `Sync`: sharing
     /// `&KeyGuard` is harmless.
     _flavor: PhantomData<F>,
@@ -49,10 +52,11 @@ pub struct KeyGuard<'a, K, S = DefaultHashBuilder, F = Blocking> {
 
 impl<'a, K, S, F> KeyGuard<'a, K, S, F> {
     #[inline]
-    pub(super) fn new(registry: &'a Registry<K, S>, ticket: Ticket) -> Self {
+    pub(super) fn new(registry: &'a Registry<K, S>, ticket: Ticket, held: Held) -> Self {
         Self {
             registry,
             ticket,
+            held,
             _flavor: PhantomData,
         }
     }
@@ -61,6 +65,7 @@ impl<'a, K, S, F> KeyGuard<'a, K, S, F> {
 impl<K, S, F> Drop for KeyGuard<'_, K, S, F> {
     #[inline]
     fn drop(&mut self) {
+        std::mem::take(&mut self.held).released();
         self.registry.release(self.ticket);
     }
 }
@@ -167,23 +172,39 @@ macro_rules! weighted_guard {
         pub struct $name<'a, K, S = DefaultHashBuilder, F = Blocking> {
             pub(crate) registry: &'a Weighted<K, S>,
             pub(crate) ticket: Ticket,
+            /// The hold's telemetry record (zero-sized without the feature).
+            held: $crate::telemetry::Held,
             /// Guards are `Send` in both flavors: nothing is per thread.
             _flavor: PhantomData<fn() -> F>,
         }
 
         impl<'a, K, S, F> $name<'a, K, S, F> {
+            /// The guard of a hold telemetry does not follow (made by a conversion).
+            #[allow(dead_code)] // `allow`: only some of the guards this macro makes are converted to
             pub(crate) fn new(registry: &'a Weighted<K, S>, ticket: Ticket) -> Self {
+                Self::with_held(registry, ticket, $crate::telemetry::Held::default())
+            }
+
+            /// The guard of a fresh hold and its telemetry record.
+            pub(crate) fn with_held(
+                registry: &'a Weighted<K, S>,
+                ticket: Ticket,
+                held: $crate::telemetry::Held,
+            ) -> Self {
                 Self {
                     registry,
                     ticket,
+                    held,
                     _flavor: PhantomData,
                 }
             }
 
-            /// The registry and ticket, without releasing.
+            /// The registry and ticket, without releasing (the telemetry record of the
+            /// hold ends here: a conversion starts an unrecorded hold).
             #[allow(dead_code)] // `allow`: only some of the guards this macro makes are taken apart
             pub(crate) fn into_parts(self) -> (&'a Weighted<K, S>, Ticket) {
-                let this = ManuallyDrop::new(self);
+                let mut this = ManuallyDrop::new(self);
+                std::mem::take(&mut this.held).released();
                 (this.registry, this.ticket)
             }
         }
@@ -191,6 +212,7 @@ macro_rules! weighted_guard {
         impl<K, S, F> Drop for $name<'_, K, S, F> {
             #[inline]
             fn drop(&mut self) {
+                std::mem::take(&mut self.held).released();
                 self.registry.release(self.ticket, $weight);
             }
         }

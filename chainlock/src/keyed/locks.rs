@@ -18,6 +18,7 @@ use crate::engine::sharded::Ticket;
 use crate::engine::wait::{Deadline, acquire_exclusive, all_or_nothing};
 use crate::engine::waiter::{Outcome, Wake};
 use crate::loom::{thread, unique_token};
+use crate::telemetry::Held;
 #[cfg(feature = "async")]
 use {super::flavor::Async, crate::engine::claim::Claim, crate::lock_order::ascending_unique};
 
@@ -60,6 +61,7 @@ impl<K: Eq + Hash, F: Flavor> LockManager<K, DefaultHashBuilder, F> {
     /// assert!(locks.is_empty());
     /// ```
     #[must_use]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn new() -> Self {
         Self::with_shards_and_hasher(default_shards(), DefaultHashBuilder::default())
     }
@@ -88,6 +90,7 @@ impl<K: Eq + Hash, F: Flavor> LockManager<K, DefaultHashBuilder, F> {
 }
 
 impl<K: Eq + Hash, F: Flavor> Default for LockManager<K, DefaultHashBuilder, F> {
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn default() -> Self {
         Self::new()
     }
@@ -110,6 +113,7 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> LockManager<K, S, F> {
     /// drop(locks.lock(1));
     /// ```
     #[must_use]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn with_hasher(hasher: S) -> Self {
         Self::with_shards_and_hasher(default_shards(), hasher)
     }
@@ -159,10 +163,21 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> LockManager<K, S, F> {
     /// # drop(held);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock(&self, key: K) -> Option<KeyGuard<'_, K, S, F>> {
+        let mut attempt = self
+            .registry
+            .telemetry
+            .begin(&key, |key| self.registry.hash(key));
+        if !F::PER_THREAD {
+            attempt.mark_async();
+        }
         match self.claim(key, None::<fn() -> Wake>) {
-            Outcome::Held(ticket) => Some(self.guard(ticket)),
-            Outcome::Busy => None,
+            Outcome::Held(ticket) => Some(self.guard(ticket, attempt.acquired(ticket.lock_addr()))),
+            Outcome::Busy => {
+                attempt.gave_up();
+                None
+            }
             Outcome::Queued(..) => unreachable!("a try never queues"),
         }
     }
@@ -214,6 +229,45 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> LockManager<K, S, F> {
             unique_token()
         };
         self.registry.acquire(key, owner, F::PER_THREAD, queue)
+    }
+}
+
+#[cfg(feature = "telemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "telemetry")))]
+impl<K, S, F> LockManager<K, S, F> {
+    /// Names this manager in [`telemetry`](crate::telemetry) reports (default: the
+    /// location of the constructor's call, `"src/main.rs:12"`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sessions = chainlock::keyed::KeyedLocks::<u64>::new().telemetry_name("sessions");
+    /// # drop(sessions);
+    /// ```
+    #[must_use]
+    pub fn telemetry_name(mut self, name: &str) -> Self {
+        self.registry
+            .telemetry
+            .rename(crate::telemetry::Label::named(name));
+        self
+    }
+
+    /// Names this manager's hot keys in [`telemetry`](crate::telemetry) reports by their
+    /// `Debug` (default: `#<hash>`, as `K` need not be `Debug`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sessions = chainlock::keyed::KeyedLocks::<u64>::new().telemetry_keys_debug();
+    /// # drop(sessions);
+    /// ```
+    #[must_use]
+    pub fn telemetry_keys_debug(mut self) -> Self
+    where
+        K: fmt::Debug,
+    {
+        self.registry.telemetry.key_debug(|key| format!("{key:?}"));
+        self
     }
 }
 
@@ -294,8 +348,8 @@ impl<K, S, F> LockManager<K, S, F> {
 
     /// The guard of a hold taken for this flavor.
     #[inline]
-    fn guard(&self, ticket: Ticket) -> KeyGuard<'_, K, S, F> {
-        KeyGuard::new(&self.registry, ticket)
+    fn guard(&self, ticket: Ticket, held: Held) -> KeyGuard<'_, K, S, F> {
+        KeyGuard::new(&self.registry, ticket, held)
     }
 }
 
@@ -368,6 +422,7 @@ impl<K: Eq + Hash, S: BuildHasher> LockManager<K, S, Blocking> {
     /// assert!(!locks.is_locked(&7));
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn lock(&self, key: K) -> KeyGuard<'_, K, S> {
         self.acquire(key, Deadline::Forever)
             .expect("an untimed lock always succeeds")
@@ -392,6 +447,7 @@ impl<K: Eq + Hash, S: BuildHasher> LockManager<K, S, Blocking> {
     /// });
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock_for(&self, key: K, timeout: Duration) -> Option<KeyGuard<'_, K, S>> {
         self.acquire(key, Deadline::after(timeout))
     }
@@ -415,6 +471,7 @@ impl<K: Eq + Hash, S: BuildHasher> LockManager<K, S, Blocking> {
     /// drop(held);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock_until(&self, key: K, deadline: Instant) -> Option<KeyGuard<'_, K, S>> {
         self.acquire(key, Deadline::At(deadline))
     }
@@ -422,9 +479,10 @@ impl<K: Eq + Hash, S: BuildHasher> LockManager<K, S, Blocking> {
     /// The uncontended path, inlined into each public method (so `deadline` is a
     /// constant there); waiting is out of line, in the engine.
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn acquire(&self, key: K, deadline: Deadline) -> Option<KeyGuard<'_, K, S>> {
         acquire_exclusive(&self.registry, key, thread::token(), true, deadline)
-            .map(|ticket| self.guard(ticket))
+            .map(|(ticket, held)| self.guard(ticket, held))
     }
 }
 
@@ -593,8 +651,8 @@ impl<K: Eq + Hash, S: BuildHasher> LockManager<K, S, Async> {
     /// ```
     pub async fn lock(&self, key: K) -> AsyncKeyGuard<'_, K, S> {
         let registry = &self.registry;
-        let ticket = Claim::exclusive(registry, key).await;
-        self.guard(ticket)
+        let (ticket, held) = Claim::exclusive(registry, key).await;
+        self.guard(ticket, held)
     }
 }
 

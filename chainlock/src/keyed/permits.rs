@@ -18,7 +18,6 @@ use crate::engine::claim::{until, within};
 use crate::engine::default_shards;
 use crate::engine::sharded::Ticket;
 use crate::engine::wait::{Deadline, acquire_weighted, all_or_nothing};
-use crate::engine::waiter::{Outcome, Wake};
 use crate::engine::weighted::Weighted;
 #[cfg(feature = "async")]
 use {super::flavor::Async, crate::engine::claim::Claim, crate::lock_order::ascending_unique};
@@ -160,12 +159,11 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> PermitManager<K, S, F> {
     /// assert!(hosts.try_acquire("h").is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire(&self, key: K) -> Option<KeyPermit<'_, K, S, F>> {
-        match self.registry.acquire(key, 1, None::<fn() -> Wake>) {
-            Outcome::Held(ticket) => Some(KeyPermit::new(&self.registry, ticket)),
-            Outcome::Busy => None,
-            Outcome::Queued(..) => unreachable!("a try never queues"),
-        }
+        self.registry
+            .try_acquire(key, 1, !F::PER_THREAD)
+            .map(|(ticket, held)| KeyPermit::with_held(&self.registry, ticket, held))
     }
 
     /// The number of permits of `key` free right now (a snapshot).
@@ -355,6 +353,7 @@ impl<K: Eq + Hash, S: BuildHasher> PermitManager<K, S, Blocking> {
     /// # drop((a, b));
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn acquire(&self, key: K) -> KeyPermit<'_, K, S> {
         self.acquire_by(key, Deadline::Forever)
             .expect("an untimed acquisition always succeeds")
@@ -373,6 +372,7 @@ impl<K: Eq + Hash, S: BuildHasher> PermitManager<K, S, Blocking> {
     /// assert!(hosts.try_acquire_for("h", Duration::from_millis(5)).is_none());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_for(&self, key: K, timeout: Duration) -> Option<KeyPermit<'_, K, S>> {
         self.acquire_by(key, Deadline::after(timeout))
     }
@@ -389,14 +389,16 @@ impl<K: Eq + Hash, S: BuildHasher> PermitManager<K, S, Blocking> {
     /// assert!(hosts.try_acquire_until("h", deadline).is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_until(&self, key: K, deadline: Instant) -> Option<KeyPermit<'_, K, S>> {
         self.acquire_by(key, Deadline::At(deadline))
     }
 
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn acquire_by(&self, key: K, deadline: Deadline) -> Option<KeyPermit<'_, K, S>> {
         acquire_weighted(&self.registry, key, 1, deadline)
-            .map(|ticket| KeyPermit::new(&self.registry, ticket))
+            .map(|(ticket, held)| KeyPermit::with_held(&self.registry, ticket, held))
     }
 }
 
@@ -530,8 +532,8 @@ impl<K: Eq + Hash, S: BuildHasher> PermitManager<K, S, Async> {
     /// # }
     /// ```
     pub async fn acquire(&self, key: K) -> AsyncKeyPermit<'_, K, S> {
-        let ticket = Claim::weight(&self.registry, key, 1).await;
-        KeyPermit::new(&self.registry, ticket)
+        let (ticket, held) = Claim::weight(&self.registry, key, 1).await;
+        KeyPermit::with_held(&self.registry, ticket, held)
     }
 }
 
@@ -701,5 +703,44 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> PermitManager<K, S, Async> {
         deadline: Instant,
     ) -> Option<KeyGuards<AsyncKeyPermit<'_, K, S>>> {
         until(deadline, self.acquire_all(keys)).await
+    }
+}
+
+#[cfg(feature = "telemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "telemetry")))]
+impl<K, S, F> PermitManager<K, S, F> {
+    /// Names this manager in [`telemetry`](crate::telemetry) reports (default: the
+    /// location of the constructor's call, `"src/main.rs:12"`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let named = chainlock::keyed::KeyedPermits::<u64>::new(2).telemetry_name("hosts");
+    /// # drop(named);
+    /// ```
+    #[must_use]
+    pub fn telemetry_name(mut self, name: &str) -> Self {
+        self.registry
+            .telemetry
+            .rename(crate::telemetry::Label::named(name));
+        self
+    }
+
+    /// Names this manager's hot keys in [`telemetry`](crate::telemetry) reports by their
+    /// `Debug` (default: `#<hash>`, as `K` need not be `Debug`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let named = chainlock::keyed::KeyedPermits::<u64>::new(2).telemetry_keys_debug();
+    /// # drop(named);
+    /// ```
+    #[must_use]
+    pub fn telemetry_keys_debug(mut self) -> Self
+    where
+        K: std::fmt::Debug,
+    {
+        self.registry.telemetry.key_debug(|key| format!("{key:?}"));
+        self
     }
 }

@@ -62,6 +62,7 @@ impl<K: Eq + Hash, F: Flavor> RwLockManager<K, DefaultHashBuilder, F> {
     /// assert!(locks.is_empty());
     /// ```
     #[must_use]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn new() -> Self {
         Self::with_shards_and_hasher(default_shards(), DefaultHashBuilder::default())
     }
@@ -107,6 +108,7 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> RwLockManager<K, S, F> {
     /// drop(locks.read(1));
     /// ```
     #[must_use]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn with_hasher(hasher: S) -> Self {
         Self::with_shards_and_hasher(default_shards(), hasher)
     }
@@ -322,3 +324,42 @@ pub type KeyedRwLocks<K, S = DefaultHashBuilder> = RwLockManager<K, S, Blocking>
 #[cfg(feature = "async")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
 pub type AsyncKeyedRwLocks<K, S = DefaultHashBuilder> = RwLockManager<K, S, Async>;
+
+#[cfg(feature = "telemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "telemetry")))]
+impl<K, S, F> RwLockManager<K, S, F> {
+    /// Names this manager in [`telemetry`](crate::telemetry) reports (default: the
+    /// location of the constructor's call, `"src/main.rs:12"`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let named = chainlock::keyed::KeyedRwLocks::<u64>::new().telemetry_name("hosts");
+    /// # drop(named);
+    /// ```
+    #[must_use]
+    pub fn telemetry_name(mut self, name: &str) -> Self {
+        self.registry
+            .telemetry
+            .rename(crate::telemetry::Label::named(name));
+        self
+    }
+
+    /// Names this manager's hot keys in [`telemetry`](crate::telemetry) reports by their
+    /// `Debug` (default: `#<hash>`, as `K` need not be `Debug`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let named = chainlock::keyed::KeyedRwLocks::<u64>::new().telemetry_keys_debug();
+    /// # drop(named);
+    /// ```
+    #[must_use]
+    pub fn telemetry_keys_debug(mut self) -> Self
+    where
+        K: std::fmt::Debug,
+    {
+        self.registry.telemetry.key_debug(|key| format!("{key:?}"));
+        self
+    }
+}

@@ -210,7 +210,7 @@ impl<'a> Future for Enter<'a> {
         let (rooms, room) = (this.rooms, this.room);
         let entered = |step: &mut Step| {
             *step = Step::Done;
-            Poll::Ready(RoomGuard { rooms, room })
+            Poll::Ready(RoomGuard::new(rooms, room))
         };
         match this.step {
             Step::Start => {
@@ -263,10 +263,7 @@ impl Drop for Enter<'_> {
         } else {
             // Admitted but never told: we are counted in, so leave properly.
             drop(waiters);
-            drop(RoomGuard {
-                rooms: self.rooms,
-                room: self.room,
-            });
+            drop(RoomGuard::new(self.rooms, self.room));
         }
     }
 }

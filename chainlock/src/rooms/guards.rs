@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::Rooms;
+use crate::telemetry::Held;
 
 /// Proof of presence in a room; leaves it when dropped.
 ///
@@ -20,17 +21,33 @@ use super::Rooms;
 pub struct RoomGuard<'a> {
     pub(super) rooms: &'a Rooms,
     pub(super) room: usize,
+    /// The hold's telemetry record (zero-sized without the feature).
+    pub(super) held: Held,
 }
 
-impl RoomGuard<'_> {
+impl<'a> RoomGuard<'a> {
+    /// The guard of an entry telemetry does not follow (yet: see `with_held`).
+    #[inline]
+    pub(super) fn new(rooms: &'a Rooms, room: usize) -> Self {
+        Self::with_held(rooms, room, Held::default())
+    }
+
+    /// The guard of an entry and its telemetry record.
+    #[inline]
+    pub(super) fn with_held(rooms: &'a Rooms, room: usize, held: Held) -> Self {
+        Self { rooms, room, held }
+    }
+
     /// Hands our place in the room over to an owned guard of the same lock.
-    pub(crate) fn into_owned(self, rooms: &Arc<Rooms>) -> OwnedRoomGuard {
+    pub(crate) fn into_owned(mut self, rooms: &Arc<Rooms>) -> OwnedRoomGuard {
         debug_assert!(std::ptr::eq(self.rooms, Arc::as_ptr(rooms)));
         let room = self.room;
+        let held = std::mem::take(&mut self.held);
         std::mem::forget(self); // the owned guard leaves instead
         OwnedRoomGuard {
             rooms: Arc::clone(rooms),
             room,
+            held,
         }
     }
 
@@ -52,6 +69,7 @@ impl RoomGuard<'_> {
 impl Drop for RoomGuard<'_> {
     #[inline]
     fn drop(&mut self) {
+        std::mem::take(&mut self.held).released();
         self.rooms.leave(self.room);
     }
 }
@@ -77,6 +95,8 @@ impl fmt::Debug for RoomGuard<'_> {
 pub struct OwnedRoomGuard {
     rooms: Arc<Rooms>,
     room: usize,
+    /// The hold's telemetry record (zero-sized without the feature).
+    held: Held,
 }
 
 impl OwnedRoomGuard {
@@ -118,6 +138,7 @@ impl OwnedRoomGuard {
 impl Drop for OwnedRoomGuard {
     #[inline]
     fn drop(&mut self) {
+        std::mem::take(&mut self.held).released();
         self.rooms.leave(self.room);
     }
 }

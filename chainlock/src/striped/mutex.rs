@@ -26,8 +26,10 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
     /// *balances.lock(&7_u32) += 10;
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn lock<Q: Hash + ?Sized>(&self, key: &Q) -> MutexGuard<'_, R, T> {
-        self.get(key).lock()
+        self.take_stripe(key, true, Mutex::try_lock, |s| Some(s.lock()))
+            .expect("a blocking lock always takes its stripe")
     }
 
     /// Locks the stripe of `key` if it is free right now.
@@ -45,8 +47,9 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
     /// assert!(locks.try_lock("k").is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock<Q: Hash + ?Sized>(&self, key: &Q) -> Option<MutexGuard<'_, R, T>> {
-        self.get(key).try_lock()
+        self.take_stripe(key, false, Mutex::try_lock, Mutex::try_lock)
     }
 
     /// Locks the stripes of all `keys`, each once, in ascending stripe order.
@@ -121,12 +124,13 @@ where
     /// assert!(locks.try_lock_for("k", Duration::from_millis(5)).is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock_for<Q: Hash + ?Sized>(
         &self,
         key: &Q,
         timeout: Duration,
     ) -> Option<MutexGuard<'_, R, T>> {
-        self.get(key).try_lock_for(timeout)
+        self.take_stripe(key, true, Mutex::try_lock, |s| s.try_lock_for(timeout))
     }
 
     /// Locks the stripe of `key`, waiting until `deadline` at the latest.
@@ -143,12 +147,13 @@ where
     /// assert!(locks.try_lock_until("k", deadline).is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock_until<Q: Hash + ?Sized>(
         &self,
         key: &Q,
         deadline: Instant,
     ) -> Option<MutexGuard<'_, R, T>> {
-        self.get(key).try_lock_until(deadline)
+        self.take_stripe(key, true, Mutex::try_lock, |s| s.try_lock_until(deadline))
     }
 
     /// Locks the stripes of all `keys` within `timeout` in total, or none of them.

@@ -23,8 +23,10 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// assert_eq!(*a + *b, 0);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn read<Q: Hash + ?Sized>(&self, key: &Q) -> RwLockReadGuard<'_, R, T> {
-        self.get(key).read()
+        self.take_stripe(key, true, RwLock::try_read, |s| Some(s.read()))
+            .expect("a blocking lock always takes its stripe")
     }
 
     /// Locks the stripe of `key` for writing (exclusive).
@@ -40,8 +42,10 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// assert_eq!(*versions.read("doc"), 1);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn write<Q: Hash + ?Sized>(&self, key: &Q) -> RwLockWriteGuard<'_, R, T> {
-        self.get(key).write()
+        self.take_stripe(key, true, RwLock::try_write, |s| Some(s.write()))
+            .expect("a blocking lock always takes its stripe")
     }
 
     /// Locks the stripe of `key` for reading if possible right now.
@@ -59,8 +63,9 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// assert!(locks.try_read("k").is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read<Q: Hash + ?Sized>(&self, key: &Q) -> Option<RwLockReadGuard<'_, R, T>> {
-        self.get(key).try_read()
+        self.take_stripe(key, false, RwLock::try_read, RwLock::try_read)
     }
 
     /// Locks the stripe of `key` for writing if possible right now.
@@ -78,8 +83,9 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// assert!(locks.try_write("k").is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write<Q: Hash + ?Sized>(&self, key: &Q) -> Option<RwLockWriteGuard<'_, R, T>> {
-        self.get(key).try_write()
+        self.take_stripe(key, false, RwLock::try_write, RwLock::try_write)
     }
 
     /// Read-locks the stripes of all `keys`, each once, in ascending stripe order.
@@ -198,12 +204,13 @@ where
     /// assert!(locks.try_read_for("k", Duration::from_millis(5)).is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read_for<Q: Hash + ?Sized>(
         &self,
         key: &Q,
         timeout: Duration,
     ) -> Option<RwLockReadGuard<'_, R, T>> {
-        self.get(key).try_read_for(timeout)
+        self.take_stripe(key, true, RwLock::try_read, |s| s.try_read_for(timeout))
     }
 
     /// Read-locks the stripe of `key`, waiting until `deadline` at the latest.
@@ -220,12 +227,13 @@ where
     /// assert!(locks.try_read_until("k", deadline).is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read_until<Q: Hash + ?Sized>(
         &self,
         key: &Q,
         deadline: Instant,
     ) -> Option<RwLockReadGuard<'_, R, T>> {
-        self.get(key).try_read_until(deadline)
+        self.take_stripe(key, true, RwLock::try_read, |s| s.try_read_until(deadline))
     }
 
     /// Read-locks the stripes of all `keys` within `timeout` in total, or none of them.
@@ -300,12 +308,13 @@ where
     /// assert!(locks.try_write_for("k", Duration::from_millis(5)).is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write_for<Q: Hash + ?Sized>(
         &self,
         key: &Q,
         timeout: Duration,
     ) -> Option<RwLockWriteGuard<'_, R, T>> {
-        self.get(key).try_write_for(timeout)
+        self.take_stripe(key, true, RwLock::try_write, |s| s.try_write_for(timeout))
     }
 
     /// Write-locks the stripe of `key`, waiting until `deadline` at the latest.
@@ -322,12 +331,15 @@ where
     /// assert!(locks.try_write_until("k", deadline).is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write_until<Q: Hash + ?Sized>(
         &self,
         key: &Q,
         deadline: Instant,
     ) -> Option<RwLockWriteGuard<'_, R, T>> {
-        self.get(key).try_write_until(deadline)
+        self.take_stripe(key, true, RwLock::try_write, |s| {
+            s.try_write_until(deadline)
+        })
     }
 
     /// Write-locks the stripes of all `keys` within `timeout` in total, or none of them.

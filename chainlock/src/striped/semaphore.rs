@@ -9,6 +9,7 @@ use super::{DefaultHashBuilder, StripeGuards, Striped};
 use crate::engine::sharded::Ticket;
 use crate::engine::wait::{Deadline, acquire_weighted};
 use crate::engine::weighted::Weighted;
+use crate::telemetry::{Held, KeyProbe, Label, ProbeKind};
 
 /// A FIFO counting semaphore: at most `permits` holders at once, served in arrival order,
 /// with timeouts that never lose a grant. The stripe type of
@@ -51,7 +52,14 @@ impl Semaphore {
     pub fn new(permits: usize) -> Self {
         assert!(permits > 0, "a semaphore needs at least one permit");
         Self {
-            registry: Weighted::new(1, permits as u64, BuildHasherDefault::default()),
+            registry: Weighted::with_telemetry(
+                1,
+                permits as u64,
+                BuildHasherDefault::default(),
+                KeyProbe::new(ProbeKind::Striped {
+                    set: Label::caller(),
+                }),
+            ),
         }
     }
 
@@ -63,6 +71,7 @@ impl Semaphore {
     /// let pool = chainlock::striped::Semaphore::new(1);
     /// drop(pool.acquire());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn acquire(&self) -> SemaphorePermit<'_> {
         self.acquire_by(Deadline::Forever)
             .expect("an untimed acquisition always succeeds")
@@ -78,6 +87,7 @@ impl Semaphore {
     /// assert!(pool.try_acquire().is_none());
     /// # drop(held);
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire(&self) -> Option<SemaphorePermit<'_>> {
         self.acquire_by(Deadline::Now)
     }
@@ -93,6 +103,7 @@ impl Semaphore {
     /// let _held = pool.acquire();
     /// assert!(pool.try_acquire_for(Duration::from_millis(5)).is_none());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_for(&self, timeout: Duration) -> Option<SemaphorePermit<'_>> {
         self.acquire_by(Deadline::after(timeout))
     }
@@ -107,15 +118,37 @@ impl Semaphore {
     /// let pool = chainlock::striped::Semaphore::new(1);
     /// assert!(pool.try_acquire_until(Instant::now() + Duration::from_millis(5)).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_until(&self, deadline: Instant) -> Option<SemaphorePermit<'_>> {
         self.acquire_by(Deadline::At(deadline))
     }
 
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn acquire_by(&self, deadline: Deadline) -> Option<SemaphorePermit<'_>> {
-        acquire_weighted(&self.registry, (), 1, deadline).map(|ticket| SemaphorePermit {
+        acquire_weighted(&self.registry, (), 1, deadline).map(|(ticket, held)| SemaphorePermit {
             registry: &self.registry,
             ticket,
+            held,
         })
+    }
+
+    /// Names this semaphore in [`telemetry`](crate::telemetry) reports (default: the
+    /// location of the constructor's call, `"src/main.rs:12"`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = chainlock::striped::Semaphore::new(4).telemetry_name("pool");
+    /// # drop(pool);
+    /// ```
+    #[cfg(feature = "telemetry")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "telemetry")))]
+    #[must_use]
+    pub fn telemetry_name(mut self, name: &str) -> Self {
+        self.registry
+            .telemetry
+            .rename(crate::telemetry::Label::named(name));
+        self
     }
 
     /// The number of permits.
@@ -185,10 +218,13 @@ impl fmt::Debug for Semaphore {
 pub struct SemaphorePermit<'a> {
     registry: &'a Weighted<(), BuildHasherDefault<DefaultHasher>>,
     ticket: Ticket,
+    /// The hold's telemetry record (zero-sized without the feature).
+    held: Held,
 }
 
 impl Drop for SemaphorePermit<'_> {
     fn drop(&mut self) {
+        std::mem::take(&mut self.held).released();
         self.registry.release(self.ticket, 1);
     }
 }
@@ -267,6 +303,7 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
     /// # drop(held);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn acquire<Q: Hash + ?Sized>(&self, key: &Q) -> SemaphorePermit<'_> {
         self.get(key).acquire()
     }
@@ -282,6 +319,7 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
     /// assert!(hosts.try_acquire("h").is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire<Q: Hash + ?Sized>(&self, key: &Q) -> Option<SemaphorePermit<'_>> {
         self.get(key).try_acquire()
     }
@@ -299,6 +337,7 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
     /// assert!(hosts.try_acquire_for("h", Duration::from_millis(5)).is_none());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_for<Q: Hash + ?Sized>(
         &self,
         key: &Q,
@@ -322,6 +361,7 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
     /// assert!(hosts.try_acquire_until("h", Instant::now()).is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_until<Q: Hash + ?Sized>(
         &self,
         key: &Q,

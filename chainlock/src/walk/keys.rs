@@ -44,6 +44,7 @@ impl Walker {
     /// # Ok::<(), chainlock::Exit>(())
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_keys<L, M, I>(self, root: &Arc<L>, mode: M, keys: I) -> Result<M::Target, Exit>
     where
         L: ?Sized,
@@ -87,6 +88,7 @@ impl Walker {
     /// assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 1 }));
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_keys_until<L, M, I>(
         self,
         root: &Arc<L>,
@@ -131,6 +133,7 @@ impl Walker {
     /// assert_eq!(Walker::new().run_keys(&root, Shared, [0], |dir| dir.name), Ok("etc"));
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn run_keys<L, M, I, R>(
         self,
         root: &Arc<L>,
@@ -264,6 +267,7 @@ impl Walker {
 impl Walker {
     /// A key path as a step: the last key's node is the target.
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn walk_keys<L, M, I>(
         self,
         root: &Arc<L>,

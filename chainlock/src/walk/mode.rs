@@ -26,6 +26,15 @@ pub trait Mode<L: ?Sized>: Copy {
     fn lock_path(lock: &Arc<L>) -> Self::Path;
     /// Locks the node the walk ends at.
     fn lock_target(lock: &Arc<L>) -> Self::Target;
+    /// Locks a node the walk passes through if that needs no waiting (how the telemetry
+    /// tells a contended acquisition).
+    #[cfg(feature = "telemetry")]
+    #[doc(hidden)]
+    fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path>;
+    /// Locks the node the walk ends at if that needs no waiting.
+    #[cfg(feature = "telemetry")]
+    #[doc(hidden)]
+    fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target>;
     /// Makes the node the walk holds on its way down its target, if the modes agree
     /// (`Err` gives the guard back when they do not).
     ///
@@ -117,6 +126,18 @@ impl<L: ExclusiveLock + ?Sized> Mode<L> for Exclusive {
         L::lock_exclusive(lock)
     }
 
+    #[cfg(feature = "telemetry")]
+    #[inline]
+    fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path> {
+        L::try_lock_exclusive(lock)
+    }
+
+    #[cfg(feature = "telemetry")]
+    #[inline]
+    fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target> {
+        L::try_lock_exclusive(lock)
+    }
+
     #[inline]
     fn settle(path: L::Guard) -> Result<L::Guard, L::Guard> {
         Ok(path)
@@ -149,6 +170,18 @@ impl<L: SharedLock + ?Sized> Mode<L> for Shared {
     #[inline]
     fn lock_target(lock: &Arc<L>) -> L::Guard {
         L::lock_shared(lock)
+    }
+
+    #[cfg(feature = "telemetry")]
+    #[inline]
+    fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path> {
+        L::try_lock_shared(lock)
+    }
+
+    #[cfg(feature = "telemetry")]
+    #[inline]
+    fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target> {
+        L::try_lock_shared(lock)
     }
 
     #[inline]
@@ -186,6 +219,18 @@ where
     #[inline]
     fn lock_target(lock: &Arc<L>) -> Self::Target {
         L::lock_exclusive(lock)
+    }
+
+    #[cfg(feature = "telemetry")]
+    #[inline]
+    fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path> {
+        L::try_lock_shared(lock)
+    }
+
+    #[cfg(feature = "telemetry")]
+    #[inline]
+    fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target> {
+        L::try_lock_exclusive(lock)
     }
 
     #[inline]
@@ -361,6 +406,19 @@ impl<L: UpgradableLock + ?Sized> Mode<L> for Upgrade {
     #[inline]
     fn lock_target(lock: &Arc<L>) -> Upgradable<L> {
         Upgradable::lock(lock)
+    }
+
+    #[cfg(feature = "telemetry")]
+    #[inline]
+    fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path> {
+        // No try for an upgradable read: counted, never as contended.
+        Some(Self::lock_path(lock))
+    }
+
+    #[cfg(feature = "telemetry")]
+    #[inline]
+    fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target> {
+        Some(Self::lock_target(lock))
     }
 
     #[inline]

@@ -3,6 +3,7 @@
 
 use super::{
     Acquire, AsyncMode, Blocking, Exclusive, Exit, Retained, Step, Until, Walker, address,
+    observed_async,
 };
 use crate::chain::{Absence, ChainNode, ExclusiveLock, TimedExclusiveLock};
 use std::ops::DerefMut;
@@ -28,6 +29,7 @@ impl Walker {
     /// # Examples
     ///
     /// See [`Retained`].
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_retaining<L>(
         self,
         root: &Arc<L>,
@@ -74,6 +76,7 @@ impl Walker {
     /// assert_eq!(outcome.err(), Some(Exit::TimedOut { level: 1 }));
     /// assert!(head.try_lock().is_some(), "the retained head was released");
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_retaining_until<L>(
         self,
         root: &Arc<L>,
@@ -205,6 +208,7 @@ impl Walker {
 // mirrors it; both keep their path in a `Retaining`.
 impl Walker {
     /// The retaining descent's loop (Bayer–Schkolnick).
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub(super) fn retain<L, A>(
         self,
         root: &Arc<L>,
@@ -220,7 +224,11 @@ impl Walker {
         let mut path = Retaining::new();
         let (mut next, mut depth, mut is_target) = (Arc::clone(root), 0, false);
         loop {
-            let guard = acquire.path(&next).ok_or(Exit::TimedOut { level: depth })?;
+            // The retained path keeps guards past the loop: the telemetry counts the
+            // acquisition and times its wait, and does not follow the hold.
+            let (guard, _) = acquire
+                .path::<false>(&next, depth)
+                .ok_or(Exit::TimedOut { level: depth })?;
             path.enter(guard, &next, depth, &mut is_safe)?;
             if is_target {
                 return Ok(path.finish());
@@ -250,7 +258,8 @@ impl Walker {
         let mut path = Retaining::new();
         let (mut next, mut depth, mut is_target) = (Arc::clone(root), 0, false);
         loop {
-            let guard = <Exclusive as AsyncMode<L>>::lock_path(Arc::clone(&next), deadline)
+            let acquire = <Exclusive as AsyncMode<L>>::lock_path(Arc::clone(&next), deadline);
+            let (guard, _) = observed_async::<_, _, false>(&next, depth, acquire)
                 .await
                 .ok_or(Exit::TimedOut { level: depth })?;
             path.enter(guard, &next, depth, &mut is_safe)?;

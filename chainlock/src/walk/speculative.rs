@@ -51,6 +51,7 @@ impl Walker {
     /// let slow = Walker::new().descend_speculative(&root, step, not_full).unwrap();
     /// assert_eq!((slow.restarts, slow.path.len()), (1, 2));
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_speculative<L>(
         self,
         root: &Arc<L>,

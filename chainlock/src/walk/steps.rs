@@ -3,7 +3,8 @@
 //! (the key paths and the speculative descent's first pass too) goes through.
 
 use super::{
-    Acquire, AsyncMode, Blocking, Exit, Mode, Step, TimedMode, Until, Walker, address, open,
+    Acquire, AsyncMode, Blocking, Exit, Mode, Step, TimedMode, Until, Walker, address,
+    observed_async, open,
 };
 use crate::chain::{Absence, ChainNode};
 use std::sync::Arc;
@@ -42,6 +43,7 @@ impl Walker {
     /// assert_eq!(bottom.name, "dev");
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend<L, M>(
         self,
         root: &Arc<L>,
@@ -90,6 +92,7 @@ impl Walker {
     /// assert!(head.try_lock().is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_until<L, M>(
         self,
         root: &Arc<L>,
@@ -133,6 +136,7 @@ impl Walker {
     /// assert_eq!(hits, Ok(1));
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn run<L, M, R>(
         self,
         root: &Arc<L>,
@@ -261,6 +265,7 @@ impl Walker {
 impl Walker {
     /// Hand over hand from `root` as `step` decides; returns the target's guard and depth.
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub(super) fn walk<L, M>(
         self,
         root: &Arc<L>,
@@ -274,10 +279,12 @@ impl Walker {
         M::Node: ChainNode,
     {
         if root_is_target {
-            let target = acquire.target(root).ok_or(Exit::TimedOut { level: 0 })?;
+            let target = acquire.target(root, 0).ok_or(Exit::TimedOut { level: 0 })?;
             return open(target, 0).map(|target| (target, 0));
         }
-        let mut guard = acquire.path(root).ok_or(Exit::TimedOut { level: 0 })?;
+        let (mut guard, mut guard_held) = acquire
+            .path::<true>(root, 0)
+            .ok_or(Exit::TimedOut { level: 0 })?;
         // The node `guard` holds, to refuse a step that hands its own lock back.
         let mut held = address(root);
         let mut depth = 0;
@@ -290,6 +297,8 @@ impl Walker {
             }
             let step = step(&mut guard, depth);
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
+                // The guard goes to the caller: the telemetry's record of it ends here.
+                guard_held.released();
                 return M::settle(guard)
                     .map(|target| (target, depth))
                     .map_err(|_| Exit::NotExclusive { level: depth });
@@ -297,15 +306,17 @@ impl Walker {
             if is_target {
                 // The parent (`guard`) is released only once the target is locked.
                 let target = acquire
-                    .target(&child)
+                    .target(&child, depth)
                     .ok_or(Exit::TimedOut { level: depth })?;
+                guard_held.released();
                 drop(guard);
                 return open(target, depth).map(|target| (target, depth));
             }
-            let next = acquire
-                .path(&child)
+            let (next, next_held) = acquire
+                .path::<true>(&child, depth)
                 .ok_or(Exit::TimedOut { level: depth })?;
-            // The old guard drops here, after the child's lock is held.
+            // The old guard drops here, after the child's lock is held (its record first).
+            std::mem::replace(&mut guard_held, next_held).released();
             guard = next;
             held = address(&child);
         }
@@ -325,12 +336,14 @@ impl Walker {
         M::Node: ChainNode,
     {
         if root_is_target {
-            let target = M::lock_target(Arc::clone(root), deadline)
+            let acquire = M::lock_target(Arc::clone(root), deadline);
+            let (target, _) = observed_async::<_, _, false>(root, 0, acquire)
                 .await
                 .ok_or(Exit::TimedOut { level: 0 })?;
             return open(target, 0).map(|target| (target, 0));
         }
-        let mut guard = M::lock_path(Arc::clone(root), deadline)
+        let acquire = M::lock_path(Arc::clone(root), deadline);
+        let (mut guard, mut guard_held) = observed_async::<_, _, true>(root, 0, acquire)
             .await
             .ok_or(Exit::TimedOut { level: 0 })?;
         let mut held = address(root);
@@ -344,21 +357,27 @@ impl Walker {
             }
             let step = step(&mut guard, depth);
             let Some((child, is_target)) = self.follow(step, &mut depth, &[held])? else {
+                guard_held.released();
                 return M::settle(guard)
                     .map(|target| (target, depth))
                     .map_err(|_| Exit::NotExclusive { level: depth });
             };
             let child_address = address(&child);
             if is_target {
-                let target = M::lock_target(child, deadline)
+                let acquire = M::lock_target(Arc::clone(&child), deadline);
+                let (target, _) = observed_async::<_, _, false>(&child, depth, acquire)
                     .await
                     .ok_or(Exit::TimedOut { level: depth })?;
+                guard_held.released();
                 drop(guard);
                 return open(target, depth).map(|target| (target, depth));
             }
-            guard = M::lock_path(child, deadline)
+            let acquire = M::lock_path(Arc::clone(&child), deadline);
+            let (next, next_held) = observed_async::<_, _, true>(&child, depth, acquire)
                 .await
                 .ok_or(Exit::TimedOut { level: depth })?;
+            std::mem::replace(&mut guard_held, next_held).released();
+            guard = next;
             held = child_address;
         }
     }

@@ -47,10 +47,12 @@ impl Stages<'_> {
 
 /// The straight-line hand-over-hand statements that lock `levels` from the root down and
 /// leave the last level's guard bound to its `guard` local.
+/// `unheld_leaf`: the last level's guard is handed out (`descend*`), its hold not followed.
 pub(super) fn hand_over_hand(
     levels: &[LevelCode<'_>],
     flavor: Flavor,
     stages: Stages,
+    unheld_leaf: bool,
 ) -> Vec<TokenStream> {
     let last = levels.len() - 1;
     let mutability = |level: &LevelCode<'_>| {
@@ -62,9 +64,10 @@ pub(super) fn hand_over_hand(
     } else {
         quote!(root)
     };
-    let (root_guard, acquire_root, root_mut) = (
+    let (root_guard, root_held, acquire_root, root_mut) = (
         &root.guard,
-        flavor.acquire(root, &root_handle),
+        &root.held,
+        flavor.acquire(root, &root_handle, unheld_leaf && last == 0),
         mutability(root),
     );
     // A closed root behaves as absent, like any closed level.
@@ -74,7 +77,7 @@ pub(super) fn hand_over_hand(
     };
     let root_open = open(root);
     let mut body = vec![quote! {
-        let #root_mut #root_guard = #acquire_root;
+        let (#root_mut #root_guard, #root_held) = #acquire_root;
         #root_open
     }];
     for pair in levels.windows(2) {
@@ -85,14 +88,20 @@ pub(super) fn hand_over_hand(
         } else {
             quote!(&__next)
         };
-        let acquire = flavor.acquire(child, &handle);
-        let (parent_guard, child_guard, child_index, child_mut) =
-            (&parent.guard, &child.guard, child.index, mutability(child));
+        let acquire = flavor.acquire(child, &handle, unheld_leaf && child.index == last);
+        let (parent_guard, parent_held, child_guard, child_held, child_index, child_mut) = (
+            &parent.guard,
+            &parent.held,
+            &child.guard,
+            &child.held,
+            child.index,
+            mutability(child),
+        );
         let child_open = open(child);
         body.push(quote! {
             let __next = __cl::found(#find_next, #child_index)?;
-            let #child_mut #child_guard = #acquire;
-            __cl::drop(#parent_guard);
+            let (#child_mut #child_guard, #child_held) = #acquire;
+            __cl::release(#parent_guard, #parent_held);
             #child_open
         });
     }
@@ -115,9 +124,10 @@ pub(super) fn descend_method(
         ..
     } = signature(levels, flavor);
     let leaf = levels.last().expect("validated: at least one level");
-    let (leaf_guard_type, leaf_guard) = (leaf.guard_type(flavor), &leaf.guard);
+    let (leaf_guard_type, leaf_guard, leaf_held) =
+        (leaf.guard_type(flavor), &leaf.guard, &leaf.held);
     let asyncness = flavor.is_async().then(|| quote!(async));
-    let body = hand_over_hand(levels, flavor, Stages::Closures);
+    let body = hand_over_hand(levels, flavor, Stages::Closures, true);
     let doc = format!(
         "Locks {summary} hand over hand and returns the leaf's owned guard: stage `i` returns the \
          lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends \
@@ -129,7 +139,7 @@ pub(super) fn descend_method(
         },
         runtime = runtime_note(flavor),
     );
-    quote! {
+    flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]
         #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*)
@@ -138,9 +148,54 @@ pub(super) fn descend_method(
             #(#bounds,)*
         {
             #(#body)*
+            __cl::Ok(__cl::leaf(#leaf_guard, #leaf_held))
+        }
+    })
+}
+
+/// `__descend*_held`: [`descend_method`]'s body, returning the leaf's guard with its
+/// telemetry record, for `run*` (which releases the leaf where the telemetry sees it). Hidden:
+/// a guard without its record is what users get, from `descend*`. `run*` calls it as it used
+/// to call `descend*`, so that without the telemetry it compiles to the same instructions.
+pub(super) fn held_descend_method(
+    vis: &TokenStream,
+    levels: &[LevelCode<'_>],
+    flavor: Flavor,
+) -> TokenStream {
+    let name = held_descend_ident(flavor);
+    let Signature {
+        generics,
+        params,
+        bounds,
+        ..
+    } = signature(levels, flavor);
+    let leaf = levels.last().expect("validated: at least one level");
+    let (leaf_guard_type, leaf_guard, leaf_held) =
+        (leaf.guard_type(flavor), &leaf.guard, &leaf.held);
+    let asyncness = flavor.is_async().then(|| quote!(async));
+    let body = hand_over_hand(levels, flavor, Stages::Closures, false);
+    // The record comes out through `__held` (zero-sized without the telemetry): the result
+    // is `descend*`'s, and so is the code a `run*` compiles to.
+    flavor.tracked(quote! {
+        #[doc(hidden)]
+        #[inline]
+        #vis #asyncness fn #name<#(#generics),*>(&self, __held: &mut __cl::Held, #(#params),*)
+            -> __cl::Res<#leaf_guard_type>
+        where
+            #(#bounds,)*
+        {
+            #(#body)*
+            *__held = #leaf_held;
             __cl::Ok(#leaf_guard)
         }
-    }
+    })
+}
+
+fn held_descend_ident(flavor: Flavor) -> proc_macro2::Ident {
+    proc_macro2::Ident::new(
+        &format!("__descend{}_held", flavor.suffix()),
+        proc_macro2::Span::call_site(),
+    )
 }
 
 /// `run*`: descend, then run a last closure on the leaf and release it.
@@ -151,6 +206,7 @@ pub(super) fn run_method(
 ) -> TokenStream {
     let name = method_ident("run", flavor);
     let descend = method_ident("descend", flavor);
+    let held_descend = held_descend_ident(flavor);
     let Signature {
         mut generics,
         mut params,
@@ -165,20 +221,24 @@ pub(super) fn run_method(
     let dot_await = flavor.is_async().then(|| quote!(.await));
     let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
     let mutability = (leaf.mode != Mode::Shared).then(|| quote!(mut));
-    let leaf_guard = &leaf.guard;
+    let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
     let borrow = leaf.borrow_guard();
     let doc = format!(
         "Like [`{descend}`](Self::{descend}), then runs `leaf` on the leaf and releases it."
     );
-    quote! {
+    flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]
         #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*) -> __cl::Res<__R>
         where
             #(#bounds,)*
         {
-            let #mutability #leaf_guard = self.#descend(root, #deadline_arg #(#stage_args),*) #dot_await ?;
+            // Declared after the guard, the record drops first: the hold ends (`Held` ends it
+            // when dropped) just before the guard unlocks, whether `leaf` returns or panics.
+            let #mutability #leaf_guard;
+            let mut #leaf_held = __cl::no_hold();
+            #leaf_guard = self.#held_descend(&mut #leaf_held, root, #deadline_arg #(#stage_args),*) #dot_await ?;
             __cl::Ok(leaf(#borrow))
         }
-    }
+    })
 }

@@ -76,39 +76,65 @@ impl Flavor {
         }
     }
 
-    /// Acquires `level` through `handle` (the root or the handle its parent's stage found);
-    /// a timed acquisition that fails returns [`Exit::TimedOut`] through `?`.
-    pub(super) fn acquire(self, level: &LevelCode<'_>, handle: &TokenStream) -> TokenStream {
+    /// Acquires `level` through `handle` (the root or the handle its parent's stage found):
+    /// a `(guard, held)` pair, `held` the telemetry's record of the hold (a zero-sized no-op
+    /// without chainlock's `telemetry` feature); a timed acquisition that fails returns
+    /// [`Exit::TimedOut`] through `?`.
+    /// `unheld`: the `_unheld` helper, for a leaf whose guard a `descend*` hands out (its
+    /// hold is not followed).
+    pub(super) fn acquire(
+        self,
+        level: &LevelCode<'_>,
+        handle: &TokenStream,
+        unheld: bool,
+    ) -> TokenStream {
         let index = level.index;
-        self.acquire_at(level, handle, &quote!(#index))
+        self.acquire_at(level, handle, &quote!(#index), unheld)
     }
 
     /// [`Self::acquire`], the level's number (for [`Exit::TimedOut`]) given as an expression.
+    /// The telemetry names the level by its place in the declaration (`__CL_LEVELS`).
     pub(super) fn acquire_at(
         self,
         level: &LevelCode<'_>,
         handle: &TokenStream,
         index: &TokenStream,
+        unheld: bool,
     ) -> TokenStream {
         let (function, deadline) = match (self, level.mode) {
-            (Flavor::Blocking, Mode::Exclusive) => ("ExclusiveLock::lock_exclusive", None),
-            (Flavor::Blocking, Mode::Shared) => ("SharedLock::lock_shared", None),
+            (Flavor::Blocking, Mode::Exclusive) => ("exclusive", None),
+            (Flavor::Blocking, Mode::Shared) => ("shared", None),
             (Flavor::Deadline, Mode::Exclusive) => ("exclusive_until", Some(index)),
             (Flavor::Deadline, Mode::Shared) => ("shared_until", Some(index)),
-            (Flavor::Async, Mode::Exclusive) => ("AsyncExclusiveLock::lock_exclusive_async", None),
-            (Flavor::Async, Mode::Shared) => ("AsyncSharedLock::lock_shared_async", None),
+            (Flavor::Async, Mode::Exclusive) => ("exclusive_async", None),
+            (Flavor::Async, Mode::Shared) => ("shared_async", None),
             (Flavor::AsyncDeadline, Mode::Exclusive) => ("exclusive_until_async", Some(index)),
             (Flavor::AsyncDeadline, Mode::Shared) => ("shared_until_async", Some(index)),
-            (Flavor::Blocking | Flavor::Async, Mode::Upgradable) => ("Upgradable::lock", None),
+            (Flavor::Blocking | Flavor::Async, Mode::Upgradable) => ("upgradable", None),
             (Flavor::Deadline | Flavor::AsyncDeadline, Mode::Upgradable) => {
                 ("upgradable_until", Some(index))
             }
         };
-        let function: syn::Path = syn::parse_str(&format!("__cl::{function}")).expect("a path");
+        let suffix = if unheld { "_unheld" } else { "" };
+        let function: syn::Path =
+            syn::parse_str(&format!("__cl::{function}{suffix}")).expect("a path");
         let dot_await = self.is_async().then(|| quote!(.await));
+        let declared = level.index;
+        let probe = quote!(&__CL_LEVELS[#declared]);
         match deadline {
-            None => quote!(#function(#handle) #dot_await),
-            Some(index) => quote!(#function(#handle, deadline, #index) #dot_await ?),
+            None => quote!(#function(#handle, #probe) #dot_await),
+            Some(index) => quote!(#function(#handle, deadline, #index, #probe) #dot_await ?),
+        }
+    }
+
+    /// Wraps a generated method so that, with chainlock's `telemetry` feature, it is
+    /// `#[track_caller]` (the sites the telemetry records are the user's calls): blocking
+    /// flavors only (`#[track_caller]` does nothing on an `async fn`).
+    pub(super) fn tracked(self, method: TokenStream) -> TokenStream {
+        if self.is_async() {
+            method
+        } else {
+            quote!(__cl::tracked! { #method })
         }
     }
 }

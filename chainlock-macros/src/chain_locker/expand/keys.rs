@@ -108,7 +108,7 @@ pub(super) fn keys_methods(
     );
     let run_doc =
         format!("Like [`{run}`](Self::{run}), each stage a key lookup (`key{{i}}` on level `i`).");
-    quote! {
+    let descend_keys = flavor.tracked(quote! {
         #[doc = #descend_doc]
         #vis #asyncness fn #descend_keys<#(#generics),*>(&self, #(#params),*)
             -> __cl::Res<#leaf_guard_type>
@@ -117,7 +117,8 @@ pub(super) fn keys_methods(
         {
             self.#descend(root, #deadline_arg #(#stages),*) #dot_await
         }
-
+    });
+    let run_keys = flavor.tracked(quote! {
         #[doc = #run_doc]
         #vis #asyncness fn #run_keys<#(#generics,)* __R>(&self, #(#params,)* leaf: impl __cl::FnOnce(#leaf_reference) -> __R)
             -> __cl::Res<__R>
@@ -126,5 +127,6 @@ pub(super) fn keys_methods(
         {
             self.#run(root, #deadline_arg #(#stages,)* leaf) #dot_await
         }
-    }
+    });
+    quote!(#descend_keys #run_keys)
 }

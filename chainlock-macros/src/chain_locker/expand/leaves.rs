@@ -73,10 +73,15 @@ fn lock_leaves_method(
     // Find each leaf's lock hand over hand down to its parent, then release everything.
     let root_lock = &levels[0].lock;
     let stages = Stages::Keys { root_lock };
-    let mut find = hand_over_hand(parents, flavor, stages);
+    let mut find = hand_over_hand(parents, flavor, stages, false);
     let find_leaf = stages.call(parent, leaf);
     let leaf_index = leaf.index;
-    find.push(quote!(__cl::found(#find_leaf, #leaf_index)));
+    let (parent_guard, parent_held) = (&parent.guard, &parent.held);
+    find.push(quote! {
+        let __found = __cl::found(#find_leaf, #leaf_index);
+        __cl::release(#parent_guard, #parent_held);
+        __found
+    });
     let key_types: Vec<TokenStream> = levels
         .windows(2)
         .map(|pair| {

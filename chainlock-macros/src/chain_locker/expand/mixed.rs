@@ -5,7 +5,9 @@ use super::super::validate::{Mode, ValidLocker};
 use super::fixed::{Stages, hand_over_hand};
 use super::flavor::Flavor;
 use super::keys::{keyed_levels, keys_signature, link};
-use super::{Docs, LevelCode, Signature, impl_allows, locker_traits, method_ident, signature};
+use super::{
+    Docs, LevelCode, Signature, impl_allows, levels_static, locker_traits, method_ident, signature,
+};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -22,6 +24,7 @@ pub(super) fn mixed_locker(
         attrs, vis, ident, ..
     } = locker;
     let traits = locker_traits(ident);
+    let levels_static = levels_static(ident, levels);
     let methods_of = |flavor| {
         let mixed = Mixed {
             levels,
@@ -60,6 +63,7 @@ pub(super) fn mixed_locker(
         const _: () = {
             use #krate::__private as __cl;
             #traits
+            #levels_static
             #[allow(unused_imports)]
             use __cl::{ProbeNode as _, ProbeOther as _};
 
@@ -123,6 +127,20 @@ impl Mixed<'_, '_> {
         }
     }
 
+    /// What a descent returns: the leaf's guard (its telemetry record closed: the guard is
+    /// handed to the caller, see `__private::leaf`), or the walk's guard when the repeated
+    /// level is the leaf.
+    fn leaf_value(&self) -> TokenStream {
+        let leaf = self.levels.last().expect("validated");
+        let guard = &leaf.guard;
+        if leaf.index == self.repeated {
+            quote!(#guard)
+        } else {
+            let held = &leaf.held;
+            quote!(__cl::leaf(#guard, #held))
+        }
+    }
+
     fn leaf_guard(&self, levels: &[LevelCode<'_>]) -> TokenStream {
         let leaf = levels.last().expect("validated: at least one level");
         if leaf.index == self.repeated {
@@ -143,22 +161,23 @@ impl Mixed<'_, '_> {
         let r = self.repeated;
         let repeated = &levels[r];
         let mut body = if r > 0 {
-            let mut prefix = hand_over_hand(&levels[..r], self.flavor, stages);
+            let mut prefix = hand_over_hand(&levels[..r], self.flavor, stages, false);
             let parent = &levels[r - 1];
-            let (parent_guard, find) = (&parent.guard, stages.call(parent, repeated));
+            let (parent_guard, parent_held, find) =
+                (&parent.guard, &parent.held, stages.call(parent, repeated));
             if stages.borrows_mutably(parent) {
                 // `hand_over_hand` left the prefix's last guard immutable: it was its leaf.
                 prefix.push(quote!(let mut #parent_guard = #parent_guard;));
             }
             prefix.push(quote! {
                 let __first = __cl::found(#find, #r)?;
-                let mut __parent = __cl::Some(#parent_guard);
+                let mut __parent = __cl::Some((#parent_guard, #parent_held));
             });
             prefix
         } else {
             vec![quote!(let __first = <__cl::Arc<_> as __cl::Clone>::clone(root);)]
         };
-        let release_parent = (r > 0).then(|| quote!(__cl::drop(__parent.take());));
+        let release_parent = (r > 0).then(|| quote!(__cl::release_taken(__parent.take());));
         let (mode, guard) = (self.walk_mode(), &repeated.guard);
         let node = if repeated.mode == Mode::Shared {
             quote!(&**__path)
@@ -194,14 +213,24 @@ impl Mixed<'_, '_> {
             } else {
                 quote!(&__next)
             };
-            let acquire = self.flavor.acquire_at(child, &handle, &level);
+            let is_leaf = child.index + 1 == levels.len();
+            let acquire = self.flavor.acquire_at(child, &handle, &level, is_leaf);
             let child_mut = (child.index + 1 < levels.len() && stages.borrows_mutably(child))
                 .then(|| quote!(mut));
-            let (parent_guard, child_guard) = (&parent.guard, &child.guard);
+            let (parent_guard, child_guard, child_held) =
+                (&parent.guard, &child.guard, &child.held);
+            // The repeated level's holds are the walk's (its depths); a fixed level's, this
+            // locker's.
+            let release = if parent.index == r {
+                quote!(__cl::drop(#parent_guard);)
+            } else {
+                let parent_held = &parent.held;
+                quote!(__cl::release(#parent_guard, #parent_held);)
+            };
             body.push(quote! {
                 let __next = __cl::found(#find, #level)?;
-                let #child_mut #child_guard = #acquire;
-                __cl::drop(#parent_guard);
+                let (#child_mut #child_guard, #child_held) = #acquire;
+                #release
                 (&__cl::ClosedProbe(&*#child_guard, #level)).open()?;
             });
         }
@@ -245,7 +274,7 @@ impl Mixed<'_, '_> {
         let name = method_ident("descend", self.flavor);
         let (asyncness, _) = self.asyncness();
         let body = self.body(self.levels, Stages::Closures, &quote!(step));
-        let leaf_guard = &self.levels.last().expect("validated").guard;
+        let leaf_guard = self.leaf_value();
         let doc = format!(
             "Locks {summary} hand over hand and returns the leaf's owned guard{}. The repeated \
              level is walked by a [`Walker`]({krate}::walk::Walker): `step` answers at each \
@@ -259,7 +288,7 @@ impl Mixed<'_, '_> {
                 ""
             }
         );
-        quote! {
+        self.flavor.tracked(quote! {
             #[doc = #doc]
             #[inline]
             #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*)
@@ -270,7 +299,7 @@ impl Mixed<'_, '_> {
                 #body
                 __cl::Ok(#leaf_guard)
             }
-        }
+        })
     }
 
     fn run(&self, vis: &TokenStream, docs: &Docs) -> TokenStream {
@@ -296,7 +325,7 @@ impl Mixed<'_, '_> {
             "Locks {summary} hand over hand like [`{descend}`](Self::{descend}), runs `leaf` on \
              the leaf and releases it."
         );
-        quote! {
+        self.flavor.tracked(quote! {
             #[doc = #doc]
             #[inline]
             #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*) -> __cl::Res<__R>
@@ -307,7 +336,7 @@ impl Mixed<'_, '_> {
                 let mut #guard = self.#descend(root, #deadline #(#stage_args),*) #dot_await ?;
                 __cl::Ok(leaf(#borrow))
             }
-        }
+        })
     }
 
     /// `descend_keys(root, key0.., keys, key{r}..)`: `keys` is the repeated level's path,
@@ -363,14 +392,14 @@ impl Mixed<'_, '_> {
         let name = method_ident("descend_keys", self.flavor);
         let (asyncness, _) = self.asyncness();
         let body = self.body(&keyed, Stages::Keys { root_lock }, &step);
-        let leaf_guard = &self.levels.last().expect("validated").guard;
+        let leaf_guard = self.leaf_value();
         let descend = method_ident("descend", self.flavor);
         let doc = format!(
             "Like [`{descend}`](Self::{descend}), each stage a key lookup and the repeated level \
              walked along `keys` (one key per further repetition; none stops at the first): \
              locks {summary} and returns the leaf's owned guard."
         );
-        quote! {
+        self.flavor.tracked(quote! {
             #[doc = #doc]
             #[inline]
             #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*)
@@ -382,7 +411,7 @@ impl Mixed<'_, '_> {
                 #body
                 __cl::Ok(#leaf_guard)
             }
-        }
+        })
     }
 
     fn run_keys(&self, vis: &TokenStream, docs: &Docs) -> TokenStream {
@@ -412,7 +441,7 @@ impl Mixed<'_, '_> {
             "Like [`{descend}`](Self::{descend}): locks {summary}, runs `leaf` on the leaf and \
              releases it."
         );
-        quote! {
+        self.flavor.tracked(quote! {
             #[doc = #doc]
             #[inline]
             #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*) -> __cl::Res<__R>
@@ -423,7 +452,7 @@ impl Mixed<'_, '_> {
                 let mut #guard = self.#descend(root, #deadline #(#stage_args),*) #dot_await ?;
                 __cl::Ok(leaf(#borrow))
             }
-        }
+        })
     }
 }
 

@@ -468,6 +468,10 @@ impl PgBackend {
 }
 
 impl Backend for PgBackend {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
     fn acquire<'a>(
         &'a self,
         key: name::LockKey<'a>,

@@ -9,9 +9,9 @@ use super::{KeyReadGuard, KeyUpgradableGuard, KeyWriteGuard, RwLockManager};
 use crate::engine::claim::{until, within};
 use crate::engine::sharded::Ticket;
 use crate::engine::wait::{Deadline, acquire_weighted};
-use crate::engine::waiter::{Outcome, Wake};
 use crate::engine::weighted::{READ, UPGRADABLE, WRITE};
 use crate::keyed::flavor::{Blocking, Flavor};
+use crate::telemetry::Held;
 #[cfg(feature = "async")]
 use {
     super::{AsyncKeyReadGuard, AsyncKeyUpgradableGuard, AsyncKeyWriteGuard},
@@ -37,9 +37,10 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> RwLockManager<K, S, F> {
     /// # drop(r);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read(&self, key: K) -> Option<KeyReadGuard<'_, K, S, F>> {
         self.try_claim(key, READ)
-            .map(|ticket| KeyReadGuard::new(&self.registry, ticket))
+            .map(|(ticket, held)| KeyReadGuard::with_held(&self.registry, ticket, held))
     }
 
     /// Write-locks `key` if it is free right now; never waits.
@@ -58,9 +59,10 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> RwLockManager<K, S, F> {
     /// assert!(locks.is_empty());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write(&self, key: K) -> Option<KeyWriteGuard<'_, K, S, F>> {
         self.try_claim(key, WRITE)
-            .map(|ticket| KeyWriteGuard::new(&self.registry, ticket))
+            .map(|(ticket, held)| KeyWriteGuard::with_held(&self.registry, ticket, held))
     }
 
     /// Takes an upgradable read lock of `key` if possible right now: it shares the key with
@@ -80,19 +82,17 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> RwLockManager<K, S, F> {
     /// # drop(u);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_upgradable_read(&self, key: K) -> Option<KeyUpgradableGuard<'_, K, S, F>> {
         self.try_claim(key, UPGRADABLE)
-            .map(|ticket| KeyUpgradableGuard::new(&self.registry, ticket))
+            .map(|(ticket, held)| KeyUpgradableGuard::with_held(&self.registry, ticket, held))
     }
 
     /// Takes `weight` of `key` if possible now.
     #[inline]
-    fn try_claim(&self, key: K, weight: u64) -> Option<Ticket> {
-        match self.registry.acquire(key, weight, None::<fn() -> Wake>) {
-            Outcome::Held(ticket) => Some(ticket),
-            Outcome::Busy => None,
-            Outcome::Queued(..) => unreachable!("a try never queues"),
-        }
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn try_claim(&self, key: K, weight: u64) -> Option<(Ticket, Held)> {
+        self.registry.try_acquire(key, weight, !F::PER_THREAD)
     }
 }
 
@@ -112,6 +112,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// # drop((a, b));
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn read(&self, key: K) -> KeyReadGuard<'_, K, S> {
         self.read_by(key, Deadline::Forever)
             .expect("an untimed lock always succeeds")
@@ -133,6 +134,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// assert!(locks.is_empty());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn write(&self, key: K) -> KeyWriteGuard<'_, K, S> {
         self.write_by(key, Deadline::Forever)
             .expect("an untimed lock always succeeds")
@@ -154,6 +156,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// # drop(u);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn upgradable_read(&self, key: K) -> KeyUpgradableGuard<'_, K, S> {
         self.upgradable_read_by(key, Deadline::Forever)
             .expect("an untimed lock always succeeds")
@@ -174,6 +177,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// });
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read_for(&self, key: K, timeout: Duration) -> Option<KeyReadGuard<'_, K, S>> {
         self.read_by(key, Deadline::after(timeout))
     }
@@ -190,6 +194,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// assert!(locks.try_write_for(1, Duration::from_millis(5)).is_none());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write_for(&self, key: K, timeout: Duration) -> Option<KeyWriteGuard<'_, K, S>> {
         self.write_by(key, Deadline::after(timeout))
     }
@@ -206,6 +211,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// assert!(locks.try_upgradable_read_for(1, Duration::from_millis(5)).is_none());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_upgradable_read_for(
         &self,
         key: K,
@@ -226,6 +232,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// assert!(locks.try_read_until("k", deadline).is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read_until(&self, key: K, deadline: Instant) -> Option<KeyReadGuard<'_, K, S>> {
         self.read_by(key, Deadline::At(deadline))
     }
@@ -243,6 +250,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// assert!(locks.try_write_until("k", deadline).is_none());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write_until(&self, key: K, deadline: Instant) -> Option<KeyWriteGuard<'_, K, S>> {
         self.write_by(key, Deadline::At(deadline))
     }
@@ -261,6 +269,7 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// # drop(u);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_upgradable_read_until(
         &self,
         key: K,
@@ -270,25 +279,28 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Blocking> {
     }
 
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub(super) fn read_by(&self, key: K, deadline: Deadline) -> Option<KeyReadGuard<'_, K, S>> {
         acquire_weighted(&self.registry, key, READ, deadline)
-            .map(|ticket| KeyReadGuard::new(&self.registry, ticket))
+            .map(|(ticket, held)| KeyReadGuard::with_held(&self.registry, ticket, held))
     }
 
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub(super) fn write_by(&self, key: K, deadline: Deadline) -> Option<KeyWriteGuard<'_, K, S>> {
         acquire_weighted(&self.registry, key, WRITE, deadline)
-            .map(|ticket| KeyWriteGuard::new(&self.registry, ticket))
+            .map(|(ticket, held)| KeyWriteGuard::with_held(&self.registry, ticket, held))
     }
 
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn upgradable_read_by(
         &self,
         key: K,
         deadline: Deadline,
     ) -> Option<KeyUpgradableGuard<'_, K, S>> {
         acquire_weighted(&self.registry, key, UPGRADABLE, deadline)
-            .map(|ticket| KeyUpgradableGuard::new(&self.registry, ticket))
+            .map(|(ticket, held)| KeyUpgradableGuard::with_held(&self.registry, ticket, held))
     }
 }
 
@@ -313,8 +325,8 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// # }
     /// ```
     pub async fn read(&self, key: K) -> AsyncKeyReadGuard<'_, K, S> {
-        let ticket = Claim::weight(&self.registry, key, READ).await;
-        KeyReadGuard::new(&self.registry, ticket)
+        let (ticket, held) = Claim::weight(&self.registry, key, READ).await;
+        KeyReadGuard::with_held(&self.registry, ticket, held)
     }
 
     /// Write-locks `key`, in FIFO order.
@@ -339,8 +351,8 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// # }
     /// ```
     pub async fn write(&self, key: K) -> AsyncKeyWriteGuard<'_, K, S> {
-        let ticket = Claim::weight(&self.registry, key, WRITE).await;
-        KeyWriteGuard::new(&self.registry, ticket)
+        let (ticket, held) = Claim::weight(&self.registry, key, WRITE).await;
+        KeyWriteGuard::with_held(&self.registry, ticket, held)
     }
 
     /// Takes an upgradable read lock of `key`, in FIFO order.
@@ -362,8 +374,8 @@ impl<K: Eq + Hash, S: BuildHasher> RwLockManager<K, S, Async> {
     /// # }
     /// ```
     pub async fn upgradable_read(&self, key: K) -> AsyncKeyUpgradableGuard<'_, K, S> {
-        let ticket = Claim::weight(&self.registry, key, UPGRADABLE).await;
-        KeyUpgradableGuard::new(&self.registry, ticket)
+        let (ticket, held) = Claim::weight(&self.registry, key, UPGRADABLE).await;
+        KeyUpgradableGuard::with_held(&self.registry, ticket, held)
     }
 }
 

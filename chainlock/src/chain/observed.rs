@@ -1,0 +1,375 @@
+//! The acquisitions of the code `chain_locker!` generates, as the telemetry sees them: one
+//! [`Level`] per level of a locker (`LockName::Level`), and the lock helpers the generated
+//! bodies call, each returning the guard with its [`Held`] record.
+//!
+//! Without chainlock's `telemetry` feature every helper is an `#[inline(always)]` call of
+//! the lock itself, [`Level`] and [`Held`] are zero-sized and the attempt is never
+//! recording: the generated code compiles to what it was before the telemetry existed (the
+//! zero-cost benchmark's callgrind counts are identical). With the feature and the
+//! telemetry not enabled, an acquisition costs one relaxed load and a branch more. Enabled,
+//! an acquisition first tries the lock (so that a wait is known as one), then waits for it
+//! as it would have.
+//!
+//! The `_unheld` helpers are for the leaf of a `descend*`: its guard is the lock's own,
+//! handed to the caller, who releases it out of the telemetry's sight; it is counted and its
+//! wait timed, its hold not followed. `run*` releases the leaf itself, and records its hold.
+#![expect(
+    clippy::inline_always,
+    reason = "the generated code's steps must inline into the caller to cost nothing"
+)]
+
+use super::{
+    AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
+    TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
+};
+use crate::__private::in_time;
+pub use crate::telemetry::Held;
+use crate::telemetry::{Attempt, KeyRef, LockAddr, Probe, ProbeKind};
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One level of a generated locker, as the telemetry names it (`LockName::Level`): a
+/// `static` of the generated code, one per level (zero-sized without the feature).
+pub struct Level {
+    probe: Probe,
+}
+
+impl Level {
+    /// Level `index` of the locker `locker`, whose node type is `name`.
+    #[must_use]
+    pub const fn new(locker: &'static str, index: usize, name: &'static str) -> Self {
+        Level {
+            probe: Probe::new(ProbeKind::Level {
+                locker,
+                level: index,
+                name,
+            }),
+        }
+    }
+
+    /// An acquisition of this level begins, at the caller's site.
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn begin(&self) -> Attempt<'_> {
+        self.probe.begin(KeyRef::None)
+    }
+}
+
+/// The lock's identity for the telemetry (which holder a waiter waits for).
+#[inline(always)]
+pub(crate) fn address<L: ?Sized>(lock: &Arc<L>) -> LockAddr {
+    Arc::as_ptr(lock).cast::<()>().addr()
+}
+
+/// The end of an acquisition: the record goes with the guard (`HELD`), or the acquisition
+/// is counted without following the hold.
+#[inline(always)]
+fn granted<const HELD: bool>(attempt: Attempt<'_>, lock: LockAddr) -> Held {
+    if HELD {
+        attempt.acquired(lock)
+    } else {
+        attempt.acquired_unheld(lock);
+        Held::default()
+    }
+}
+
+/// A blocking acquisition: when recording, `try_lock` first (a failed try is a contended
+/// acquisition), then `lock`. Not recording (the telemetry off at run time), the lock alone:
+/// the recording path is out of line.
+#[inline(always)]
+pub(crate) fn observe<G, const HELD: bool>(
+    attempt: Attempt<'_>,
+    lock: LockAddr,
+    try_lock: impl FnOnce() -> Option<G>,
+    wait: impl FnOnce() -> G,
+) -> (G, Held) {
+    if attempt.is_recording() {
+        return recording::<G, HELD>(attempt, lock, try_lock, || Some(wait()))
+            .expect("an untimed wait never gives up");
+    }
+    (wait(), Held::default())
+}
+
+/// A timed acquisition: as [`observe`], `wait` giving up with `None`.
+#[inline(always)]
+pub(crate) fn observe_timed<G, const HELD: bool>(
+    attempt: Attempt<'_>,
+    lock: LockAddr,
+    try_lock: impl FnOnce() -> Option<G>,
+    wait: impl FnOnce() -> Option<G>,
+) -> Option<(G, Held)> {
+    if attempt.is_recording() {
+        return recording::<G, HELD>(attempt, lock, try_lock, wait);
+    }
+    wait().map(|guard| (guard, Held::default()))
+}
+
+/// The recording path of [`observe`] and [`observe_timed`].
+#[cold]
+#[inline(never)]
+fn recording<G, const HELD: bool>(
+    mut attempt: Attempt<'_>,
+    lock: LockAddr,
+    try_lock: impl FnOnce() -> Option<G>,
+    wait: impl FnOnce() -> Option<G>,
+) -> Option<(G, Held)> {
+    if let Some(guard) = try_lock() {
+        return Some((guard, granted::<HELD>(attempt, lock)));
+    }
+    attempt.waiting(lock);
+    if let Some(guard) = wait() {
+        Some((guard, granted::<HELD>(attempt, lock)))
+    } else {
+        attempt.gave_up();
+        None
+    }
+}
+
+/// An async acquisition: it waited if its first poll was pending. The hold is a task's
+/// (`hold_across_await`).
+pub(crate) async fn observe_async<G, const HELD: bool>(
+    attempt: Attempt<'_>,
+    lock: LockAddr,
+    acquire: impl Future<Output = Option<G>>,
+) -> Option<(G, Held)> {
+    let mut attempt = attempt;
+    if !attempt.is_recording() {
+        return acquire.await.map(|guard| (guard, Held::default()));
+    }
+    attempt.mark_async();
+    let mut acquire = pin!(acquire);
+    let mut first = true;
+    let outcome = std::future::poll_fn(|cx| {
+        let poll = acquire.as_mut().poll(cx);
+        if first && poll.is_pending() {
+            attempt.waiting(lock);
+        }
+        first = false;
+        poll
+    })
+    .await;
+    if let Some(guard) = outcome {
+        Some((guard, granted::<HELD>(attempt, lock)))
+    } else {
+        attempt.gave_up();
+        None
+    }
+}
+
+/// Blocking helpers, each with its `_unheld` twin for a `descend*`'s leaf.
+macro_rules! blocking {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident, $unheld:ident: $trait:ident, $guard:ty, $lock:expr, $try:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        #[cfg_attr(feature = "telemetry", track_caller)]
+        pub fn $name<L: ?Sized + $trait>(lock: &Arc<L>, level: &'static Level) -> ($guard, Held) {
+            observe::<_, true>(level.begin(), address(lock), || $try(lock), || $lock(lock))
+        }
+
+        $(#[$doc])*
+        /// Its hold is not followed (a `descend*`'s leaf).
+        #[inline(always)]
+        #[cfg_attr(feature = "telemetry", track_caller)]
+        pub fn $unheld<L: ?Sized + $trait>(lock: &Arc<L>, level: &'static Level) -> ($guard, Held) {
+            observe::<_, false>(level.begin(), address(lock), || $try(lock), || $lock(lock))
+        }
+    )*};
+}
+
+blocking! {
+    /// [`ExclusiveLock::lock_exclusive`] of a level.
+    exclusive, exclusive_unheld: ExclusiveLock, L::Guard, L::lock_exclusive, L::try_lock_exclusive;
+    /// [`SharedLock::lock_shared`] of a level.
+    shared, shared_unheld: SharedLock, L::Guard, L::lock_shared, L::try_lock_shared;
+    /// [`Upgradable::lock`] of a level. `UpgradableLock` has no way to try without waiting:
+    /// its acquisitions are counted, never as contended.
+    upgradable, upgradable_unheld: UpgradableLock, Upgradable<L>, Upgradable::lock, |lock| Some(Upgradable::lock(lock));
+}
+
+/// Timed helpers: `$name(lock, deadline, level, probe)`, each with its `_unheld` twin.
+macro_rules! timed {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident, $unheld:ident: $trait:ident, $guard:ty, $lock:expr, $try:expr;
+    )*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Errors
+        ///
+        /// [`Exit::TimedOut`] at `level` when `deadline` passes first.
+        #[inline(always)]
+        #[cfg_attr(feature = "telemetry", track_caller)]
+        pub fn $name<L: ?Sized + $trait>(
+            lock: &Arc<L>,
+            deadline: Instant,
+            level: usize,
+            probe: &'static Level,
+        ) -> Result<($guard, Held), Exit> {
+            let outcome = observe_timed::<_, true>(
+                probe.begin(),
+                address(lock),
+                || $try(lock),
+                || $lock(lock, deadline),
+            );
+            in_time(outcome, level)
+        }
+
+        $(#[$doc])*
+        /// Its hold is not followed (a `descend*`'s leaf).
+        ///
+        /// # Errors
+        ///
+        /// [`Exit::TimedOut`] at `level` when `deadline` passes first.
+        #[inline(always)]
+        #[cfg_attr(feature = "telemetry", track_caller)]
+        pub fn $unheld<L: ?Sized + $trait>(
+            lock: &Arc<L>,
+            deadline: Instant,
+            level: usize,
+            probe: &'static Level,
+        ) -> Result<($guard, Held), Exit> {
+            let outcome = observe_timed::<_, false>(
+                probe.begin(),
+                address(lock),
+                || $try(lock),
+                || $lock(lock, deadline),
+            );
+            in_time(outcome, level)
+        }
+    )*};
+}
+
+timed! {
+    /// [`TimedExclusiveLock::try_lock_exclusive_until`] of a level.
+    exclusive_until, exclusive_until_unheld: TimedExclusiveLock, L::Guard, L::try_lock_exclusive_until, L::try_lock_exclusive;
+    /// [`TimedSharedLock::try_lock_shared_until`] of a level.
+    shared_until, shared_until_unheld: TimedSharedLock, L::Guard, L::try_lock_shared_until, L::try_lock_shared;
+    /// [`TimedUpgradableLock::try_lock_upgradable_until`] of a level, held as an [`Upgradable`].
+    upgradable_until, upgradable_until_unheld: TimedUpgradableLock, Upgradable<L>, upgradable_until_raw, |lock| upgradable_until_raw(lock, Instant::now());
+}
+
+/// [`TimedUpgradableLock::try_lock_upgradable_until`] as an [`Upgradable`].
+#[inline(always)]
+fn upgradable_until_raw<L: ?Sized + TimedUpgradableLock>(
+    lock: &Arc<L>,
+    deadline: Instant,
+) -> Option<Upgradable<L>> {
+    L::try_lock_upgradable_until(lock, deadline).map(Upgradable::from_guard)
+}
+
+/// Async helpers, each with its `_unheld` twin: `$name(lock, [deadline, level,] probe)`.
+macro_rules! asynchronous {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident, $unheld:ident: $trait:ident, $lock:ident;
+    )*) => {$(
+        $(#[$doc])*
+        #[inline]
+        pub async fn $name<L: ?Sized + $trait>(lock: Arc<L>, level: &'static Level) -> (L::Guard, Held) {
+            let address = address(&lock);
+            let acquire = async move { Some(L::$lock(lock).await) };
+            observe_async::<_, true>(level.begin(), address, acquire)
+                .await
+                .expect("an untimed wait never gives up")
+        }
+
+        $(#[$doc])*
+        /// Its hold is not followed (a `descend*`'s leaf).
+        #[inline]
+        pub async fn $unheld<L: ?Sized + $trait>(lock: Arc<L>, level: &'static Level) -> (L::Guard, Held) {
+            let address = address(&lock);
+            let acquire = async move { Some(L::$lock(lock).await) };
+            observe_async::<_, false>(level.begin(), address, acquire)
+                .await
+                .expect("an untimed wait never gives up")
+        }
+    )*};
+    (timed $(
+        $(#[$doc:meta])*
+        $name:ident, $unheld:ident: $trait:ident, $lock:ident;
+    )*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Errors
+        ///
+        /// [`Exit::TimedOut`] at `level` when `deadline` passes first.
+        #[inline]
+        pub async fn $name<L: ?Sized + $trait>(
+            lock: Arc<L>,
+            deadline: Instant,
+            level: usize,
+            probe: &'static Level,
+        ) -> Result<(L::Guard, Held), Exit> {
+            let address = address(&lock);
+            let acquire = L::$lock(lock, deadline);
+            in_time(observe_async::<_, true>(probe.begin(), address, acquire).await, level)
+        }
+
+        $(#[$doc])*
+        /// Its hold is not followed (a `descend*`'s leaf).
+        ///
+        /// # Errors
+        ///
+        /// [`Exit::TimedOut`] at `level` when `deadline` passes first.
+        #[inline]
+        pub async fn $unheld<L: ?Sized + $trait>(
+            lock: Arc<L>,
+            deadline: Instant,
+            level: usize,
+            probe: &'static Level,
+        ) -> Result<(L::Guard, Held), Exit> {
+            let address = address(&lock);
+            let acquire = L::$lock(lock, deadline);
+            in_time(observe_async::<_, false>(probe.begin(), address, acquire).await, level)
+        }
+    )*};
+}
+
+asynchronous! {
+    /// [`AsyncExclusiveLock::lock_exclusive_async`] of a level.
+    exclusive_async, exclusive_async_unheld: AsyncExclusiveLock, lock_exclusive_async;
+    /// [`AsyncSharedLock::lock_shared_async`] of a level.
+    shared_async, shared_async_unheld: AsyncSharedLock, lock_shared_async;
+}
+
+asynchronous! {
+    timed
+    /// [`AsyncExclusiveLock::try_lock_exclusive_until_async`] of a level.
+    exclusive_until_async, exclusive_until_async_unheld: AsyncExclusiveLock, try_lock_exclusive_until_async;
+    /// [`AsyncSharedLock::try_lock_shared_until_async`] of a level.
+    shared_until_async, shared_until_async_unheld: AsyncSharedLock, try_lock_shared_until_async;
+}
+
+/// Releases a level the descent has passed: its record (the hold's end), then its guard.
+#[inline(always)]
+pub fn release<G>(guard: G, held: Held) {
+    held.released();
+    drop(guard);
+}
+
+/// [`release`] of the parent a mixed chain keeps until its walk's first step.
+#[inline(always)]
+pub fn release_taken<G>(parent: Option<(G, Held)>) {
+    if let Some((guard, held)) = parent {
+        release(guard, held);
+    }
+}
+
+/// An empty record, for `run*` to fill (generated code has no prelude: no `Default::default`).
+#[inline(always)]
+#[must_use]
+pub fn no_hold() -> Held {
+    Held::default()
+}
+
+/// The leaf's guard, handed to the caller (its record is an `_unheld` helper's: empty).
+#[inline(always)]
+pub fn leaf<G>(guard: G, held: Held) -> G {
+    drop(held);
+    guard
+}

@@ -1,0 +1,307 @@
+//! The statistics of one lock class (a level, a depth, a hot key, the other keys, a stripe,
+//! a room, a distributed name), and the bounded set of hot keys of a keyed manager.
+//!
+//! Everything a recording thread touches is an atomic of `crate::loom` (the loom models in
+//! `tests/` check it under concurrent records and snapshots); the hot-key table is behind
+//! its probe's mutex.
+
+use std::collections::HashMap;
+use std::panic::Location;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::histogram::Histogram;
+use super::{LockName, LockStats, SiteStats};
+use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// Sites kept per side: the first eight seen (`lock_stat` keeps four); a report shows the
+/// four with the most time.
+#[cfg(not(loom))]
+const SITE_SLOTS: usize = 8;
+/// Two under loom (each slot is three modelled atomics); the claim race is the same.
+#[cfg(loom)]
+const SITE_SLOTS: usize = 2;
+/// Sites a report shows per side, as `lock_stat`.
+const SITES_SHOWN: usize = 4;
+
+/// Call sites and their share, lock-free: a slot is claimed once by a compare-exchange of
+/// its site from 0, then only added to.
+pub(super) struct Sites {
+    slots: [Slot; SITE_SLOTS],
+}
+
+struct Slot {
+    /// The address of a `&'static Location<'static>`, or 0 while free.
+    site: AtomicUsize,
+    count: AtomicU64,
+    total: AtomicU64,
+}
+
+impl Sites {
+    fn new() -> Self {
+        Self {
+            slots: std::array::from_fn(|_| Slot {
+                site: AtomicUsize::new(0),
+                count: AtomicU64::new(0),
+                total: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Adds `count` events of `nanos` in all at `site`; dropped if every slot holds another
+    /// site (as `lock_stat`, which keeps the first points it sees).
+    pub(super) fn record(&self, site: &'static Location<'static>, count: u64, nanos: u64) {
+        let address = std::ptr::from_ref(site) as usize;
+        for slot in &self.slots {
+            let mut seen = slot.site.load(Ordering::Acquire);
+            if seen == 0 {
+                seen = match slot.site.compare_exchange(
+                    0,
+                    address,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => address,
+                    Err(other) => other,
+                };
+            }
+            if seen == address {
+                slot.count.fetch_add(count, Ordering::Relaxed);
+                slot.total.fetch_add(nanos, Ordering::Relaxed);
+                return;
+            }
+        }
+    }
+
+    /// The [`SITES_SHOWN`] sites with the most time (then the most events).
+    fn top(&self) -> Vec<SiteStats> {
+        let mut sites: Vec<SiteStats> = self
+            .slots
+            .iter()
+            .filter_map(|slot| {
+                let address = slot.site.load(Ordering::Acquire);
+                let count = slot.count.load(Ordering::Relaxed);
+                (address != 0 && count > 0).then(|| SiteStats {
+                    // SAFETY: the only non-zero values ever stored are addresses of
+                    // `&'static Location<'static>` (see `record`).
+                    site: unsafe { &*(address as *const Location<'static>) },
+                    count,
+                    total: Duration::from_nanos(slot.total.load(Ordering::Relaxed)),
+                })
+            })
+            .collect();
+        sites.sort_by_key(|site| std::cmp::Reverse((site.total, site.count)));
+        sites.truncate(SITES_SHOWN);
+        sites
+    }
+
+    fn absorb(&self, other: &Self) {
+        for slot in &other.slots {
+            let address = slot.site.load(Ordering::Acquire);
+            if address != 0 {
+                // SAFETY: as in `top`.
+                let site = unsafe { &*(address as *const Location<'static>) };
+                self.record(
+                    site,
+                    slot.count.load(Ordering::Relaxed),
+                    slot.total.load(Ordering::Relaxed),
+                );
+            }
+        }
+    }
+
+    fn reset(&self) {
+        for slot in &self.slots {
+            slot.count.store(0, Ordering::Relaxed);
+            slot.total.store(0, Ordering::Relaxed);
+            slot.site.store(0, Ordering::Release);
+        }
+    }
+}
+
+/// The statistics of one lock class.
+pub(super) struct Class {
+    pub(super) name: LockName,
+    pub(super) acquisitions: AtomicU64,
+    pub(super) contended: AtomicU64,
+    pub(super) wait: Histogram,
+    pub(super) hold: Histogram,
+    pub(super) hold_across_await: Histogram,
+    pub(super) waiters_at_release: AtomicU64,
+    pub(super) waiter_sites: Sites,
+    pub(super) holder_sites: Sites,
+    /// A hot key evicted from its manager's table: its statistics went to the other keys,
+    /// and reports skip it.
+    pub(super) retired: AtomicBool,
+}
+
+impl Class {
+    pub(super) fn new(name: LockName) -> Self {
+        Self {
+            name,
+            acquisitions: AtomicU64::new(0),
+            contended: AtomicU64::new(0),
+            wait: Histogram::new(),
+            hold: Histogram::new(),
+            hold_across_await: Histogram::new(),
+            waiters_at_release: AtomicU64::new(0),
+            waiter_sites: Sites::new(),
+            holder_sites: Sites::new(),
+            retired: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether anything was recorded since the last reset.
+    pub(super) fn is_used(&self) -> bool {
+        self.acquisitions.load(Ordering::Relaxed) > 0
+            || self.contended.load(Ordering::Relaxed) > 0
+            || self.wait.count() > 0
+            || self.hold.count() > 0
+            || self.hold_across_await.count() > 0
+    }
+
+    /// The statistics now.
+    pub(super) fn stats(&self) -> LockStats {
+        LockStats {
+            lock: self.name.clone(),
+            acquisitions: self.acquisitions.load(Ordering::Relaxed),
+            contended: self.contended.load(Ordering::Relaxed),
+            wait: self.wait.summary(),
+            hold: self.hold.summary(),
+            hold_across_await: self.hold_across_await.summary(),
+            waiters_at_release: self.waiters_at_release.load(Ordering::Relaxed),
+            waiter_sites: self.waiter_sites.top(),
+            holder_sites: self.holder_sites.top(),
+        }
+    }
+
+    /// Adds `other`'s statistics to these.
+    pub(super) fn absorb(&self, other: &Self) {
+        self.acquisitions.fetch_add(
+            other.acquisitions.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        self.contended
+            .fetch_add(other.contended.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.wait.absorb(&other.wait);
+        self.hold.absorb(&other.hold);
+        self.hold_across_await.absorb(&other.hold_across_await);
+        self.waiters_at_release.fetch_add(
+            other.waiters_at_release.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        self.waiter_sites.absorb(&other.waiter_sites);
+        self.holder_sites.absorb(&other.holder_sites);
+    }
+
+    /// Zeroes the statistics.
+    pub(super) fn reset(&self) {
+        self.acquisitions.store(0, Ordering::Relaxed);
+        self.contended.store(0, Ordering::Relaxed);
+        self.wait.reset();
+        self.hold.reset();
+        self.hold_across_await.reset();
+        self.waiters_at_release.store(0, Ordering::Relaxed);
+        self.waiter_sites.reset();
+        self.holder_sites.reset();
+    }
+}
+
+/// The hot keys of one keyed manager: at most `capacity` keys have statistics of their
+/// own, every other key is summed into `other`. Which keys are hot is decided by
+/// Space-Saving (Metwally et al.): keys outside the table keep an approximate count in a
+/// bounded candidate table (a new candidate evicts the smallest and inherits its count), and
+/// a candidate whose count passes the coldest hot key's takes its place; the evicted key's
+/// statistics are added to `other`.
+pub(super) struct HotKeys {
+    manager: Arc<str>,
+    /// Hot keys by hash: their class, and the count they came in with.
+    hot: HashMap<u64, (Arc<Class>, u64)>,
+    candidates: HashMap<u64, u64>,
+    pub(super) other: Arc<Class>,
+}
+
+impl HotKeys {
+    pub(super) fn new(manager: Arc<str>) -> Self {
+        let other = Arc::new(Class::new(LockName::OtherKeys {
+            manager: manager.clone(),
+        }));
+        Self {
+            manager,
+            hot: HashMap::new(),
+            candidates: HashMap::new(),
+            other,
+        }
+    }
+
+    /// The class of the key with `hash` (named by `describe` if it becomes hot); new
+    /// classes are passed to `register`.
+    pub(super) fn class_of(
+        &mut self,
+        hash: u64,
+        capacity: usize,
+        describe: &dyn Fn() -> String,
+        register: impl Fn(&Arc<Class>),
+    ) -> Arc<Class> {
+        if let Some((class, _)) = self.hot.get(&hash) {
+            return class.clone();
+        }
+        if self.hot.len() < capacity {
+            return self.promote(hash, 0, describe, &register);
+        }
+        if capacity == 0 {
+            return self.other.clone();
+        }
+        // Space-Saving over the keys outside the table.
+        let bound = capacity.saturating_mul(4).max(64);
+        let count = if let Some(count) = self.candidates.get_mut(&hash) {
+            *count += 1;
+            *count
+        } else {
+            let inherited = if self.candidates.len() >= bound {
+                let (&coldest, &count) = self
+                    .candidates
+                    .iter()
+                    .min_by_key(|&(_, &count)| count)
+                    .expect("a full table has entries");
+                self.candidates.remove(&coldest);
+                count
+            } else {
+                0
+            };
+            self.candidates.insert(hash, inherited + 1);
+            inherited + 1
+        };
+        let (&coldest, coldest_count) = self
+            .hot
+            .iter()
+            .map(|(hash, (class, base))| (hash, base + class.acquisitions.load(Ordering::Relaxed)))
+            .min_by_key(|&(_, count)| count)
+            .expect("a full table has entries");
+        if count <= coldest_count {
+            return self.other.clone();
+        }
+        let (evicted, _) = self.hot.remove(&coldest).expect("found above");
+        evicted.retired.store(true, Ordering::Relaxed);
+        self.other.absorb(&evicted);
+        self.candidates.remove(&hash);
+        self.candidates.insert(coldest, coldest_count);
+        self.promote(hash, count, describe, &register)
+    }
+
+    fn promote(
+        &mut self,
+        hash: u64,
+        base: u64,
+        describe: &dyn Fn() -> String,
+        register: &impl Fn(&Arc<Class>),
+    ) -> Arc<Class> {
+        let class = Arc::new(Class::new(LockName::Key {
+            manager: self.manager.clone(),
+            key: describe().into(),
+        }));
+        register(&class);
+        self.hot.insert(hash, (class.clone(), base));
+        class
+    }
+}

@@ -1,0 +1,189 @@
+//! The hooks of `crate::telemetry` without the `telemetry` feature: zero-sized types and
+//! `#[inline(always)]` empty functions with the signatures of the real ones, so that call
+//! sites need no `#[cfg]` and compile to exactly what they were without telemetry.
+//!
+//! The items are `pub` (in this private module) only so that `__private` can re-export them
+//! for macro-generated code, as it does with the feature on.
+//! Items no call site uses yet are allowed to be dead.
+#![allow(
+    dead_code,
+    unreachable_pub,
+    clippy::unused_self,
+    clippy::inline_always,
+    clippy::needless_pass_by_value
+)]
+
+use std::marker::PhantomData;
+
+/// The label of a named-lock instance (nothing without the feature).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Label;
+
+impl Label {
+    /// The caller's location (nothing without the feature).
+    #[inline(always)]
+    pub fn caller() -> Self {
+        Label
+    }
+    /// A name given by the user (nothing without the feature).
+    #[inline(always)]
+    pub fn named(_: &str) -> Self {
+        Label
+    }
+}
+
+/// What lock names a probe builds (ignored without the feature).
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum ProbeKind {
+    /// A level of a chain locker.
+    Level {
+        /// The locker.
+        locker: &'static str,
+        /// The level.
+        level: usize,
+        /// The level's name.
+        name: &'static str,
+    },
+    /// A walk; the depth is the key.
+    Walk {
+        /// The walk's label.
+        walk: &'static str,
+    },
+    /// A keyed manager.
+    Keyed {
+        /// Its label.
+        manager: Label,
+    },
+    /// A stripe set.
+    Striped {
+        /// Its label.
+        set: Label,
+    },
+    /// A set of rooms.
+    Rooms {
+        /// Its label.
+        rooms: Label,
+    },
+    /// A distributed backend.
+    Distributed {
+        /// The backend.
+        backend: &'static str,
+    },
+}
+
+/// Which lock within a probe's class (ignored without the feature).
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub enum KeyRef<'a> {
+    /// The probe's one lock.
+    None,
+    /// A lock by index.
+    Index(usize),
+    /// A lock by hash, with a way to name it.
+    Hash(u64, &'a dyn Fn() -> String),
+}
+
+/// Identity of a concrete lock.
+#[doc(hidden)]
+pub type LockAddr = usize;
+
+/// A lock class instance's recorder (nothing without the feature).
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct Probe;
+
+impl Probe {
+    /// A probe (nothing without the feature).
+    #[inline(always)]
+    pub const fn new(_: ProbeKind) -> Self {
+        Probe
+    }
+    /// Renames the probe's class (nothing without the feature).
+    #[inline(always)]
+    pub fn rename(&mut self, _: Label) {}
+    /// An acquisition begins (nothing without the feature).
+    #[inline(always)]
+    pub fn begin(&self, _: KeyRef<'_>) -> Attempt<'_> {
+        Attempt(PhantomData)
+    }
+}
+
+/// A probe over keys of type `K` (nothing without the feature).
+#[doc(hidden)]
+pub struct KeyProbe<K: ?Sized>(PhantomData<fn(&K)>);
+
+impl<K: ?Sized> std::fmt::Debug for KeyProbe<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyProbe")
+    }
+}
+
+impl<K: ?Sized> KeyProbe<K> {
+    /// A probe (nothing without the feature).
+    #[inline(always)]
+    pub const fn new(_: ProbeKind) -> Self {
+        Self(PhantomData)
+    }
+    /// Renames the class (nothing without the feature).
+    #[inline(always)]
+    pub fn rename(&mut self, _: Label) {}
+    /// Names keys by `Debug` (nothing without the feature).
+    #[inline(always)]
+    pub fn key_debug(&mut self, _: fn(&K) -> String) {}
+    /// An acquisition begins (nothing without the feature; `hash` is never called).
+    #[inline(always)]
+    pub fn begin(&self, _: &K, _: impl FnOnce(&K) -> u64) -> Attempt<'_> {
+        Attempt(PhantomData)
+    }
+}
+
+/// An acquisition in progress (nothing without the feature).
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct Attempt<'a>(PhantomData<&'a ()>);
+
+impl Attempt<'_> {
+    /// The attempt without its lifetime (nothing without the feature).
+    #[inline(always)]
+    pub fn detach(self) -> Attempt<'static> {
+        Attempt(PhantomData)
+    }
+    /// The acquisition belongs to a task (nothing without the feature).
+    #[inline(always)]
+    pub fn mark_async(&mut self) {}
+    /// The slow path begins (nothing without the feature).
+    #[inline(always)]
+    pub fn waiting(&mut self, _: LockAddr) {}
+    /// Whether this acquisition is recorded: never without the feature.
+    #[inline(always)]
+    pub fn is_recording(&self) -> bool {
+        false
+    }
+    /// The lock was granted to a guard without a record (nothing without the feature).
+    #[inline(always)]
+    pub fn acquired_unheld(self, _: LockAddr) {}
+    /// The lock was granted (nothing without the feature).
+    #[inline(always)]
+    pub fn acquired(self, _: LockAddr) -> Held {
+        Held {}
+    }
+    /// The acquisition ended without the lock (nothing without the feature).
+    #[inline(always)]
+    pub fn gave_up(self) {}
+}
+
+/// A hold, stored in the guard (nothing without the feature).
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct Held {}
+
+impl Held {
+    /// The hold ends (nothing without the feature).
+    #[inline(always)]
+    pub fn released(self) {}
+    /// The hold belongs to a task (nothing without the feature).
+    #[inline(always)]
+    pub fn mark_async(&mut self) {}
+}
