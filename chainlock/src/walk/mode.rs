@@ -28,11 +28,9 @@ pub trait Mode<L: ?Sized>: Copy {
     fn lock_target(lock: &Arc<L>) -> Self::Target;
     /// Locks a node the walk passes through if that needs no waiting (how the telemetry
     /// tells a contended acquisition).
-    #[cfg(feature = "telemetry")]
     #[doc(hidden)]
     fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path>;
     /// Locks the node the walk ends at if that needs no waiting.
-    #[cfg(feature = "telemetry")]
     #[doc(hidden)]
     fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target>;
     /// Makes the node the walk holds on its way down its target, if the modes agree
@@ -126,13 +124,11 @@ impl<L: ExclusiveLock + ?Sized> Mode<L> for Exclusive {
         L::lock_exclusive(lock)
     }
 
-    #[cfg(feature = "telemetry")]
     #[inline]
     fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path> {
         L::try_lock_exclusive(lock)
     }
 
-    #[cfg(feature = "telemetry")]
     #[inline]
     fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target> {
         L::try_lock_exclusive(lock)
@@ -172,13 +168,11 @@ impl<L: SharedLock + ?Sized> Mode<L> for Shared {
         L::lock_shared(lock)
     }
 
-    #[cfg(feature = "telemetry")]
     #[inline]
     fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path> {
         L::try_lock_shared(lock)
     }
 
-    #[cfg(feature = "telemetry")]
     #[inline]
     fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target> {
         L::try_lock_shared(lock)
@@ -221,13 +215,11 @@ where
         L::lock_exclusive(lock)
     }
 
-    #[cfg(feature = "telemetry")]
     #[inline]
     fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path> {
         L::try_lock_shared(lock)
     }
 
-    #[cfg(feature = "telemetry")]
     #[inline]
     fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target> {
         L::try_lock_exclusive(lock)
@@ -408,14 +400,12 @@ impl<L: UpgradableLock + ?Sized> Mode<L> for Upgrade {
         Upgradable::lock(lock)
     }
 
-    #[cfg(feature = "telemetry")]
     #[inline]
     fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path> {
         // No try for an upgradable read: counted, never as contended.
         Some(Self::lock_path(lock))
     }
 
-    #[cfg(feature = "telemetry")]
     #[inline]
     fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target> {
         Some(Self::lock_target(lock))
