@@ -9,10 +9,17 @@ use std::future::Future;
 use std::pin::pin;
 use std::sync::MutexGuard;
 use std::task::{Context, Poll, Waker};
+use std::thread;
 use std::time::Duration;
 
+use chainlock::keyed::{KeyedLocks, KeyedPermits, KeyedRwLocks};
 use chainlock::rooms::Rooms;
+use chainlock::striped::Striped;
 use chainlock::telemetry::{self, Config, LockName, LockStats};
+use chainlock_suite::watchdog::{eventually, watchdog};
+
+type Mutex<T> = chainlock::parking_lot::Mutex<T>;
+type RwLock<T> = chainlock::parking_lot::RwLock<T>;
 
 fn serial() -> MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -160,4 +167,153 @@ fn owned_and_timed_async_room_entries_are_the_callers() {
     assert_eq!((stats.acquisitions, stats.contended), (3, 0));
     assert_eq!(stats.hold_across_await.count, 3);
     assert!(telemetry::live().waiters.iter().all(|w| w.lock != serving));
+}
+
+/// Two keys of `stripes` on different stripes, the lower stripe first.
+fn two_stripes<L>(stripes: &Striped<L>) -> (u32, u32) {
+    let first = 0_u32;
+    let second = (1..)
+        .find(|k| stripes.index_of(k) != stripes.index_of(&first))
+        .unwrap();
+    if stripes.index_of(&first) < stripes.index_of(&second) {
+        (first, second)
+    } else {
+        (second, first)
+    }
+}
+
+#[test]
+fn multi_stripe_calls_count_each_stripe_at_the_callers_line() {
+    let _serial = serial();
+    let _watchdog = watchdog("multi_stripe_calls_count_each_stripe_at_the_callers_line");
+    telemetry::enable(Config::new());
+    let stripes: Striped<Mutex<()>> = Striped::new(4).telemetry_name("bulk");
+    let (low, high) = two_stripes(&stripes);
+    let stripe = |key: u32| LockName::Stripe {
+        set: "bulk".into(),
+        index: stripes.index_of(&key),
+    };
+
+    drop(stripes.lock_all([high, low, high]));
+    drop(stripes.try_lock_all([low, high]).expect("free"));
+    drop(stripes.try_lock_all_for([low, high], Duration::from_secs(60)));
+    // Busy low stripe: `try_lock_all` gives up on it (not a wait) and never reaches high.
+    let held = stripes.lock(&low);
+    assert!(stripes.try_lock_all([low, high]).is_none());
+    // Contended: the bulk call waits on the low stripe, at this file's line.
+    let waiter_line = thread::scope(|s| {
+        let waiter = s.spawn(|| {
+            let line = line!() + 1;
+            drop(stripes.lock_all([low, high]));
+            line
+        });
+        eventually("the bulk waiter is seen", || {
+            telemetry::live()
+                .waiters
+                .iter()
+                .any(|w| w.lock == stripe(low))
+        });
+        let live = telemetry::live();
+        let waiting = live.waiters.iter().find(|w| w.lock == stripe(low)).unwrap();
+        assert_eq!(waiting.site.file(), file!());
+        drop(held);
+        waiter.join().unwrap()
+    });
+    let low_stats = stats(&stripe(low));
+    assert_eq!((low_stats.acquisitions, low_stats.contended), (5, 1));
+    assert_eq!(low_stats.wait.count, 5);
+    assert_eq!(low_stats.waiter_sites.len(), 1);
+    assert_eq!(low_stats.waiter_sites[0].site.line(), waiter_line);
+    assert_eq!(low_stats.waiter_sites[0].site.file(), file!());
+    let high_stats = stats(&stripe(high));
+    assert_eq!((high_stats.acquisitions, high_stats.contended), (4, 0));
+
+    let rw: Striped<RwLock<()>> = Striped::new(4).telemetry_name("bulk rw");
+    let (low, high) = two_stripes(&rw);
+    drop(rw.read_all([low, high]));
+    drop(rw.write_all([low, high]));
+    drop(rw.try_read_all([low]).expect("free"));
+    drop(rw.try_write_all_until([high], std::time::Instant::now()));
+    let rw_stripe = |key: u32| LockName::Stripe {
+        set: "bulk rw".into(),
+        index: rw.index_of(&key),
+    };
+    assert_eq!(stats(&rw_stripe(low)).acquisitions, 3);
+    assert_eq!(stats(&rw_stripe(high)).acquisitions, 3);
+}
+
+/// The lines of the live holders of locks whose names contain `part`.
+fn holder_lines(part: &str) -> Vec<u32> {
+    let live = telemetry::live();
+    let mut lines: Vec<u32> = live
+        .holders
+        .iter()
+        .filter(|h| h.lock.to_string().contains(part))
+        .inspect(|h| assert_eq!(h.site.file(), file!(), "{h:?}"))
+        .map(|h| h.site.line())
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+#[test]
+fn multi_key_calls_are_sited_at_the_callers_line() {
+    let _serial = serial();
+    telemetry::enable(Config::new());
+
+    let semaphores = Striped::semaphores(4, 1);
+    let (low, high) = two_stripes(&semaphores);
+    let line = line!() + 1;
+    let permits = semaphores.acquire_all([low, high]);
+    // The stripes of a striped semaphore are named after the library's line: find them
+    // by their holders' site, this file.
+    let live = telemetry::live();
+    let ours: Vec<_> = live
+        .holders
+        .iter()
+        .filter(|h| h.site.file() == file!())
+        .collect();
+    assert_eq!(ours.len(), 2, "{live}");
+    assert!(ours.iter().all(|h| h.site.line() == line));
+    drop(permits);
+    let line = line!() + 1;
+    let permits = semaphores.try_acquire_all_for([low, high], Duration::from_secs(60));
+    assert!(
+        telemetry::live()
+            .holders
+            .iter()
+            .filter(|h| h.site.file() == file!())
+            .all(|h| h.site.line() == line)
+    );
+    drop(permits);
+
+    let locks = KeyedLocks::<u32>::new().telemetry_name("multi locks");
+    let line = line!() + 1;
+    let held = locks.lock_all([2, 1]);
+    assert_eq!(holder_lines("multi locks"), [line, line]);
+    drop(held);
+    let line = line!() + 1;
+    let held = locks.try_lock_all([2, 1]);
+    assert_eq!(holder_lines("multi locks"), [line, line]);
+    drop(held);
+    let line = line!() + 1;
+    let held = locks.try_lock_all_for([2, 1], Duration::from_secs(60));
+    assert_eq!(holder_lines("multi locks"), [line, line]);
+    drop(held);
+
+    let rw = KeyedRwLocks::<u32>::new().telemetry_name("multi rw");
+    let line = line!() + 1;
+    let held = (rw.read_all([1, 2]), rw.try_read_all([3]));
+    assert_eq!(holder_lines("multi rw"), [line, line, line]);
+    drop(held);
+    let line = line!() + 1;
+    let held = rw.try_write_all_for([1, 2], Duration::from_secs(60));
+    assert_eq!(holder_lines("multi rw"), [line, line]);
+    drop(held);
+
+    let permits = KeyedPermits::<u32>::new(2).telemetry_name("multi permits");
+    let line = line!() + 1;
+    let held = (permits.acquire_all([1, 2]), permits.try_acquire_all([3]));
+    assert_eq!(holder_lines("multi permits"), [line, line, line]);
+    drop(held);
 }
