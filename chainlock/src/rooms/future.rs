@@ -243,7 +243,10 @@ impl<'a> Future for Enter<'a> {
                 }
                 let mut waiters = rooms.waiters.lock();
                 match rooms.register(&mut waiters, room) {
-                    Registration::Entered => entered(&mut this.step, &mut this.attempt),
+                    Registration::Entered => {
+                        drop(waiters);
+                        entered(&mut this.step, &mut this.attempt)
+                    }
                     Registration::Waiting { batch } => {
                         let key = waiters.next_key;
                         waiters.next_key += 1;
@@ -259,6 +262,7 @@ impl<'a> Future for Enter<'a> {
                 let mut waiters = rooms.waiters.lock();
                 let queue = &mut waiters.rooms[room];
                 if queue.batch != batch {
+                    drop(waiters); // telemetry records outside the queue's lock
                     return entered(&mut this.step, &mut this.attempt);
                 }
                 // Not admitted, so our waker is still queued (admission drains them).
