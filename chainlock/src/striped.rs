@@ -306,9 +306,7 @@ impl<L, S: BuildHasher> Striped<L, S> {
 
 impl<L, S: BuildHasher> Striped<L, S> {
     /// Takes the stripe of `key` by `take` (`None`: not within its wait), recorded by
-    /// telemetry: while it records, `try_take` goes first so that a wait is seen (the
-    /// stripe's own guard is returned, so the hold is not followed). With `wait` false
-    /// (`try_` forms) a busy stripe is not a wait.
+    /// telemetry (see [`take_index`](Self::take_index)).
     #[inline]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn take_stripe<'a, G, Q: Hash + ?Sized>(
@@ -318,7 +316,22 @@ impl<L, S: BuildHasher> Striped<L, S> {
         try_take: impl FnOnce(&'a L) -> Option<G>,
         take: impl FnOnce(&'a L) -> Option<G>,
     ) -> Option<G> {
-        let index = self.index_of(key);
+        self.take_index(self.index_of(key), wait, try_take, take)
+    }
+
+    /// Takes the stripe `index` by `take` (`None`: not within its wait), recorded by
+    /// telemetry: while it records, `try_take` goes first so that a wait is seen (the
+    /// stripe's own guard is returned, so the hold is not followed). With `wait` false
+    /// (`try_` forms) a busy stripe is not a wait.
+    #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn take_index<'a, G>(
+        &'a self,
+        index: usize,
+        wait: bool,
+        try_take: impl FnOnce(&'a L) -> Option<G>,
+        take: impl FnOnce(&'a L) -> Option<G>,
+    ) -> Option<G> {
         let stripe: &'a L = &self.stripes[index];
         let mut attempt = self.telemetry.begin(KeyRef::Index(index));
         if wait && attempt.is_recording() {
@@ -337,26 +350,34 @@ impl<L, S: BuildHasher> Striped<L, S> {
         taken
     }
 
-    /// Takes `acquire` (which waits) on the distinct stripes of `keys`, in ascending order.
+    /// Takes `acquire` (which waits) on the distinct stripes of `keys`, in ascending order,
+    /// each recorded by telemetry like a single stripe (`try_take`: see
+    /// [`take_index`](Self::take_index)) at the caller's site.
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn lock_each<'a, G, Q, I>(
         &'a self,
         keys: I,
+        try_take: impl FnMut(&'a L) -> Option<G>,
         mut acquire: impl FnMut(&'a L) -> G,
     ) -> StripeGuards<G>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.try_lock_each(keys, |stripe| Some(acquire(stripe)))
+        self.try_lock_each(keys, true, try_take, |stripe| Some(acquire(stripe)))
             .expect("blocking locks always succeed")
     }
 
-    /// Takes `acquire` on the distinct stripes of `keys` in ascending order; on the first
-    /// `None`, releases what was taken (by dropping it) and returns `None`.
+    /// Takes `take` on the distinct stripes of `keys` in ascending order, each recorded
+    /// like a single stripe (see [`take_index`](Self::take_index)) at the caller's site; on
+    /// the first `None`, releases what was taken (by dropping it) and returns `None`.
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn try_lock_each<'a, G, Q, I>(
         &'a self,
         keys: I,
-        mut acquire: impl FnMut(&'a L) -> Option<G>,
+        wait: bool,
+        mut try_take: impl FnMut(&'a L) -> Option<G>,
+        mut take: impl FnMut(&'a L) -> Option<G>,
     ) -> Option<StripeGuards<G>>
     where
         Q: Hash,
@@ -365,7 +386,9 @@ impl<L, S: BuildHasher> Striped<L, S> {
         let indices = self.indices_of(keys);
         let mut guards = Vec::with_capacity(indices.len());
         for index in indices {
-            guards.push((index, acquire(&self.stripes[index])?));
+            // A direct call (not in a closure): the caller's location reaches `begin`.
+            let guard = self.take_index(index, wait, &mut try_take, &mut take)?;
+            guards.push((index, guard));
         }
         Some(StripeGuards { guards })
     }

@@ -9,7 +9,6 @@ use super::exclusive::Registry;
 use super::sharded::Ticket;
 use super::waiter::{Outcome, Waiter, Wake};
 use super::weighted::Weighted;
-use crate::lock_order::ascending_unique;
 use crate::loom::sync::Arc;
 use crate::loom::thread;
 use crate::telemetry::Held;
@@ -160,16 +159,25 @@ fn wait_granted(waiter: &Waiter, deadline: Deadline, cancel: impl FnOnce() -> bo
     }
 }
 
-/// Takes `one` on each key of `keys` in ascending order (each once); on the first `None`,
-/// the guards taken so far drop and `None` is returned: all or nothing.
-pub(crate) fn all_or_nothing<K: Ord, G>(
-    keys: impl IntoIterator<Item = K>,
-    mut one: impl FnMut(K) -> Option<G>,
-) -> Option<Vec<G>> {
-    let keys = ascending_unique(keys);
-    let mut guards = Vec::with_capacity(keys.len());
-    for key in keys {
-        guards.push(one(key)?);
-    }
-    Some(guards)
+/// Takes `$one` on each key of `$keys` in ascending order (each once), binding the key to
+/// `$key`; on the first `None`, the guards taken so far drop and the result is `None`: all
+/// or nothing. A macro, not a function of a closure: `$one` stays in the body of the
+/// calling function, so that a `#[track_caller]` caller's location reaches telemetry.
+macro_rules! all_or_nothing {
+    ($keys:expr, |$key:ident| $one:expr) => {{
+        let keys = $crate::lock_order::ascending_unique($keys);
+        let mut guards = ::std::vec::Vec::with_capacity(keys.len());
+        let mut complete = true;
+        for $key in keys {
+            match $one {
+                Some(guard) => guards.push(guard),
+                None => {
+                    complete = false;
+                    break;
+                }
+            }
+        }
+        complete.then_some(guards)
+    }};
 }
+pub(crate) use all_or_nothing;

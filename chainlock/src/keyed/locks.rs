@@ -289,11 +289,12 @@ impl<K: Eq + Hash + Ord, S: BuildHasher, F: Flavor> LockManager<K, S, F> {
     /// drop(b);
     /// assert_eq!(locks.try_lock_all(["a", "b"]).map(|held| held.len()), Some(2));
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock_all(
         &self,
         keys: impl IntoIterator<Item = K>,
     ) -> Option<KeyGuards<KeyGuard<'_, K, S, F>>> {
-        all_or_nothing(keys, |key| self.try_lock(key)).map(KeyGuards::new)
+        all_or_nothing!(keys, |key| self.try_lock(key)).map(KeyGuards::new)
     }
 }
 
@@ -503,6 +504,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> LockManager<K, S, Blocking> {
     /// });
     /// assert!(locks.is_empty());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn lock_all(&self, keys: impl IntoIterator<Item = K>) -> KeyGuards<KeyGuard<'_, K, S>> {
         self.lock_all_by(keys, Deadline::Forever)
             .expect("untimed locks always succeed")
@@ -527,6 +529,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> LockManager<K, S, Blocking> {
     ///     });
     /// });
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock_all_for(
         &self,
         keys: impl IntoIterator<Item = K>,
@@ -552,6 +555,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> LockManager<K, S, Blocking> {
     ///     });
     /// });
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock_all_until(
         &self,
         keys: impl IntoIterator<Item = K>,
@@ -560,12 +564,13 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> LockManager<K, S, Blocking> {
         self.lock_all_by(keys, Deadline::At(deadline))
     }
 
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn lock_all_by(
         &self,
         keys: impl IntoIterator<Item = K>,
         deadline: Deadline,
     ) -> Option<KeyGuards<KeyGuard<'_, K, S>>> {
-        all_or_nothing(keys, |key| self.acquire(key, deadline)).map(KeyGuards::new)
+        all_or_nothing!(keys, |key| self.acquire(key, deadline)).map(KeyGuards::new)
     }
 }
 

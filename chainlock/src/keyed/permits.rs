@@ -219,11 +219,12 @@ impl<K: Eq + Hash + Ord, S: BuildHasher, F: Flavor> PermitManager<K, S, F> {
     /// drop(b);
     /// assert_eq!(hosts.try_acquire_all(["a", "b"]).map(|held| held.len()), Some(2));
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_all(
         &self,
         keys: impl IntoIterator<Item = K>,
     ) -> Option<KeyGuards<KeyPermit<'_, K, S, F>>> {
-        all_or_nothing(keys, |key| self.try_acquire(key)).map(KeyGuards::new)
+        all_or_nothing!(keys, |key| self.try_acquire(key)).map(KeyGuards::new)
     }
 }
 
@@ -413,6 +414,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> PermitManager<K, S, Blocking> {
     /// let both = hosts.acquire_all(["b", "a", "b"]);
     /// assert_eq!(both.len(), 2);
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn acquire_all(&self, keys: impl IntoIterator<Item = K>) -> KeyGuards<KeyPermit<'_, K, S>> {
         self.acquire_all_by(keys, Deadline::Forever)
             .expect("untimed acquisitions always succeed")
@@ -430,6 +432,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> PermitManager<K, S, Blocking> {
     /// assert!(hosts.try_acquire_all_for(["a", "b"], Duration::from_millis(5)).is_none());
     /// assert_eq!(hosts.available(&"a"), 1); // all or nothing
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_all_for(
         &self,
         keys: impl IntoIterator<Item = K>,
@@ -453,6 +456,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> PermitManager<K, S, Blocking> {
     /// drop(b);
     /// assert!(hosts.try_acquire_all_until(["a", "b"], deadline).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_all_until(
         &self,
         keys: impl IntoIterator<Item = K>,
@@ -461,12 +465,13 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> PermitManager<K, S, Blocking> {
         self.acquire_all_by(keys, Deadline::At(deadline))
     }
 
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn acquire_all_by(
         &self,
         keys: impl IntoIterator<Item = K>,
         deadline: Deadline,
     ) -> Option<KeyGuards<KeyPermit<'_, K, S>>> {
-        all_or_nothing(keys, |key| self.acquire_by(key, deadline)).map(KeyGuards::new)
+        all_or_nothing!(keys, |key| self.acquire_by(key, deadline)).map(KeyGuards::new)
     }
 }
 

@@ -4,6 +4,7 @@
 #[cfg(feature = "tokio")]
 use super::RoomError;
 use super::{OwnedRoomGuard, Registration, RoomGuard, Rooms};
+use crate::telemetry::{Attempt, KeyRef};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -22,6 +23,8 @@ struct Enter<'a> {
     rooms: &'a Rooms,
     room: usize,
     step: Step,
+    /// What telemetry records of this entry (dropped unfinished: it gave up).
+    attempt: Attempt<'static>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -73,11 +76,8 @@ impl Rooms {
     #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
     pub fn enter_async(&self, room: usize) -> impl Future<Output = RoomGuard<'_>> + Send + '_ {
         self.assert_room(room);
-        Enter {
-            rooms: self,
-            room,
-            step: Step::Start,
-        }
+        let attempt = self.telemetry.begin(KeyRef::Index(room)).detach();
+        Enter::new(self, room, attempt)
     }
 
     /// Like [`Rooms::enter_async`], for a lock in an [`Arc`]: resolves to a guard that
@@ -112,8 +112,10 @@ impl Rooms {
         room: usize,
     ) -> impl Future<Output = OwnedRoomGuard> + Send + 'static {
         self.assert_room(room);
+        // Begun here, not in the `async` block: the site is the caller's line.
+        let attempt = self.telemetry.begin(KeyRef::Index(room)).detach();
         let rooms = Arc::clone(self);
-        async move { rooms.enter_async(room).await.into_owned(&rooms) }
+        async move { Enter::new(&rooms, room, attempt).await.into_owned(&rooms) }
     }
 }
 
@@ -150,15 +152,14 @@ impl Rooms {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn try_enter_for_async(
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    pub fn try_enter_for_async(
         &self,
         room: usize,
         timeout: std::time::Duration,
-    ) -> Result<Option<RoomGuard<'_>>, RoomError> {
-        self.check_room(room)?;
-        Ok(tokio::time::timeout(timeout, self.enter_async(room))
-            .await
-            .ok())
+    ) -> impl Future<Output = Result<Option<RoomGuard<'_>>, RoomError>> + Send + '_ {
+        let enter = self.enter_checked(room);
+        async move { Ok(tokio::time::timeout(timeout, enter?).await.ok()) }
     }
 
     /// Enters `room` asynchronously, waiting until `deadline` at the latest on Tokio's
@@ -191,14 +192,36 @@ impl Rooms {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn try_enter_until_async(
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    pub fn try_enter_until_async(
         &self,
         room: usize,
         deadline: std::time::Instant,
-    ) -> Result<Option<RoomGuard<'_>>, RoomError> {
+    ) -> impl Future<Output = Result<Option<RoomGuard<'_>>, RoomError>> + Send + '_ {
+        let enter = self.enter_checked(room);
+        async move { Ok(tokio::time::timeout_at(deadline.into(), enter?).await.ok()) }
+    }
+
+    /// The entry future of `room` if it is in range, its telemetry begun at the caller's
+    /// site (that of a timed entry's caller).
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn enter_checked(&self, room: usize) -> Result<Enter<'_>, RoomError> {
         self.check_room(room)?;
-        let entered = tokio::time::timeout_at(deadline.into(), self.enter_async(room)).await;
-        Ok(entered.ok())
+        let attempt = self.telemetry.begin(KeyRef::Index(room)).detach();
+        Ok(Enter::new(self, room, attempt))
+    }
+}
+
+impl<'a> Enter<'a> {
+    /// The future of an entry into `room` (checked) that `attempt` records.
+    fn new(rooms: &'a Rooms, room: usize, mut attempt: Attempt<'static>) -> Self {
+        attempt.mark_async();
+        Self {
+            rooms,
+            room,
+            step: Step::Start,
+            attempt,
+        }
     }
 }
 
@@ -208,23 +231,29 @@ impl<'a> Future for Enter<'a> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<RoomGuard<'a>> {
         let this = self.get_mut();
         let (rooms, room) = (this.rooms, this.room);
-        let entered = |step: &mut Step| {
+        let entered = |step: &mut Step, attempt: &mut Attempt<'static>| {
             *step = Step::Done;
-            Poll::Ready(RoomGuard::new(rooms, room))
+            let held = std::mem::take(attempt).acquired(room);
+            Poll::Ready(RoomGuard::with_held(rooms, room, held))
         };
         match this.step {
             Step::Start => {
                 if rooms.enter_fast(room) {
-                    return entered(&mut this.step);
+                    return entered(&mut this.step, &mut this.attempt);
                 }
                 let mut waiters = rooms.waiters.lock();
                 match rooms.register(&mut waiters, room) {
-                    Registration::Entered => entered(&mut this.step),
+                    Registration::Entered => {
+                        drop(waiters);
+                        entered(&mut this.step, &mut this.attempt)
+                    }
                     Registration::Waiting { batch } => {
                         let key = waiters.next_key;
                         waiters.next_key += 1;
                         waiters.rooms[room].wakers.push((key, cx.waker().clone()));
                         this.step = Step::Waiting { batch, key };
+                        drop(waiters);
+                        this.attempt.waiting(room);
                         Poll::Pending
                     }
                 }
@@ -233,7 +262,8 @@ impl<'a> Future for Enter<'a> {
                 let mut waiters = rooms.waiters.lock();
                 let queue = &mut waiters.rooms[room];
                 if queue.batch != batch {
-                    return entered(&mut this.step);
+                    drop(waiters); // telemetry records outside the queue's lock
+                    return entered(&mut this.step, &mut this.attempt);
                 }
                 // Not admitted, so our waker is still queued (admission drains them).
                 if let Some((_, waker)) = queue.wakers.iter_mut().find(|(k, _)| *k == key)

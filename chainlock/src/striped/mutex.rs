@@ -69,12 +69,13 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
     /// let held = accounts.lock_all([&"acct-9", &"acct-1"]);
     /// assert_eq!(held.stripes(), accounts.indices_of(["acct-1", "acct-9"]));
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn lock_all<Q, I>(&self, keys: I) -> StripeGuards<MutexGuard<'_, R, T>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.lock_each(keys, Mutex::lock)
+        self.lock_each(keys, Mutex::try_lock, Mutex::lock)
     }
 
     /// Locks the stripes of all `keys` if all are free right now; otherwise locks none.
@@ -91,12 +92,13 @@ impl<R: RawMutex, T, S: BuildHasher> Striped<Mutex<R, T>, S> {
     /// drop(held);
     /// assert!(locks.try_lock_all([1, 2]).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock_all<Q, I>(&self, keys: I) -> Option<StripeGuards<MutexGuard<'_, R, T>>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.try_lock_each(keys, Mutex::try_lock)
+        self.try_lock_each(keys, false, Mutex::try_lock, Mutex::try_lock)
     }
 }
 
@@ -175,6 +177,7 @@ where
     /// });
     /// assert!(locks.try_lock_all_for([1, 2], Duration::from_millis(5)).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock_all_for<Q, I>(
         &self,
         keys: I,
@@ -203,6 +206,7 @@ where
     /// let deadline = Instant::now() + Duration::from_millis(5);
     /// assert!(locks.try_lock_all_until(["a", "b"], deadline).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock_all_until<Q, I>(
         &self,
         keys: I,
@@ -212,6 +216,8 @@ where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.try_lock_each(keys, |stripe| stripe.try_lock_until(deadline))
+        self.try_lock_each(keys, true, Mutex::try_lock, |stripe| {
+            stripe.try_lock_until(deadline)
+        })
     }
 }

@@ -106,12 +106,13 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// assert!(locks.try_write("x").is_none());
     /// drop(readers);
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn read_all<Q, I>(&self, keys: I) -> StripeGuards<RwLockReadGuard<'_, R, T>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.lock_each(keys, RwLock::read)
+        self.lock_each(keys, RwLock::try_read, RwLock::read)
     }
 
     /// Write-locks the stripes of all `keys`, each once, in ascending stripe order.
@@ -128,12 +129,13 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// drop(held);
     /// assert!(locks.try_read("x").is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn write_all<Q, I>(&self, keys: I) -> StripeGuards<RwLockWriteGuard<'_, R, T>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.lock_each(keys, RwLock::write)
+        self.lock_each(keys, RwLock::try_write, RwLock::write)
     }
 
     /// Read-locks the stripes of all `keys` if that is possible right now; otherwise
@@ -151,12 +153,13 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// drop(held);
     /// assert!(locks.try_read_all([1, 2]).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read_all<Q, I>(&self, keys: I) -> Option<StripeGuards<RwLockReadGuard<'_, R, T>>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.try_lock_each(keys, RwLock::try_read)
+        self.try_lock_each(keys, false, RwLock::try_read, RwLock::try_read)
     }
 
     /// Write-locks the stripes of all `keys` if that is possible right now; otherwise
@@ -174,12 +177,13 @@ impl<R: RawRwLock, T, S: BuildHasher> Striped<RwLock<R, T>, S> {
     /// drop(held);
     /// assert!(locks.try_write_all([1, 2]).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write_all<Q, I>(&self, keys: I) -> Option<StripeGuards<RwLockWriteGuard<'_, R, T>>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.try_lock_each(keys, RwLock::try_write)
+        self.try_lock_each(keys, false, RwLock::try_write, RwLock::try_write)
     }
 }
 
@@ -251,6 +255,7 @@ where
     /// drop(held);
     /// assert!(locks.try_read_all_for([1, 2], Duration::from_millis(5)).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read_all_for<Q, I>(
         &self,
         keys: I,
@@ -279,6 +284,7 @@ where
     /// let deadline = Instant::now() + Duration::from_millis(5);
     /// assert_eq!(locks.try_read_all_until(["a", "a"], deadline).map(|held| held.len()), Some(1));
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read_all_until<Q, I>(
         &self,
         keys: I,
@@ -288,7 +294,9 @@ where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.try_lock_each(keys, |stripe| stripe.try_read_until(deadline))
+        self.try_lock_each(keys, true, RwLock::try_read, |stripe| {
+            stripe.try_read_until(deadline)
+        })
     }
 
     /// Write-locks the stripe of `key`, waiting at most `timeout`; `None` if the time ran
@@ -357,6 +365,7 @@ where
     /// drop(held);
     /// assert!(locks.try_write_all_for([1, 2], Duration::from_millis(5)).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write_all_for<Q, I>(
         &self,
         keys: I,
@@ -385,6 +394,7 @@ where
     /// let deadline = Instant::now() + Duration::from_millis(5);
     /// assert_eq!(locks.try_write_all_until(["a", "a"], deadline).map(|held| held.len()), Some(1));
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write_all_until<Q, I>(
         &self,
         keys: I,
@@ -394,6 +404,8 @@ where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.try_lock_each(keys, |stripe| stripe.try_write_until(deadline))
+        self.try_lock_each(keys, true, RwLock::try_write, |stripe| {
+            stripe.try_write_until(deadline)
+        })
     }
 }

@@ -383,12 +383,20 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
     /// assert_eq!(held.len(), 1);
     /// assert_eq!(hosts.get("a").available(), 1);
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn acquire_all<Q, I>(&self, keys: I) -> StripeGuards<SemaphorePermit<'_>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.lock_each(keys, Semaphore::acquire)
+        // Each stripe is a `Semaphore` that records itself; called directly here (not
+        // through a function or closure) so that its site is the caller's line.
+        let indices = self.indices_of(keys);
+        let mut guards = Vec::with_capacity(indices.len());
+        for index in indices {
+            guards.push((index, self.stripes[index].acquire()));
+        }
+        StripeGuards { guards }
     }
 
     /// Takes a permit of the stripe of each of `keys` if every one has a free permit right
@@ -405,12 +413,18 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
     /// drop(held);
     /// assert_eq!(hosts.try_acquire_all(["a", "b"]).map(|held| held.len()), Some(1));
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_all<Q, I>(&self, keys: I) -> Option<StripeGuards<SemaphorePermit<'_>>>
     where
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.try_lock_each(keys, Semaphore::try_acquire)
+        let indices = self.indices_of(keys);
+        let mut guards = Vec::with_capacity(indices.len());
+        for index in indices {
+            guards.push((index, self.stripes[index].try_acquire()?));
+        }
+        Some(StripeGuards { guards })
     }
 
     /// Takes a permit of the stripe of each of `keys` within `timeout` in total, or none of
@@ -428,6 +442,7 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
     /// drop(held);
     /// assert!(hosts.try_acquire_all_for(["a", "b"], Duration::from_millis(5)).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_all_for<Q, I>(
         &self,
         keys: I,
@@ -457,6 +472,7 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
     /// assert!(hosts.try_acquire_all_until(["a"], deadline).is_none());
     /// # drop(held);
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_acquire_all_until<Q, I>(
         &self,
         keys: I,
@@ -466,6 +482,11 @@ impl<S: BuildHasher> Striped<Semaphore, S> {
         Q: Hash,
         I: IntoIterator<Item = Q>,
     {
-        self.try_lock_each(keys, |stripe| stripe.try_acquire_until(deadline))
+        let indices = self.indices_of(keys);
+        let mut guards = Vec::with_capacity(indices.len());
+        for index in indices {
+            guards.push((index, self.stripes[index].try_acquire_until(deadline)?));
+        }
+        Some(StripeGuards { guards })
     }
 }

@@ -31,11 +31,12 @@ impl<K: Eq + Hash + Ord, S: BuildHasher, F: Flavor> RwLockManager<K, S, F> {
     /// drop(w);
     /// assert_eq!(locks.try_read_all(["a", "b"]).map(|held| held.len()), Some(2));
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read_all(
         &self,
         keys: impl IntoIterator<Item = K>,
     ) -> Option<KeyGuards<KeyReadGuard<'_, K, S, F>>> {
-        all_or_nothing(keys, |key| self.try_read(key)).map(KeyGuards::new)
+        all_or_nothing!(keys, |key| self.try_read(key)).map(KeyGuards::new)
     }
 
     /// Write-locks every key of `keys` if all are free right now (in ascending `Ord`
@@ -51,11 +52,12 @@ impl<K: Eq + Hash + Ord, S: BuildHasher, F: Flavor> RwLockManager<K, S, F> {
     /// drop(r);
     /// assert_eq!(locks.try_write_all(["a", "b"]).map(|held| held.len()), Some(2));
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write_all(
         &self,
         keys: impl IntoIterator<Item = K>,
     ) -> Option<KeyGuards<KeyWriteGuard<'_, K, S, F>>> {
-        all_or_nothing(keys, |key| self.try_write(key)).map(KeyGuards::new)
+        all_or_nothing!(keys, |key| self.try_write(key)).map(KeyGuards::new)
     }
 }
 
@@ -72,6 +74,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// assert!(locks.try_write("b").is_none());
     /// # drop(readers);
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn read_all(&self, keys: impl IntoIterator<Item = K>) -> KeyGuards<KeyReadGuard<'_, K, S>> {
         self.read_all_by(keys, Deadline::Forever)
             .expect("untimed locks always succeed")
@@ -89,6 +92,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// });
     /// assert!(locks.is_empty());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn write_all(
         &self,
         keys: impl IntoIterator<Item = K>,
@@ -109,6 +113,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// assert!(locks.try_read_all_for(["a", "b"], Duration::from_millis(5)).is_none());
     /// assert!(!locks.is_locked("a")); // all or nothing
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read_all_for(
         &self,
         keys: impl IntoIterator<Item = K>,
@@ -129,6 +134,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// assert!(locks.try_write_all_for(["a", "b"], Duration::from_millis(5)).is_none());
     /// assert!(!locks.is_locked("a")); // all or nothing
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write_all_for(
         &self,
         keys: impl IntoIterator<Item = K>,
@@ -152,6 +158,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// drop(held);
     /// assert!(locks.try_read_all_until(["a", "b"], deadline).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read_all_until(
         &self,
         keys: impl IntoIterator<Item = K>,
@@ -175,6 +182,7 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> RwLockManager<K, S, Blocking> {
     /// drop(held);
     /// assert!(locks.try_write_all_until(["a", "b"], deadline).is_some());
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write_all_until(
         &self,
         keys: impl IntoIterator<Item = K>,
@@ -183,20 +191,22 @@ impl<K: Eq + Hash + Ord, S: BuildHasher> RwLockManager<K, S, Blocking> {
         self.write_all_by(keys, Deadline::At(deadline))
     }
 
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn read_all_by(
         &self,
         keys: impl IntoIterator<Item = K>,
         deadline: Deadline,
     ) -> Option<KeyGuards<KeyReadGuard<'_, K, S>>> {
-        all_or_nothing(keys, |key| self.read_by(key, deadline)).map(KeyGuards::new)
+        all_or_nothing!(keys, |key| self.read_by(key, deadline)).map(KeyGuards::new)
     }
 
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn write_all_by(
         &self,
         keys: impl IntoIterator<Item = K>,
         deadline: Deadline,
     ) -> Option<KeyGuards<KeyWriteGuard<'_, K, S>>> {
-        all_or_nothing(keys, |key| self.write_by(key, deadline)).map(KeyGuards::new)
+        all_or_nothing!(keys, |key| self.write_by(key, deadline)).map(KeyGuards::new)
     }
 }
 
