@@ -215,6 +215,8 @@ impl Class {
 /// statistics are added to `other`.
 pub(super) struct HotKeys {
     manager: Arc<str>,
+    /// Set for a distributed backend: its hot names are `LockName::Distributed`.
+    backend: Option<&'static str>,
     /// Hot keys by hash: their class, and the count they came in with.
     hot: HashMap<u64, (Arc<Class>, u64)>,
     candidates: HashMap<u64, u64>,
@@ -222,12 +224,13 @@ pub(super) struct HotKeys {
 }
 
 impl HotKeys {
-    pub(super) fn new(manager: Arc<str>) -> Self {
+    pub(super) fn new(manager: Arc<str>, backend: Option<&'static str>) -> Self {
         let other = Arc::new(Class::new(LockName::OtherKeys {
             manager: manager.clone(),
         }));
         Self {
             manager,
+            backend,
             hot: HashMap::new(),
             candidates: HashMap::new(),
             other,
@@ -296,10 +299,17 @@ impl HotKeys {
         describe: &dyn Fn() -> String,
         register: &impl Fn(&Arc<Class>),
     ) -> Arc<Class> {
-        let class = Arc::new(Class::new(LockName::Key {
-            manager: self.manager.clone(),
-            key: describe().into(),
-        }));
+        let name = match self.backend {
+            Some(backend) => LockName::Distributed {
+                backend,
+                name: describe().into(),
+            },
+            None => LockName::Key {
+                manager: self.manager.clone(),
+                key: describe().into(),
+            },
+        };
+        let class = Arc::new(Class::new(name));
         register(&class);
         self.hot.insert(hash, (class.clone(), base));
         class
