@@ -308,9 +308,9 @@ impl Probe {
         }
     }
 
-    fn class_of(&self, key: KeyRef<'_>) -> Arc<Class> {
+    fn class_of(&self, key: KeyRef<'_>) -> ClassRef<'_> {
         match (self.classes(), key) {
-            (Classes::One(class), _) => class.clone(),
+            (Classes::One(class), _) => ClassRef::Probe(class),
             (
                 Classes::Indexed {
                     label,
@@ -329,13 +329,13 @@ impl Probe {
                     class
                 };
                 match direct.get(index) {
-                    Some(slot) => slot.get_or_init(make).clone(),
-                    None => more.lock().entry(index).or_insert_with(make).clone(),
+                    Some(slot) => ClassRef::Probe(slot.get_or_init(make)),
+                    None => ClassRef::Own(more.lock().entry(index).or_insert_with(make).clone()),
                 }
             }
             (Classes::Hashed(hot), key) => {
                 let capacity = HOT_KEYS.load(Ordering::Relaxed);
-                match key {
+                ClassRef::Own(match key {
                     KeyRef::Hash(hash, describe) => {
                         hot.lock().class_of(hash, capacity, describe, register)
                     }
@@ -345,7 +345,7 @@ impl Probe {
                             .class_of(index as u64, capacity, &describe, register)
                     }
                     KeyRef::None => hot.lock().class_of(0, capacity, &|| "0".into(), register),
-                }
+                })
             }
         }
     }
@@ -380,7 +380,7 @@ impl Probe {
         let class = self.class_of(key);
         let state = if sampled {
             State::Full(Box::new(Active {
-                class,
+                class: class.owned(),
                 site,
                 start: Some(Instant::now()),
                 wait: None,
@@ -455,17 +455,42 @@ impl<K: ?Sized> KeyProbe<K> {
 /// [`acquired`](Self::acquired) it counts as [`gave_up`](Self::gave_up).
 #[doc(hidden)]
 pub struct Attempt<'a> {
-    state: State,
+    state: State<'a>,
     _probe: PhantomData<&'a Probe>,
 }
 
+/// A class as an unsampled attempt holds it: borrowed from its probe when the probe keeps
+/// it for as long as it lives (a level, the first stripes, rooms and depths: no reference
+/// count touched), else by reference count (a hot key can be evicted meanwhile).
+enum ClassRef<'a> {
+    Probe(&'a Arc<Class>),
+    Own(Arc<Class>),
+}
+
+impl ClassRef<'_> {
+    #[inline(always)]
+    fn get(&self) -> &Class {
+        match self {
+            ClassRef::Probe(class) => class,
+            ClassRef::Own(class) => class,
+        }
+    }
+
+    fn owned(self) -> Arc<Class> {
+        match self {
+            ClassRef::Probe(class) => class.clone(),
+            ClassRef::Own(class) => class,
+        }
+    }
+}
+
 /// What an attempt records.
-enum State {
+enum State<'a> {
     /// Nothing: telemetry was off when it began.
     Off,
     /// Unsampled and not (yet) waiting: on acquisition its class counts it, nothing else.
     Lite {
-        class: Arc<Class>,
+        class: ClassRef<'a>,
         site: &'static Location<'static>,
         task: bool,
     },
@@ -499,7 +524,7 @@ impl Default for Attempt<'_> {
     }
 }
 
-impl Attempt<'_> {
+impl<'a> Attempt<'a> {
     #[inline]
     fn off() -> Self {
         Self {
@@ -509,7 +534,7 @@ impl Attempt<'_> {
     }
 
     #[inline(always)]
-    fn take(&mut self) -> State {
+    fn take(&mut self) -> State<'a> {
         std::mem::replace(&mut self.state, State::Off)
     }
 
@@ -518,8 +543,17 @@ impl Attempt<'_> {
     /// that store it.
     #[inline]
     pub fn detach(mut self) -> Attempt<'static> {
+        let state = match self.take() {
+            State::Off => State::Off,
+            State::Lite { class, site, task } => State::Lite {
+                class: ClassRef::Own(class.owned()),
+                site,
+                task,
+            },
+            State::Full(active) => State::Full(active),
+        };
         Attempt {
-            state: self.take(),
+            state,
             _probe: PhantomData,
         }
     }
@@ -555,7 +589,7 @@ impl Attempt<'_> {
     fn start_lite_wait(&mut self, on: LockAddr) {
         if let State::Lite { class, site, task } = self.take() {
             let mut active = Box::new(Active {
-                class,
+                class: class.owned(),
                 site,
                 start: None,
                 wait: None,
@@ -580,7 +614,7 @@ impl Attempt<'_> {
         match self.take() {
             State::Off => {}
             State::Lite { class, .. } => {
-                class.acquisitions.fetch_add(1, Ordering::Relaxed);
+                class.get().acquisitions.fetch_add(1, Ordering::Relaxed);
             }
             State::Full(mut active) => {
                 // Not in the live table as a holder: nothing would take it out.
@@ -597,7 +631,7 @@ impl Attempt<'_> {
             State::Off => Held { record: None },
             State::Lite { class, .. } => {
                 // Unsampled and uncontended: counted, nothing else.
-                class.acquisitions.fetch_add(1, Ordering::Relaxed);
+                class.get().acquisitions.fetch_add(1, Ordering::Relaxed);
                 Held { record: None }
             }
             State::Full(active) => finish_acquired(active, lock),
