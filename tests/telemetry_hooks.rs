@@ -250,9 +250,7 @@ fn scratch(test: &str) -> std::path::PathBuf {
     dir
 }
 
-/// The file backend's lock `name`: `LockName::Distributed` as the design names it. The
-/// recorder of this commit names the hot names of a backend as the hot keys of a manager
-/// (`LockName::Key { manager: "file", key }`): both are accepted until it follows the design.
+/// The file backend's lock `name`: `LockName::Distributed` as the design names it.
 fn distributed(name: &str) -> LockName {
     LockName::Distributed {
         backend: "file",
@@ -263,7 +261,6 @@ fn distributed(name: &str) -> LockName {
 fn is_distributed(lock: &LockName, name: &str) -> bool {
     match lock {
         LockName::Distributed { backend, name: n } => *backend == "file" && &**n == name,
-        LockName::Key { manager, key } => &**manager == "file" && &**key == name,
         _ => false,
     }
 }

@@ -10,6 +10,8 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crossbeam_utils::CachePadded;
+
 use super::histogram::Histogram;
 use super::{LockName, LockStats, SiteStats};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -119,10 +121,78 @@ impl Sites {
     }
 }
 
+/// Shards of a [`Counter`]: a few, so that threads counting into one class mostly write
+/// cache lines of their own.
+#[cfg(not(loom))]
+const SHARDS: usize = 8;
+/// One under loom (each shard is a modelled atomic).
+#[cfg(loom)]
+const SHARDS: usize = 1;
+
+/// The next shard handed to a thread counting for the first time (a plain `std` atomic
+/// also under loom: it only spreads threads, it orders nothing).
+static NEXT_SHARD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+std::thread_local! {
+    /// This thread's shard of every counter; `usize::MAX` until first used.
+    static SHARD: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// This thread's shard, handed out round-robin.
+#[inline]
+fn shard() -> usize {
+    SHARD
+        .try_with(|shard| {
+            let index = shard.get();
+            if index < SHARDS {
+                index
+            } else {
+                let index = NEXT_SHARD.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % SHARDS;
+                shard.set(index);
+                index
+            }
+        })
+        .unwrap_or(0)
+}
+
+/// An exact count written by many threads at once (every acquisition of a class): each
+/// thread adds to its own cache-padded shard, a reader sums them.
+pub(super) struct Counter {
+    shards: [CachePadded<AtomicU64>; SHARDS],
+}
+
+impl Counter {
+    pub(super) fn new() -> Self {
+        Self {
+            shards: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
+        }
+    }
+
+    /// Adds `n` (relaxed: a count, ordered with nothing).
+    #[inline]
+    pub(super) fn fetch_add(&self, n: u64, order: Ordering) {
+        self.shards[shard()].fetch_add(n, order);
+    }
+
+    /// The sum of the shards.
+    pub(super) fn load(&self, order: Ordering) -> u64 {
+        self.shards
+            .iter()
+            .fold(0u64, |sum, shard| sum.wrapping_add(shard.load(order)))
+    }
+
+    /// Zeroes every shard.
+    pub(super) fn store(&self, value: u64, order: Ordering) {
+        for (index, shard) in self.shards.iter().enumerate() {
+            shard.store(if index == 0 { value } else { 0 }, order);
+        }
+    }
+}
+
 /// The statistics of one lock class.
 pub(super) struct Class {
     pub(super) name: LockName,
-    pub(super) acquisitions: AtomicU64,
+    pub(super) acquisitions: Counter,
     pub(super) contended: AtomicU64,
     pub(super) wait: Histogram,
     pub(super) hold: Histogram,
@@ -139,7 +209,7 @@ impl Class {
     pub(super) fn new(name: LockName) -> Self {
         Self {
             name,
-            acquisitions: AtomicU64::new(0),
+            acquisitions: Counter::new(),
             contended: AtomicU64::new(0),
             wait: Histogram::new(),
             hold: Histogram::new(),
@@ -215,6 +285,8 @@ impl Class {
 /// statistics are added to `other`.
 pub(super) struct HotKeys {
     manager: Arc<str>,
+    /// Set for a distributed backend: its hot names are `LockName::Distributed`.
+    backend: Option<&'static str>,
     /// Hot keys by hash: their class, and the count they came in with.
     hot: HashMap<u64, (Arc<Class>, u64)>,
     candidates: HashMap<u64, u64>,
@@ -222,12 +294,13 @@ pub(super) struct HotKeys {
 }
 
 impl HotKeys {
-    pub(super) fn new(manager: Arc<str>) -> Self {
+    pub(super) fn new(manager: Arc<str>, backend: Option<&'static str>) -> Self {
         let other = Arc::new(Class::new(LockName::OtherKeys {
             manager: manager.clone(),
         }));
         Self {
             manager,
+            backend,
             hot: HashMap::new(),
             candidates: HashMap::new(),
             other,
@@ -296,10 +369,17 @@ impl HotKeys {
         describe: &dyn Fn() -> String,
         register: &impl Fn(&Arc<Class>),
     ) -> Arc<Class> {
-        let class = Arc::new(Class::new(LockName::Key {
-            manager: self.manager.clone(),
-            key: describe().into(),
-        }));
+        let name = match self.backend {
+            Some(backend) => LockName::Distributed {
+                backend,
+                name: describe().into(),
+            },
+            None => LockName::Key {
+                manager: self.manager.clone(),
+                key: describe().into(),
+            },
+        };
+        let class = Arc::new(Class::new(name));
         register(&class);
         self.hot.insert(hash, (class.clone(), base));
         class

@@ -281,12 +281,12 @@ impl Probe {
                     indexed(label_text(label))
                 }
                 ProbeKind::Keyed { manager } => {
-                    let hot = HotKeys::new(label_text(manager));
+                    let hot = HotKeys::new(label_text(manager), None);
                     register(&hot.other);
                     Classes::Hashed(Mutex::new(hot))
                 }
                 ProbeKind::Distributed { backend } => {
-                    let hot = HotKeys::new(Arc::from(*backend));
+                    let hot = HotKeys::new(Arc::from(*backend), Some(backend));
                     register(&hot.other);
                     Classes::Hashed(Mutex::new(hot))
                 }
@@ -308,9 +308,9 @@ impl Probe {
         }
     }
 
-    fn class_of(&self, key: KeyRef<'_>) -> Arc<Class> {
+    fn class_of(&self, key: KeyRef<'_>) -> ClassRef<'_> {
         match (self.classes(), key) {
-            (Classes::One(class), _) => class.clone(),
+            (Classes::One(class), _) => ClassRef::Probe(class),
             (
                 Classes::Indexed {
                     label,
@@ -329,13 +329,13 @@ impl Probe {
                     class
                 };
                 match direct.get(index) {
-                    Some(slot) => slot.get_or_init(make).clone(),
-                    None => more.lock().entry(index).or_insert_with(make).clone(),
+                    Some(slot) => ClassRef::Probe(slot.get_or_init(make)),
+                    None => ClassRef::Own(more.lock().entry(index).or_insert_with(make).clone()),
                 }
             }
             (Classes::Hashed(hot), key) => {
                 let capacity = HOT_KEYS.load(Ordering::Relaxed);
-                match key {
+                ClassRef::Own(match key {
                     KeyRef::Hash(hash, describe) => {
                         hot.lock().class_of(hash, capacity, describe, register)
                     }
@@ -345,7 +345,7 @@ impl Probe {
                             .class_of(index as u64, capacity, &describe, register)
                     }
                     KeyRef::None => hot.lock().class_of(0, capacity, &|| "0".into(), register),
-                }
+                })
             }
         }
     }
@@ -363,6 +363,8 @@ impl Probe {
 
     #[inline(never)]
     fn begin_enabled(&self, key: KeyRef<'_>, site: &'static Location<'static>) -> Attempt<'_> {
+        // The thread's countdown decides first: an unsampled acquisition takes its class
+        // and nothing else (no allocation, no clock, no table) until it has to wait.
         let sampled = COUNTDOWN
             .try_with(|countdown| {
                 let left = countdown.get();
@@ -375,14 +377,24 @@ impl Probe {
                 }
             })
             .unwrap_or(false);
-        Attempt {
-            active: Some(boxed(Active {
-                class: self.class_of(key),
+        let class = self.class_of(key);
+        let state = if sampled {
+            State::Full(Box::new(Active {
+                class: class.owned(),
                 site,
-                start: sampled.then(Instant::now),
+                start: Some(Instant::now()),
                 wait: None,
                 task: false,
-            })),
+            }))
+        } else {
+            State::Lite {
+                class,
+                site,
+                task: false,
+            }
+        };
+        Attempt {
+            state,
             _probe: PhantomData,
         }
     }
@@ -443,44 +455,55 @@ impl<K: ?Sized> KeyProbe<K> {
 /// [`acquired`](Self::acquired) it counts as [`gave_up`](Self::gave_up).
 #[doc(hidden)]
 pub struct Attempt<'a> {
-    active: Option<Box<Active>>,
+    state: State<'a>,
     _probe: PhantomData<&'a Probe>,
+}
+
+/// A class as an unsampled attempt holds it: borrowed from its probe when the probe keeps
+/// it for as long as it lives (a level, the first stripes, rooms and depths: no reference
+/// count touched), else by reference count (a hot key can be evicted meanwhile).
+enum ClassRef<'a> {
+    Probe(&'a Arc<Class>),
+    Own(Arc<Class>),
+}
+
+impl ClassRef<'_> {
+    #[inline(always)]
+    fn get(&self) -> &Class {
+        match self {
+            ClassRef::Probe(class) => class,
+            ClassRef::Own(class) => class,
+        }
+    }
+
+    fn owned(self) -> Arc<Class> {
+        match self {
+            ClassRef::Probe(class) => class.clone(),
+            ClassRef::Own(class) => class,
+        }
+    }
+}
+
+/// What an attempt records.
+enum State<'a> {
+    /// Nothing: telemetry was off when it began.
+    Off,
+    /// Unsampled and not (yet) waiting: on acquisition its class counts it, nothing else.
+    Lite {
+        class: ClassRef<'a>,
+        site: &'static Location<'static>,
+        task: bool,
+    },
+    /// Sampled, or waiting: timed, and in the live table while it waits and holds.
+    Full(Box<Active>),
 }
 
 impl std::fmt::Debug for Attempt<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Attempt")
-            .field("active", &self.active.is_some())
+            .field("active", &!matches!(self.state, State::Off))
             .finish()
     }
-}
-
-std::thread_local! {
-    /// The allocation of this thread's last unsampled acquisition record, reused by the
-    /// next: an unsampled acquisition allocates nothing.
-    static SPARE: std::cell::Cell<Option<Box<std::mem::MaybeUninit<Active>>>> =
-        const { std::cell::Cell::new(None) };
-}
-
-/// `active` in a box, the thread's spare one if it has one.
-fn boxed(active: Active) -> Box<Active> {
-    match SPARE.try_with(std::cell::Cell::take) {
-        Ok(Some(spare)) => Box::write(spare, active),
-        _ => Box::new(active),
-    }
-}
-
-/// Drops what `active` holds and keeps its allocation as the thread's spare.
-fn recycle(active: Box<Active>) {
-    let raw = Box::into_raw(active);
-    // SAFETY: `raw` comes from `Box::into_raw` of an initialized `Active`: it is dropped in
-    // place exactly once, and its allocation (same layout) goes on as uninitialized memory,
-    // which `Box<MaybeUninit<_>>` never drops the contents of.
-    let spare = unsafe {
-        std::ptr::drop_in_place(raw);
-        Box::from_raw(raw.cast::<std::mem::MaybeUninit<Active>>())
-    };
-    let _ = SPARE.try_with(|slot| slot.set(Some(spare)));
 }
 
 struct Active {
@@ -501,13 +524,18 @@ impl Default for Attempt<'_> {
     }
 }
 
-impl Attempt<'_> {
+impl<'a> Attempt<'a> {
     #[inline]
     fn off() -> Self {
         Self {
-            active: None,
+            state: State::Off,
             _probe: PhantomData,
         }
+    }
+
+    #[inline(always)]
+    fn take(&mut self) -> State<'a> {
+        std::mem::replace(&mut self.state, State::Off)
     }
 
     /// The same attempt, free of its probe's lifetime (an attempt holds its class by
@@ -515,8 +543,17 @@ impl Attempt<'_> {
     /// that store it.
     #[inline]
     pub fn detach(mut self) -> Attempt<'static> {
+        let state = match self.take() {
+            State::Off => State::Off,
+            State::Lite { class, site, task } => State::Lite {
+                class: ClassRef::Own(class.owned()),
+                site,
+                task,
+            },
+            State::Full(active) => State::Full(active),
+        };
         Attempt {
-            active: self.active.take(),
+            state,
             _probe: PhantomData,
         }
     }
@@ -525,18 +562,41 @@ impl Attempt<'_> {
     /// wait-for cycle, and its hold counts in `hold_across_await`.
     #[inline]
     pub fn mark_async(&mut self) {
-        if let Some(active) = &mut self.active {
-            active.task = true;
+        match &mut self.state {
+            State::Off => {}
+            State::Lite { task, .. } => *task = true,
+            State::Full(active) => active.task = true,
         }
     }
 
     /// The slow path begins: the thread (or task) waits for the lock `on` (again: no effect).
     #[inline(always)]
     pub fn waiting(&mut self, on: LockAddr) {
-        if let Some(active) = &mut self.active
-            && active.wait.is_none()
-        {
-            start_wait(active, on);
+        match &mut self.state {
+            State::Off => {}
+            State::Lite { .. } => self.start_lite_wait(on),
+            State::Full(active) => {
+                if active.wait.is_none() {
+                    start_wait(active, on);
+                }
+            }
+        }
+    }
+
+    /// An unsampled attempt begins to wait: it takes the full record from now on.
+    #[cold]
+    #[inline(never)]
+    fn start_lite_wait(&mut self, on: LockAddr) {
+        if let State::Lite { class, site, task } = self.take() {
+            let mut active = Box::new(Active {
+                class: class.owned(),
+                site,
+                start: None,
+                wait: None,
+                task,
+            });
+            start_wait(&mut active, on);
+            self.state = State::Full(active);
         }
     }
 
@@ -544,33 +604,44 @@ impl Attempt<'_> {
     /// cannot tell a wait from the outside tries first only then.
     #[inline]
     pub fn is_recording(&self) -> bool {
-        self.active.is_some()
+        !matches!(self.state, State::Off)
     }
 
     /// The lock `lock` was granted to a guard that cannot carry a [`Held`] (a `lock_api`
     /// guard returned as is): counted and its wait timed, its hold not followed.
     #[inline]
     pub fn acquired_unheld(mut self, lock: LockAddr) {
-        if let Some(mut active) = self.active.take() {
-            // Not in the live table as a holder: nothing would take it out.
-            active.start = active.start.filter(|_| active.wait.is_none());
-            finish_acquired(active, lock).forget();
+        match self.take() {
+            State::Off => {}
+            State::Lite { class, .. } => {
+                class.get().acquisitions.fetch_add(1, Ordering::Relaxed);
+            }
+            State::Full(mut active) => {
+                // Not in the live table as a holder: nothing would take it out.
+                active.start = active.start.filter(|_| active.wait.is_none());
+                finish_acquired(active, lock).forget();
+            }
         }
     }
 
     /// The lock `lock` was granted; the [`Held`] goes into the guard.
     #[inline(always)]
     pub fn acquired(mut self, lock: LockAddr) -> Held {
-        match self.active.take() {
-            None => Held { record: None },
-            Some(active) => finish_acquired(active, lock),
+        match self.take() {
+            State::Off => Held { record: None },
+            State::Lite { class, .. } => {
+                // Unsampled and uncontended: counted, nothing else.
+                class.get().acquisitions.fetch_add(1, Ordering::Relaxed);
+                Held { record: None }
+            }
+            State::Full(active) => finish_acquired(active, lock),
         }
     }
 
     /// The acquisition ended without the lock (timed out, cancelled, absent).
     #[inline(always)]
     pub fn gave_up(mut self) {
-        if let Some(active) = self.active.take() {
+        if let State::Full(active) = self.take() {
             finish_gave_up(&active);
         }
     }
@@ -579,7 +650,7 @@ impl Attempt<'_> {
 impl Drop for Attempt<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        if let Some(active) = self.active.take() {
+        if let State::Full(active) = self.take() {
             finish_gave_up(&active);
         }
     }
@@ -626,8 +697,7 @@ fn end_wait(active: &Active, id: u64, since: Instant, now: Instant, acquired: bo
 fn finish_acquired(active: Box<Active>, lock: LockAddr) -> Held {
     active.class.acquisitions.fetch_add(1, Ordering::Relaxed);
     if active.start.is_none() && active.wait.is_none() {
-        // Unsampled and uncontended: counted, nothing else.
-        recycle(active);
+        // Counted, nothing else.
         return Held { record: None };
     }
     let now = Instant::now();
