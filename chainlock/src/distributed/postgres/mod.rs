@@ -144,7 +144,8 @@ enum Waited {
     Held(PgHeld),
     /// The timeout passed; the session was made clean and went back to the pool.
     TimedOut,
-    /// The session ended before the lock was granted: it held nothing, and was dropped.
+    /// The session ended before a guard had the lock (before the grant, or before its token
+    /// was drawn): nothing handed out was lost, and the session was dropped.
     Ended,
 }
 
