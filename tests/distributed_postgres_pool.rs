@@ -1,8 +1,9 @@
 //! Connections as a bounded resource (`PostgresOptions::max_connections`), against the real
 //! server: many held locks share few sessions, the client never has more sessions than its
 //! bound (waiters included), waiters at the bound still get their lock (and time out
-//! cleanly), a session never grants a key twice within one client, a cancelled ask leaves
-//! nothing held, and losing a shared session loses (and reports) every lock on it.
+//! cleanly), a waiter whose session ends before the grant waits again on a fresh one, a
+//! session never grants a key twice within one client, a cancelled ask leaves nothing held,
+//! and losing a shared session loses (and reports) every lock on it.
 
 mod distributed_common;
 
@@ -251,6 +252,87 @@ fn a_waiter_at_the_bound_times_out_cleanly() {
         }
         held.release().await.unwrap();
         let got = waiter.await.unwrap().unwrap();
+        assert!(!got.is_lost());
+        got.release().await.unwrap();
+    });
+}
+
+/// The backends waiting on the server for the pair key `key`.
+async fn waiting_pids(control: &tokio_postgres::Client, key: (i32, i32)) -> Vec<i32> {
+    control
+        .query(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+             AND objsubid = 2 AND classid::bigint = $1 AND objid::bigint = $2",
+            &[&i64::from(key.0), &i64::from(key.1)],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}
+
+#[test]
+fn a_waiter_whose_session_ends_before_the_grant_waits_again_on_a_fresh_one() {
+    let Some(url) = pg_url() else { return };
+    let _serial = serial();
+    let key = keys(11, 1)[0];
+    runtime().block_on(async {
+        let control = raw(&url).await;
+        let holder = LockClient::postgres(&url).await.unwrap();
+        let held = holder.lock(key).await.unwrap();
+        let options = PostgresOptions::new(&url).unwrap().max_connections(2);
+        let locks = LockClient::postgres_with(options).await.unwrap();
+        let waiter = {
+            let locks = locks.clone();
+            tokio::spawn(async move { locks.try_lock_for(key, Duration::from_mins(1)).await })
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let first = loop {
+            if let Some(&pid) = waiting_pids(&control, key).await.first() {
+                break pid;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the waiter never waited on the server"
+            );
+            tokio::task::yield_now().await;
+        };
+        // The waiter's session ends before its lock is granted (as when the driver gives up on
+        // a session whose heartbeat went unanswered): it held nothing, so the waiter must wait
+        // again on another session, not fail.
+        control
+            .execute("SELECT pg_terminate_backend($1)", &[&first])
+            .await
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            // A waiter that gave up (the bug) ends here: its outcome is checked below.
+            if waiter.is_finished()
+                || waiting_pids(&control, key)
+                    .await
+                    .iter()
+                    .any(|&pid| pid != first)
+            {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the waiter never waited again on a fresh session"
+            );
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            !waiter.is_finished(),
+            "the key is still held: {:?}",
+            waiter.await
+        );
+        held.release().await.unwrap();
+        let got = waiter
+            .await
+            .unwrap()
+            .expect("a session that ended before the grant is not an error")
+            .expect("granted within the deadline once released");
         assert!(!got.is_lost());
         got.release().await.unwrap();
     });

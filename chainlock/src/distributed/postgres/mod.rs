@@ -22,6 +22,12 @@
 //!   queue behind the wait). The server may grant the lock in the same instant it raises the
 //!   timeout, so a timed-out session runs `pg_advisory_unlock_all()` before it is reused.
 //!   Cancelling a wait drops its session, which releases a lock granted meanwhile.
+//! - A wait whose session ends before the lock is granted (a heartbeat went unanswered and
+//!   the driver gave up on it, an administrator ended it) lost nothing: the session held
+//!   nothing of ours, and the server releases a dead session's locks. The waiter drops it and
+//!   asks again, on another session, while its wait allows; likewise when a session ends while
+//!   it is being set up. A session that ends after a grant is never retried: its guards report
+//!   the loss.
 //! - At most `max_connections` sessions are open at once; at that bound waiters wait in line
 //!   (first come, first served) for a session that holds nothing, and the first in line asks
 //!   again when a lock of its client is released; nothing polls. See
@@ -112,6 +118,35 @@ async fn bounded<T>(
             stage,
             after: limit,
         })?
+}
+
+/// Whether `error` says the session ended before answering: the connection closed (a
+/// heartbeat went unanswered and the driver gave up on it, the peer went away) or the server
+/// ended the session (an administrator, a shutdown, its idle timeout). The server releases
+/// everything a session that ended held.
+fn session_ended(error: &tokio_postgres::Error) -> bool {
+    error.is_closed()
+        || error.code().is_some_and(|code| {
+            *code == SqlState::ADMIN_SHUTDOWN
+                || *code == SqlState::CRASH_SHUTDOWN
+                || *code == SqlState::IDLE_SESSION_TIMEOUT
+        })
+}
+
+/// Whether opening a session failed because the new session ended during its set-up (not
+/// because the server could not be reached): it holds nothing, and another may be opened.
+fn ended_while_opening(error: &Error) -> bool {
+    matches!(error, Error::Postgres(error) if session_ended(error))
+}
+
+/// How a wait on the server ended without an error.
+enum Waited {
+    Held(PgHeld),
+    /// The timeout passed; the session was made clean and went back to the pool.
+    TimedOut,
+    /// The session ended before a guard had the lock (before the grant, or before its token
+    /// was drawn): nothing handed out was lost, and the session was dropped.
+    Ended,
 }
 
 struct Shared {
@@ -212,8 +247,19 @@ impl PgBackend {
             // A newcomer asks once; in line, only the first asks again (on a change): the
             // others sleep until they are first.
             if ticket.is_none() || self.0.pool.is_first(ticket.as_ref()) {
-                if let Some(held) = self.try_shared(key, mode).await? {
-                    return Ok(Some(held));
+                match self.try_shared(key, mode).await {
+                    Ok(Some(held)) => return Ok(Some(held)),
+                    Ok(None) => {}
+                    // The shared session ended before answering: this acquisition holds
+                    // nothing on it (the ask, and a lock granted before its token, died with
+                    // it; the other guards on it report the loss). A wait asks again while
+                    // it lasts.
+                    Err(Error::Postgres(error))
+                        if session_ended(&error) && !matches!(wait.now(), Wait::Never) =>
+                    {
+                        continue;
+                    }
+                    Err(error) => return Err(error),
                 }
                 let remaining = match wait.now() {
                     Wait::Never => return Ok(None),
@@ -225,13 +271,27 @@ impl PgBackend {
                     let conn = match self.0.pool.take(true) {
                         Some(conn) => Some(conn),
                         None => match self.0.pool.slot() {
-                            Some(slot) => Some(self.open(slot).await?),
+                            Some(slot) => match self.open(slot).await {
+                                Ok(conn) => Some(conn),
+                                // Nothing held on it: try again while the wait allows.
+                                Err(error) if ended_while_opening(&error) => continue,
+                                Err(error) => return Err(error),
+                            },
                             None => None,
                         },
                     };
                     if let Some(conn) = conn {
-                        drop(ticket);
-                        return Box::pin(self.wait_on(conn, key, mode, remaining)).await;
+                        // Out of line: the next may go on.
+                        ticket = None;
+                        match Box::pin(self.wait_on(conn, key, mode, remaining)).await? {
+                            Waited::Held(held) => return Ok(Some(held)),
+                            Waited::TimedOut => return Ok(None),
+                            // The session ended before the lock was granted (a heartbeat
+                            // went unanswered under load, an administrator ended it): it held
+                            // nothing, so ask again, on another session, while the wait
+                            // allows (`wait.now()` above ends it at its deadline).
+                            Waited::Ended => continue,
+                        }
                     }
                 }
             }
@@ -264,10 +324,12 @@ impl PgBackend {
             match self.0.pool.pick(key, mode) {
                 Pick::Host(host) => break host,
                 Pick::HeldHere => return Ok(None),
-                Pick::Open(slot) => {
-                    let conn = self.open(slot).await?;
-                    break self.0.pool.share(conn, key, mode);
-                }
+                Pick::Open(slot) => match self.open(slot).await {
+                    Ok(conn) => break self.0.pool.share(conn, key, mode),
+                    // It held nothing: open another.
+                    Err(error) if ended_while_opening(&error) => {}
+                    Err(error) => return Err(error),
+                },
                 Pick::Full => changed.await,
             }
         };
@@ -374,7 +436,7 @@ impl PgBackend {
         key: name::Advisory,
         mode: Mode,
         remaining: Option<Duration>,
-    ) -> Result<Option<PgHeld>, Error> {
+    ) -> Result<Waited, Error> {
         let options = &self.0.options;
         // Until the session is fresh again below: no heartbeat behind a lock wait, and no
         // loss while the server runs our statement (a running statement is not idle).
@@ -390,15 +452,26 @@ impl PgBackend {
                 // The timeout may have fired just as the lock was granted; the session then
                 // holds it. It holds no other lock, so this makes it clean.
                 let unlocked = Instant::now();
-                bounded(Stage::Acquire, options.heartbeat_timeout, async {
+                let cleaned = bounded(Stage::Acquire, options.heartbeat_timeout, async {
                     Ok(conn.client.batch_execute(sql::UNLOCK_ALL).await?)
                 })
-                .await?;
+                .await;
+                match cleaned {
+                    Ok(()) => {}
+                    // Timed out, and the session ended with whatever it held: dropped.
+                    Err(Error::Postgres(err)) if session_ended(&err) => {
+                        return Ok(Waited::TimedOut);
+                    }
+                    Err(error) => return Err(error),
+                }
                 conn.liveness.contact(unlocked);
                 drop(busy);
                 self.0.pool.put(conn);
-                return Ok(None);
+                return Ok(Waited::TimedOut);
             }
+            // Not granted, and the session is gone with whatever it held: it held nothing of
+            // ours (a `Conn` is taken holding nothing), so no guard loses anything.
+            Err(err) if session_ended(&err) || conn.is_lost() => return Ok(Waited::Ended),
             Err(err) => return Err(err.into()),
         };
         conn.liveness.contact(sent);
@@ -406,12 +479,19 @@ impl PgBackend {
             drawn
         } else {
             let recorded = Instant::now();
-            let (token, durable) = bounded(
+            let (token, durable) = match bounded(
                 Stage::Acquire,
                 options.heartbeat_timeout,
                 epoch::record(&conn.client, drawn),
             )
-            .await?;
+            .await
+            {
+                Ok(recorded) => recorded,
+                // Granted, but no guard has it yet: the session ended with the lock, and
+                // nobody lost anything. Ask again.
+                Err(Error::Postgres(err)) if session_ended(&err) => return Ok(Waited::Ended),
+                Err(error) => return Err(error),
+            };
             conn.durable_epoch = conn.durable_epoch.max(durable);
             conn.liveness.contact(recorded);
             token
@@ -428,7 +508,7 @@ impl PgBackend {
         }
         drop(busy);
         let token = u64::try_from(token).map_err(|_| Error::TokensExhausted)?;
-        Ok(Some(PgHeld {
+        Ok(Waited::Held(PgHeld {
             host: Some(self.0.pool.share(conn, key, mode)),
             key,
             mode,
