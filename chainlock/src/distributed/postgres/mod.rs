@@ -145,9 +145,15 @@ enum Waited {
     /// The timeout passed; the session was made clean and went back to the pool.
     TimedOut,
     /// The session ended before a guard had the lock (before the grant, or before its token
-    /// was drawn): nothing handed out was lost, and the session was dropped.
-    Ended,
+    /// was drawn): nothing handed out was lost, and the session was dropped. The error says
+    /// why, for the caller that stops asking again ([`SESSION_ENDS_TOLERATED`]).
+    Ended(Error),
 }
+
+/// How many times one acquisition starts again after a session ended under it (before the
+/// grant, or while being opened) before it returns that error: a server that keeps ending
+/// sessions fails the call instead of making it reconnect forever.
+const SESSION_ENDS_TOLERATED: u32 = 3;
 
 struct Shared {
     options: PostgresOptions,
@@ -242,6 +248,7 @@ impl PgBackend {
         wait: Wait,
     ) -> Result<Option<PgHeld>, Error> {
         let mut ticket = None;
+        let mut ends = 0;
         loop {
             let changed = self.0.pool.changed();
             // A newcomer asks once; in line, only the first asks again (on a change): the
@@ -255,8 +262,11 @@ impl PgBackend {
                     // it; the other guards on it report the loss). A wait asks again while
                     // it lasts.
                     Err(Error::Postgres(error))
-                        if session_ended(&error) && !matches!(wait.now(), Wait::Never) =>
+                        if session_ended(&error)
+                            && !matches!(wait.now(), Wait::Never)
+                            && ends < SESSION_ENDS_TOLERATED =>
                     {
+                        ends += 1;
                         continue;
                     }
                     Err(error) => return Err(error),
@@ -274,7 +284,13 @@ impl PgBackend {
                             Some(slot) => match self.open(slot).await {
                                 Ok(conn) => Some(conn),
                                 // Nothing held on it: try again while the wait allows.
-                                Err(error) if ended_while_opening(&error) => continue,
+                                Err(error)
+                                    if ended_while_opening(&error)
+                                        && ends < SESSION_ENDS_TOLERATED =>
+                                {
+                                    ends += 1;
+                                    continue;
+                                }
                                 Err(error) => return Err(error),
                             },
                             None => None,
@@ -290,7 +306,13 @@ impl PgBackend {
                             // went unanswered under load, an administrator ended it): it held
                             // nothing, so ask again, on another session, while the wait
                             // allows (`wait.now()` above ends it at its deadline).
-                            Waited::Ended => continue,
+                            Waited::Ended(error) => {
+                                if ends >= SESSION_ENDS_TOLERATED {
+                                    return Err(error);
+                                }
+                                ends += 1;
+                                continue;
+                            }
                         }
                     }
                 }
@@ -319,6 +341,7 @@ impl PgBackend {
     /// the bound allows; waiting for one if not): the guard, or `None` if the key is held
     /// (by someone else, or by a guard of this client).
     async fn try_shared(&self, key: name::Advisory, mode: Mode) -> Result<Option<PgHeld>, Error> {
+        let mut ends = 0;
         let host = loop {
             let changed = self.0.pool.changed();
             match self.0.pool.pick(key, mode) {
@@ -326,8 +349,10 @@ impl PgBackend {
                 Pick::HeldHere => return Ok(None),
                 Pick::Open(slot) => match self.open(slot).await {
                     Ok(conn) => break self.0.pool.share(conn, key, mode),
-                    // It held nothing: open another.
-                    Err(error) if ended_while_opening(&error) => {}
+                    // It held nothing: open another (a few times: see SESSION_ENDS_TOLERATED).
+                    Err(error) if ended_while_opening(&error) && ends < SESSION_ENDS_TOLERATED => {
+                        ends += 1;
+                    }
                     Err(error) => return Err(error),
                 },
                 Pick::Full => changed.await,
@@ -471,7 +496,9 @@ impl PgBackend {
             }
             // Not granted, and the session is gone with whatever it held: it held nothing of
             // ours (a `Conn` is taken holding nothing), so no guard loses anything.
-            Err(err) if session_ended(&err) || conn.is_lost() => return Ok(Waited::Ended),
+            Err(err) if session_ended(&err) || conn.is_lost() => {
+                return Ok(Waited::Ended(err.into()));
+            }
             Err(err) => return Err(err.into()),
         };
         conn.liveness.contact(sent);
@@ -489,7 +516,9 @@ impl PgBackend {
                 Ok(recorded) => recorded,
                 // Granted, but no guard has it yet: the session ended with the lock, and
                 // nobody lost anything. Ask again.
-                Err(Error::Postgres(err)) if session_ended(&err) => return Ok(Waited::Ended),
+                Err(Error::Postgres(err)) if session_ended(&err) => {
+                    return Ok(Waited::Ended(Error::Postgres(err)));
+                }
                 Err(error) => return Err(error),
             };
             conn.durable_epoch = conn.durable_epoch.max(durable);
