@@ -317,3 +317,85 @@ fn multi_key_calls_are_sited_at_the_callers_line() {
     assert_eq!(holder_lines("multi permits"), [line, line, line]);
     drop(held);
 }
+
+/// A key whose `Debug` locks another key of the same manager: naming a key for the
+/// statistics runs that `Debug`, which must not happen under the manager's hot-key table
+/// (every acquisition of the manager takes it: the lock below would never return).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Reentrant(u32);
+
+static REENTRANT: std::sync::LazyLock<KeyedLocks<Reentrant>> = std::sync::LazyLock::new(|| {
+    KeyedLocks::new()
+        .telemetry_name("reentrant")
+        .telemetry_keys_debug()
+});
+
+impl std::fmt::Debug for Reentrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 == 1 {
+            drop(REENTRANT.lock(Reentrant(2)));
+        }
+        write!(f, "k{}", self.0)
+    }
+}
+
+#[test]
+fn a_key_whose_debug_locks_the_same_manager_is_named_without_a_deadlock() {
+    let _serial = serial();
+    let dog = watchdog("a_key_whose_debug_locks_the_same_manager_is_named_without_a_deadlock");
+    telemetry::enable(Config::new());
+    drop(REENTRANT.lock(Reentrant(1)));
+    drop(REENTRANT.lock(Reentrant(1)));
+    let named = |key: &str| LockName::Key {
+        manager: "reentrant".into(),
+        key: key.into(),
+    };
+    assert_eq!(stats(&named("k1")).acquisitions, 2);
+    assert!(stats(&named("k2")).acquisitions >= 1);
+    telemetry::disable();
+    drop(dog);
+}
+
+/// A `tracing` subscriber that panics on every event.
+struct Panicking;
+
+impl tracing::Subscriber for Panicking {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {
+        panic!("a subscriber that panics");
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn a_subscriber_that_panics_on_the_slow_wait_report_does_not_keep_the_lock() {
+    let _serial = serial();
+    let dog = watchdog("a_subscriber_that_panics_on_the_slow_wait_report_does_not_keep_the_lock");
+    telemetry::enable(Config::new().slow_wait(Duration::from_nanos(1)));
+    let locks = KeyedLocks::<u32>::new().telemetry_name("panicking-subscriber");
+    thread::scope(|scope| {
+        let held = locks.lock(1);
+        let waiter = scope.spawn(|| drop(locks.lock(1)));
+        eventually("the waiter waits", || {
+            telemetry::live()
+                .waiters
+                .iter()
+                .any(|wait| matches!(&wait.lock, LockName::Key { manager, .. } if &**manager == "panicking-subscriber"))
+        });
+        // The release reports the slow wait it ends to a subscriber that panics: the key
+        // must be released all the same.
+        tracing::subscriber::with_default(Panicking, || drop(held));
+        waiter.join().expect("the waiter got the key and let it go");
+    });
+    assert!(locks.try_lock(1).is_some(), "the key is free");
+    telemetry::disable();
+    drop(dog);
+}

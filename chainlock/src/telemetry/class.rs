@@ -283,6 +283,15 @@ impl Class {
 /// bounded candidate table (a new candidate evicts the smallest and inherits its count), and
 /// a candidate whose count passes the coldest hot key's takes its place; the evicted key's
 /// statistics are added to `other`.
+/// What [`HotKeys::class_of`] found.
+pub(super) enum Found {
+    Class(Arc<Class>),
+    /// The key becomes hot, coming in with the count `base`.
+    Promote {
+        base: u64,
+    },
+}
+
 pub(super) struct HotKeys {
     manager: Arc<str>,
     /// Set for a distributed backend: its hot names are `LockName::Distributed`.
@@ -307,23 +316,18 @@ impl HotKeys {
         }
     }
 
-    /// The class of the key with `hash` (named by `describe` if it becomes hot); new
-    /// classes are passed to `register`.
-    pub(super) fn class_of(
-        &mut self,
-        hash: u64,
-        capacity: usize,
-        describe: &dyn Fn() -> String,
-        register: impl Fn(&Arc<Class>),
-    ) -> Arc<Class> {
+    /// The class of the key with `hash`, or [`Found::Promote`] when the key becomes hot:
+    /// the caller then names it ([`promote`](Self::promote)) — with the table unlocked, since
+    /// the name is the user's `Debug`.
+    pub(super) fn class_of(&mut self, hash: u64, capacity: usize) -> Found {
         if let Some((class, _)) = self.hot.get(&hash) {
-            return class.clone();
+            return Found::Class(class.clone());
         }
         if self.hot.len() < capacity {
-            return self.promote(hash, 0, describe, &register);
+            return Found::Promote { base: 0 };
         }
         if capacity == 0 {
-            return self.other.clone();
+            return Found::Class(self.other.clone());
         }
         // Space-Saving over the keys outside the table.
         let bound = capacity.saturating_mul(4).max(64);
@@ -352,31 +356,38 @@ impl HotKeys {
             .min_by_key(|&(_, count)| count)
             .expect("a full table has entries");
         if count <= coldest_count {
-            return self.other.clone();
+            return Found::Class(self.other.clone());
         }
         let (evicted, _) = self.hot.remove(&coldest).expect("found above");
         evicted.retired.store(true, Ordering::Relaxed);
         self.other.absorb(&evicted);
         self.candidates.remove(&hash);
         self.candidates.insert(coldest, coldest_count);
-        self.promote(hash, count, describe, &register)
+        Found::Promote { base: count }
     }
 
-    fn promote(
+    /// Makes the key with `hash` hot under the name `key` (after [`Found::Promote`]). The
+    /// table was unlocked while the name was made: if another thread made the key hot
+    /// meanwhile, its class is the one. Concurrent promotions may pass `capacity` by at most
+    /// one key per thread promoting at that moment.
+    pub(super) fn promote(
         &mut self,
         hash: u64,
         base: u64,
-        describe: &dyn Fn() -> String,
+        key: String,
         register: &impl Fn(&Arc<Class>),
     ) -> Arc<Class> {
+        if let Some((class, _)) = self.hot.get(&hash) {
+            return class.clone();
+        }
         let name = match self.backend {
             Some(backend) => LockName::Distributed {
                 backend,
-                name: describe().into(),
+                name: key.into(),
             },
             None => LockName::Key {
                 manager: self.manager.clone(),
-                key: describe().into(),
+                key: key.into(),
             },
         };
         let class = Arc::new(Class::new(name));

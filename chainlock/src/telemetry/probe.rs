@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::class::{Class, HotKeys};
+use super::class::{Class, Found, HotKeys};
 use super::live::{self, LockId};
 use super::{Config, Cycle, Live, LockName, Report};
 
@@ -337,14 +337,12 @@ impl Probe {
                 let capacity = HOT_KEYS.load(Ordering::Relaxed);
                 ClassRef::Own(match key {
                     KeyRef::Hash(hash, describe) => {
-                        hot.lock().class_of(hash, capacity, describe, register)
+                        hot_class(hot, hash, capacity, describe, register)
                     }
                     KeyRef::Index(index) => {
-                        let describe = || index.to_string();
-                        hot.lock()
-                            .class_of(index as u64, capacity, &describe, register)
+                        hot_class(hot, index as u64, capacity, &|| index.to_string(), register)
                     }
-                    KeyRef::None => hot.lock().class_of(0, capacity, &|| "0".into(), register),
+                    KeyRef::None => hot_class(hot, 0, capacity, &|| "0".into(), register),
                 })
             }
         }
@@ -448,6 +446,26 @@ impl<K: ?Sized> KeyProbe<K> {
         };
         self.probe
             .begin_enabled(KeyRef::Hash(hash, &describe), Location::caller())
+    }
+}
+
+/// The class of a key of a keyed manager or distributed backend. The key's name is made
+/// with the table unlocked: it is the user's `Debug`, which may itself lock (even a lock of
+/// the same manager, whose acquisitions take this table).
+fn hot_class(
+    hot: &Mutex<HotKeys>,
+    hash: u64,
+    capacity: usize,
+    describe: &dyn Fn() -> String,
+    register: impl Fn(&Arc<Class>),
+) -> Arc<Class> {
+    let mut table = hot.lock();
+    match table.class_of(hash, capacity) {
+        Found::Class(class) => class,
+        Found::Promote { base } => {
+            let key = parking_lot::MutexGuard::unlocked(&mut table, describe);
+            table.promote(hash, base, key, &register)
+        }
     }
 }
 
@@ -656,6 +674,16 @@ impl Drop for Attempt<'_> {
     }
 }
 
+/// Emits a `tracing` event from inside a lock's acquire or release: never while the thread
+/// unwinds (a second panic would abort), and a subscriber that panics does not stop the
+/// caller, which still has to release or register the lock (the panic is reported by the
+/// panic hook and otherwise dropped).
+fn emit_event(emit: impl FnOnce()) {
+    if !std::thread::panicking() {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(emit));
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn start_wait(active: &mut Active, on: LockAddr) {
@@ -665,11 +693,13 @@ fn start_wait(active: &mut Active, on: LockAddr) {
     active.wait = Some((id, lock, since));
     if let Some(cycle) = cycle {
         live::record_cycle(&cycle);
-        tracing::error!(
-            target: "chainlock::telemetry",
-            %cycle,
-            "a wait-for cycle among chainlock's locks: these threads wait for each other (the waits go on until they time out)"
-        );
+        emit_event(|| {
+            tracing::error!(
+                target: "chainlock::telemetry",
+                %cycle,
+                "a wait-for cycle among chainlock's locks: these threads wait for each other (the waits go on until they time out)"
+            );
+        });
     }
 }
 
@@ -680,15 +710,17 @@ fn end_wait(active: &Active, id: u64, since: Instant, now: Instant, acquired: bo
     let threshold = SLOW_WAIT.load(Ordering::Relaxed);
     if threshold > 0 && nanos(waited) >= threshold {
         let snapshot = live::snapshot();
-        tracing::warn!(
-            target: "chainlock::telemetry",
-            lock = %active.class.name,
-            site = %active.site,
-            waited = ?waited,
-            acquired,
-            live = %snapshot,
-            "a slow wait for a chainlock lock"
-        );
+        emit_event(|| {
+            tracing::warn!(
+                target: "chainlock::telemetry",
+                lock = %active.class.name,
+                site = %active.site,
+                waited = ?waited,
+                acquired,
+                live = %snapshot,
+                "a slow wait for a chainlock lock"
+            );
+        });
     }
     waited
 }
@@ -810,14 +842,16 @@ fn finish_released(record: &Record) {
     let threshold = SLOW_WAIT.load(Ordering::Relaxed);
     if threshold > 0 && live::waited_past(record.lock, now, threshold) {
         let snapshot = live::snapshot();
-        tracing::warn!(
-            target: "chainlock::telemetry",
-            lock = %class.name,
-            holder_site = %record.site,
-            held = ?now.saturating_duration_since(record.since),
-            live = %snapshot,
-            "a release ends a slow wait for a chainlock lock"
-        );
+        emit_event(|| {
+            tracing::warn!(
+                target: "chainlock::telemetry",
+                lock = %class.name,
+                holder_site = %record.site,
+                held = ?now.saturating_duration_since(record.since),
+                live = %snapshot,
+                "a release ends a slow wait for a chainlock lock"
+            );
+        });
     }
     let (waiters, oldest) = live::released(record.id, record.lock);
     if waiters > 0 {
