@@ -52,7 +52,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
 use crate::lock_order::ascending_unique;
-use crate::telemetry::{KeyRef, Label, Probe, ProbeKind};
+use crate::telemetry::{Attempt, KeyRef, Label, Probe, ProbeKind};
 use crossbeam_utils::CachePadded;
 pub use guards::StripeGuards;
 pub use semaphore::{Semaphore, SemaphorePermit};
@@ -333,8 +333,27 @@ impl<L, S: BuildHasher> Striped<L, S> {
         take: impl FnOnce(&'a L) -> Option<G>,
     ) -> Option<G> {
         let stripe: &'a L = &self.stripes[index];
-        let mut attempt = self.telemetry.begin(KeyRef::Index(index));
-        if wait && attempt.is_recording() {
+        let attempt = self.telemetry.begin(KeyRef::Index(index));
+        if !attempt.is_recording() {
+            // Not sampled (or telemetry off): the stripe's own lock and nothing else, the
+            // recording path out of line (it kept registers busy in every caller).
+            return take(stripe);
+        }
+        Self::take_recorded(attempt, stripe, index, wait, try_take, take)
+    }
+
+    /// [`take_index`](Self::take_index) of a sampled acquisition.
+    #[cold]
+    #[inline(never)]
+    fn take_recorded<'a, G>(
+        mut attempt: Attempt<'_>,
+        stripe: &'a L,
+        index: usize,
+        wait: bool,
+        try_take: impl FnOnce(&'a L) -> Option<G>,
+        take: impl FnOnce(&'a L) -> Option<G>,
+    ) -> Option<G> {
+        if wait {
             if let Some(guard) = try_take(stripe) {
                 attempt.acquired_unheld(index);
                 return Some(guard);

@@ -85,8 +85,8 @@ struct Args {
     /// distributions per strategy (see --stats-svg).
     #[arg(long)]
     stats: bool,
-    /// With --stats: time one acquisition in this many (every acquisition is counted, and
-    /// every contended wait timed).
+    /// With --stats: record one acquisition in this many (at random intervals; each counts
+    /// for this many, so the counts are estimates).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     sample_every: u32,
     /// With --stats: where the SVG goes.
@@ -216,7 +216,7 @@ fn print_table(rows: &[(LeafWork, Report)], threads: u16) {
 fn print_stats(args: &Args, runs: &[RunStats]) -> bool {
     println!();
     println!(
-        "## the {} hottest lock classes of each run (by total wait; one acquisition in {} timed, contended waits always)",
+        "## the {} hottest lock classes of each run (by total wait; one acquisition in {} recorded, counts scaled by it)",
         args.stats_top, args.sample_every
     );
     for run in runs {

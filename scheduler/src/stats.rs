@@ -46,8 +46,8 @@ pub struct RunStats {
     pub report: Report,
 }
 
-/// Starts recording a run: the statistics zeroed, every acquisition counted and one in
-/// `sample_every` timed (contended waits always).
+/// Starts recording a run: the statistics zeroed, one acquisition in `sample_every`
+/// recorded (each counting for `sample_every`).
 ///
 /// # Panics
 ///

@@ -318,8 +318,9 @@ impl HotKeys {
 
     /// The class of the key with `hash`, or [`Found::Promote`] when the key becomes hot:
     /// the caller then names it ([`promote`](Self::promote)) — with the table unlocked, since
-    /// the name is the user's `Debug`.
-    pub(super) fn class_of(&mut self, hash: u64, capacity: usize) -> Found {
+    /// the name is the user's `Debug`. `weight`: how many acquisitions this sampled one
+    /// stands for (a candidate's count grows by it, as a hot key's acquisitions do).
+    pub(super) fn class_of(&mut self, hash: u64, capacity: usize, weight: u64) -> Found {
         if let Some((class, _)) = self.hot.get(&hash) {
             return Found::Class(class.clone());
         }
@@ -332,7 +333,7 @@ impl HotKeys {
         // Space-Saving over the keys outside the table.
         let bound = capacity.saturating_mul(4).max(64);
         let count = if let Some(count) = self.candidates.get_mut(&hash) {
-            *count += 1;
+            *count = count.saturating_add(weight);
             *count
         } else {
             let inherited = if self.candidates.len() >= bound {
@@ -346,8 +347,9 @@ impl HotKeys {
             } else {
                 0
             };
-            self.candidates.insert(hash, inherited + 1);
-            inherited + 1
+            let count = inherited.saturating_add(weight);
+            self.candidates.insert(hash, count);
+            count
         };
         let (&coldest, coldest_count) = self
             .hot

@@ -75,8 +75,11 @@ impl Config {
         }
     }
 
-    /// Times one acquisition in `n` per thread (1: all). Every acquisition is still counted,
-    /// and every contended wait is still timed.
+    /// Records one acquisition in `n` per thread (1, the default: all), at random intervals
+    /// averaging `n`; the others cost a thread-local countdown and record nothing. A sampled
+    /// acquisition counts for `n`: counts and site figures estimate the whole (as Go's mutex
+    /// profile does), the histograms describe the sample, and the live table, the slow-wait
+    /// reports and the cycle check see sampled acquisitions only (see the guide, "Cost").
     ///
     /// # Panics
     ///
@@ -198,8 +201,8 @@ pub fn cycles() -> Vec<Cycle> {
 pub struct Report {
     /// One entry per lock class.
     pub locks: Vec<LockStats>,
-    /// The sampling rate in force when the report was made ([`Config::sample_every`]):
-    /// sampled figures (holds, uncontended waits, holder sites) stand for this many each.
+    /// The sampling rate in force when the report was made ([`Config::sample_every`]): each
+    /// sampled acquisition was counted this many times in the counts and site figures.
     pub sample_every: u32,
 }
 
@@ -230,17 +233,18 @@ impl fmt::Display for Report {
 pub struct LockStats {
     /// Which lock.
     pub lock: LockName,
-    /// Acquisitions counted.
+    /// Acquisitions (exact with `sample_every(1)`; else each sampled one counts for the
+    /// sampling rate: an estimate).
     pub acquisitions: u64,
-    /// Acquisitions that had to wait.
+    /// Acquisitions that had to wait (an estimate, as `acquisitions`).
     pub contended: u64,
-    /// Waits: every contended wait and every sampled acquisition.
+    /// The waits of the sampled acquisitions, contended or not.
     pub wait: Summary,
-    /// Sampled holds by threads.
+    /// The sampled holds by threads.
     pub hold: Summary,
-    /// Sampled holds of async guards (held by a task, across `.await`).
+    /// The sampled holds of async guards (held by a task, across `.await`).
     pub hold_across_await: Summary,
-    /// Sum over sampled releases of the waiters left waiting.
+    /// Sum over releases of the waiters left waiting (an estimate, as `acquisitions`).
     pub waiters_at_release: u64,
     /// Up to 4 waiter sites, by total wait.
     pub waiter_sites: Vec<SiteStats>,

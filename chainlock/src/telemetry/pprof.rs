@@ -16,9 +16,9 @@ impl Report {
     ///
     /// Go's semantics (`runtime.SetMutexProfileFraction`, `pprof.Lookup("mutex")`): two sample
     /// types, `contentions/count` and `delay/nanoseconds` (the default), period type
-    /// `contentions/count` and period the sampling rate ([`Report::sample_every`]); the holder
-    /// samples, recorded for sampled holds only, are multiplied by it, as Go scales its
-    /// profile, so that they estimate the whole. As Go does, the delay is charged to the
+    /// `contentions/count` and period the sampling rate ([`Report::sample_every`]); the
+    /// values are already estimates of the whole (each sampled event was recorded times the
+    /// sampling rate, as Go scales its profile). As Go does, the delay is charged to the
     /// *holder*: each sample is a site that released a lock while others waited for it ([`LockStats::holder_sites`]), with
     /// the waits that release ended (times the waiters, as Go 1.22 does). A sample's stack has
     /// two frames: the holder's call site (a function named `release at FILE:LINE`, with that
@@ -99,15 +99,14 @@ impl Profile {
         profile.string(""); // index 0 is the empty string, as the format requires
         profile.period = i64::from(report.sample_every.max(1));
         for lock in &report.locks {
-            profile.lock_samples(lock, Side::Holder, &lock.holder_sites, profile.period);
-            profile.lock_samples(lock, Side::Waiter, &lock.waiter_sites, 1);
+            profile.lock_samples(lock, Side::Holder, &lock.holder_sites);
+            profile.lock_samples(lock, Side::Waiter, &lock.waiter_sites);
         }
         profile
     }
 
-    /// The samples of `sites`, their values multiplied by `scale` (the sampling period for
-    /// sampled figures, as Go scales its mutex profile).
-    fn lock_samples(&mut self, lock: &LockStats, side: Side, sites: &[SiteStats], scale: i64) {
+    /// The samples of `sites` (their figures were scaled by the sampling rate when recorded).
+    fn lock_samples(&mut self, lock: &LockStats, side: Side, sites: &[SiteStats]) {
         if sites.is_empty() {
             return;
         }
@@ -115,12 +114,8 @@ impl Profile {
         let lock_frame = self.location(&lock_name, "", 0);
         for site in sites {
             let frame = self.site_location(side, site.site);
-            let delay = i64::try_from(site.total.as_nanos())
-                .unwrap_or(i64::MAX)
-                .saturating_mul(scale);
-            let count = i64::try_from(site.count)
-                .unwrap_or(i64::MAX)
-                .saturating_mul(scale);
+            let delay = i64::try_from(site.total.as_nanos()).unwrap_or(i64::MAX);
+            let count = i64::try_from(site.count).unwrap_or(i64::MAX);
             self.samples
                 .push((vec![frame, lock_frame], [count, delay], side));
         }

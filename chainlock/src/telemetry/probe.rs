@@ -6,8 +6,10 @@
 //! a null check (measured in `docs/telemetry.md`); the work is out of line.
 #![allow(clippy::inline_always)]
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -33,11 +35,6 @@ static HOT_KEYS: AtomicUsize = AtomicUsize::new(32);
 /// record into it). Pruned of the dead ones whenever it grows past twice its live size.
 static REGISTRY: Mutex<Vec<Weak<Class>>> = Mutex::new(Vec::new());
 static REGISTRY_LIVE: AtomicUsize = AtomicUsize::new(0);
-
-std::thread_local! {
-    /// Acquisitions until this thread's next sampled one.
-    static COUNTDOWN: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
-}
 
 pub(super) fn enable(config: &Config) {
     SAMPLE_EVERY.store(config.sample_every, Ordering::Relaxed);
@@ -308,9 +305,11 @@ impl Probe {
         }
     }
 
-    fn class_of(&self, key: KeyRef<'_>) -> ClassRef<'_> {
+    /// The class of the lock `key` names; `weight` is how many acquisitions the lookup
+    /// stands for (the hot-key table counts by it).
+    fn class_of(&self, key: KeyRef<'_>, weight: u64) -> Arc<Class> {
         match (self.classes(), key) {
-            (Classes::One(class), _) => ClassRef::Probe(class),
+            (Classes::One(class), _) => class.clone(),
             (
                 Classes::Indexed {
                     label,
@@ -329,73 +328,126 @@ impl Probe {
                     class
                 };
                 match direct.get(index) {
-                    Some(slot) => ClassRef::Probe(slot.get_or_init(make)),
-                    None => ClassRef::Own(more.lock().entry(index).or_insert_with(make).clone()),
+                    Some(slot) => slot.get_or_init(make).clone(),
+                    None => more.lock().entry(index).or_insert_with(make).clone(),
                 }
             }
             (Classes::Hashed(hot), key) => {
                 let capacity = HOT_KEYS.load(Ordering::Relaxed);
-                ClassRef::Own(match key {
+                match key {
                     KeyRef::Hash(hash, describe) => {
-                        hot_class(hot, hash, capacity, describe, register)
+                        hot_class(hot, hash, capacity, weight, describe, register)
                     }
-                    KeyRef::Index(index) => {
-                        hot_class(hot, index as u64, capacity, &|| index.to_string(), register)
-                    }
-                    KeyRef::None => hot_class(hot, 0, capacity, &|| "0".into(), register),
-                })
+                    KeyRef::Index(index) => hot_class(
+                        hot,
+                        index as u64,
+                        capacity,
+                        weight,
+                        &|| index.to_string(),
+                        register,
+                    ),
+                    KeyRef::None => hot_class(hot, 0, capacity, weight, &|| "0".into(), register),
+                }
             }
         }
     }
 
     /// An acquisition of the lock `key` begins: the first thing in an acquire, at the
-    /// caller's site (`#[track_caller]`). Disabled: one relaxed load and a branch.
+    /// caller's site (`#[track_caller]`). Disabled: one relaxed load and a branch; enabled
+    /// and not sampled: that and this thread's countdown.
     #[track_caller]
     #[inline(always)]
     pub fn begin(&self, key: KeyRef<'_>) -> Attempt<'_> {
-        if !ENABLED.load(Ordering::Relaxed) {
+        if !ENABLED.load(Ordering::Relaxed) || !sampled_now() {
             return Attempt::off();
         }
-        self.begin_enabled(key, Location::caller())
+        self.begin_sampled(key, Location::caller())
     }
 
+    /// A sampled acquisition begins: its class, its record, the clock.
+    #[cold]
     #[inline(never)]
-    fn begin_enabled(&self, key: KeyRef<'_>, site: &'static Location<'static>) -> Attempt<'_> {
-        // The thread's countdown decides first: an unsampled acquisition takes its class
-        // and nothing else (no allocation, no clock, no table) until it has to wait.
-        let sampled = COUNTDOWN
-            .try_with(|countdown| {
-                let left = countdown.get();
-                if left <= 1 {
-                    countdown.set(SAMPLE_EVERY.load(Ordering::Relaxed));
-                    true
-                } else {
-                    countdown.set(left - 1);
-                    false
-                }
-            })
-            .unwrap_or(false);
-        let class = self.class_of(key);
-        let state = if sampled {
-            State::Full(Box::new(Active {
-                class: class.owned(),
-                site,
-                start: Some(Instant::now()),
-                wait: None,
-                task: false,
-            }))
-        } else {
-            State::Lite {
+    fn begin_sampled(&self, key: KeyRef<'_>, site: &'static Location<'static>) -> Attempt<'_> {
+        let weight = u64::from(next_interval());
+        let class = self.class_of(key, weight);
+        Attempt {
+            active: Some(Box::new(Sample {
                 class,
                 site,
+                since: Instant::now(),
+                wait: None,
+                hold: None,
                 task: false,
-            }
-        };
-        Attempt {
-            state,
+                weight,
+            })),
             _probe: PhantomData,
         }
     }
+}
+
+std::thread_local! {
+    /// Acquisitions until this thread's next sampled one (0: the next one is).
+    static COUNTDOWN: Cell<u32> = const { Cell::new(0) };
+    /// This thread's generator of sampling intervals (0: not seeded yet).
+    static RANDOM: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether this acquisition is sampled: counts this thread's countdown down. Inlined into
+/// every hook; a thread-local `Cell` without a destructor is one access relative to the
+/// thread pointer.
+#[inline(always)]
+fn sampled_now() -> bool {
+    COUNTDOWN
+        .try_with(|countdown| {
+            let left = countdown.get();
+            if left > 1 {
+                countdown.set(left - 1);
+                false
+            } else {
+                true
+            }
+        })
+        .unwrap_or(false)
+}
+
+/// After a sampled acquisition: draws the number of acquisitions until this thread's next
+/// one and returns the weight of this one (the sampling rate in force). The interval is
+/// uniform in `1..2n` (mean `n`), not `n` itself: a fixed period would alias with a loop
+/// that acquires the same locks in a fixed order (with `n = 3`, a three-level chain would
+/// only ever sample its first level), and the estimates (count × `n`) would be wrong.
+fn next_interval() -> u32 {
+    let rate = SAMPLE_EVERY.load(Ordering::Relaxed).max(1);
+    let interval = if rate == 1 {
+        1
+    } else {
+        let draw = RANDOM
+            .try_with(|random| {
+                let mut state = random.get();
+                if state == 0 {
+                    state = seed();
+                }
+                // xorshift64*
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                random.set(state);
+                state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32
+            })
+            .unwrap_or(0);
+        let span = u64::from(rate) * 2 - 1;
+        u32::try_from(1 + draw % span).unwrap_or(rate)
+    };
+    let _ = COUNTDOWN.try_with(|countdown| countdown.set(interval));
+    rate
+}
+
+/// A distinct, non-zero seed per thread (splitmix64 of a global sequence).
+fn seed() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+    let mut z = NEXT.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) | 1
 }
 
 /// A [`Probe`] over the keys of type `K` of a keyed registry: names a hot key by its
@@ -432,11 +484,11 @@ impl<K: ?Sized> KeyProbe<K> {
     }
 
     /// An acquisition of `key` begins; `hash` (the registry's hash of the key) is called
-    /// only when enabled.
+    /// only for a sampled acquisition.
     #[track_caller]
     #[inline(always)]
     pub fn begin(&self, key: &K, hash: impl FnOnce(&K) -> u64) -> Attempt<'_> {
-        if !ENABLED.load(Ordering::Relaxed) {
+        if !ENABLED.load(Ordering::Relaxed) || !sampled_now() {
             return Attempt::off();
         }
         let hash = hash(key);
@@ -445,7 +497,7 @@ impl<K: ?Sized> KeyProbe<K> {
             None => format!("#{hash:016x}"),
         };
         self.probe
-            .begin_enabled(KeyRef::Hash(hash, &describe), Location::caller())
+            .begin_sampled(KeyRef::Hash(hash, &describe), Location::caller())
     }
 }
 
@@ -456,11 +508,12 @@ fn hot_class(
     hot: &Mutex<HotKeys>,
     hash: u64,
     capacity: usize,
+    weight: u64,
     describe: &dyn Fn() -> String,
     register: impl Fn(&Arc<Class>),
 ) -> Arc<Class> {
     let mut table = hot.lock();
-    match table.class_of(hash, capacity) {
+    match table.class_of(hash, capacity, weight) {
         Found::Class(class) => class,
         Found::Promote { base } => {
             let key = parking_lot::MutexGuard::unlocked(&mut table, describe);
@@ -469,69 +522,49 @@ fn hot_class(
     }
 }
 
-/// An acquisition in progress, from [`Probe::begin`]. Dropped without
-/// [`acquired`](Self::acquired) it counts as [`gave_up`](Self::gave_up).
+/// An acquisition in progress, from [`Probe::begin`]: nothing (telemetry off, or this
+/// acquisition not sampled: one null pointer) or the record of a sampled one. Dropped
+/// without [`acquired`](Self::acquired) it counts as [`gave_up`](Self::gave_up).
 #[doc(hidden)]
 pub struct Attempt<'a> {
-    state: State<'a>,
+    active: Option<Box<Sample>>,
     _probe: PhantomData<&'a Probe>,
-}
-
-/// A class as an unsampled attempt holds it: borrowed from its probe when the probe keeps
-/// it for as long as it lives (a level, the first stripes, rooms and depths: no reference
-/// count touched), else by reference count (a hot key can be evicted meanwhile).
-enum ClassRef<'a> {
-    Probe(&'a Arc<Class>),
-    Own(Arc<Class>),
-}
-
-impl ClassRef<'_> {
-    #[inline(always)]
-    fn get(&self) -> &Class {
-        match self {
-            ClassRef::Probe(class) => class,
-            ClassRef::Own(class) => class,
-        }
-    }
-
-    fn owned(self) -> Arc<Class> {
-        match self {
-            ClassRef::Probe(class) => class.clone(),
-            ClassRef::Own(class) => class,
-        }
-    }
-}
-
-/// What an attempt records.
-enum State<'a> {
-    /// Nothing: telemetry was off when it began.
-    Off,
-    /// Unsampled and not (yet) waiting: on acquisition its class counts it, nothing else.
-    Lite {
-        class: ClassRef<'a>,
-        site: &'static Location<'static>,
-        task: bool,
-    },
-    /// Sampled, or waiting: timed, and in the live table while it waits and holds.
-    Full(Box<Active>),
 }
 
 impl std::fmt::Debug for Attempt<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Attempt")
-            .field("active", &!matches!(self.state, State::Off))
+            .field("active", &self.active.is_some())
             .finish()
     }
 }
 
-struct Active {
+/// A sampled acquisition, then its hold: one allocation from `begin` to release (the
+/// attempt's box becomes the guard's). Dropped while waiting (the acquisition gave up), it
+/// ends the wait; dropped while held, it ends the hold.
+struct Sample {
     class: Arc<Class>,
     site: &'static Location<'static>,
-    /// Set if sampled: when the acquisition began.
-    start: Option<Instant>,
-    /// Set once waiting: the live table's id, the lock, when the wait began.
-    wait: Option<(u64, LockId, Instant)>,
+    /// When the acquisition began, then when the lock was granted.
+    since: Instant,
+    /// Set while waiting: the live table's id, when the wait began.
+    wait: Option<(u64, Instant)>,
+    /// Set while held: the live table's id, the lock.
+    hold: Option<(u64, LockId)>,
     task: bool,
+    /// How many acquisitions this one stands for: the sampling rate when it was sampled.
+    weight: u64,
+}
+
+impl Drop for Sample {
+    fn drop(&mut self) {
+        if let Some((id, since)) = self.wait.take() {
+            end_wait(self, id, since, Instant::now(), false);
+        }
+        if let Some((id, lock)) = self.hold.take() {
+            self.released(id, lock);
+        }
+    }
 }
 
 impl Default for Attempt<'_> {
@@ -542,36 +575,22 @@ impl Default for Attempt<'_> {
     }
 }
 
-impl<'a> Attempt<'a> {
-    #[inline]
+impl Attempt<'_> {
+    #[inline(always)]
     fn off() -> Self {
         Self {
-            state: State::Off,
+            active: None,
             _probe: PhantomData,
         }
     }
 
-    #[inline(always)]
-    fn take(&mut self) -> State<'a> {
-        std::mem::replace(&mut self.state, State::Off)
-    }
-
-    /// The same attempt, free of its probe's lifetime (an attempt holds its class by
+    /// The same attempt, free of its probe's lifetime (a sampled attempt holds its class by
     /// reference count; the lifetime only ties call sites to their probe), for futures
     /// that store it.
     #[inline]
-    pub fn detach(mut self) -> Attempt<'static> {
-        let state = match self.take() {
-            State::Off => State::Off,
-            State::Lite { class, site, task } => State::Lite {
-                class: ClassRef::Own(class.owned()),
-                site,
-                task,
-            },
-            State::Full(active) => State::Full(active),
-        };
+    pub fn detach(self) -> Attempt<'static> {
         Attempt {
-            state,
+            active: self.active,
             _probe: PhantomData,
         }
     }
@@ -580,97 +599,50 @@ impl<'a> Attempt<'a> {
     /// wait-for cycle, and its hold counts in `hold_across_await`.
     #[inline]
     pub fn mark_async(&mut self) {
-        match &mut self.state {
-            State::Off => {}
-            State::Lite { task, .. } => *task = true,
-            State::Full(active) => active.task = true,
+        if let Some(active) = &mut self.active {
+            active.task = true;
         }
     }
 
     /// The slow path begins: the thread (or task) waits for the lock `on` (again: no effect).
     #[inline(always)]
     pub fn waiting(&mut self, on: LockAddr) {
-        match &mut self.state {
-            State::Off => {}
-            State::Lite { .. } => self.start_lite_wait(on),
-            State::Full(active) => {
-                if active.wait.is_none() {
-                    start_wait(active, on);
-                }
-            }
+        if let Some(active) = &mut self.active
+            && active.wait.is_none()
+        {
+            start_wait(active, on);
         }
     }
 
-    /// An unsampled attempt begins to wait: it takes the full record from now on.
-    #[cold]
-    #[inline(never)]
-    fn start_lite_wait(&mut self, on: LockAddr) {
-        if let State::Lite { class, site, task } = self.take() {
-            let mut active = Box::new(Active {
-                class: class.owned(),
-                site,
-                start: None,
-                wait: None,
-                task,
-            });
-            start_wait(&mut active, on);
-            self.state = State::Full(active);
-        }
-    }
-
-    /// Whether this acquisition is recorded (telemetry enabled when it began): a lock that
-    /// cannot tell a wait from the outside tries first only then.
-    #[inline]
+    /// Whether this acquisition is recorded (telemetry enabled and this acquisition
+    /// sampled): a lock that cannot tell a wait from the outside tries first only then.
+    #[inline(always)]
     pub fn is_recording(&self) -> bool {
-        !matches!(self.state, State::Off)
+        self.active.is_some()
     }
 
     /// The lock `lock` was granted to a guard that cannot carry a [`Held`] (a `lock_api`
     /// guard returned as is): counted and its wait timed, its hold not followed.
     #[inline]
-    pub fn acquired_unheld(mut self, lock: LockAddr) {
-        match self.take() {
-            State::Off => {}
-            State::Lite { class, .. } => {
-                class.get().acquisitions.fetch_add(1, Ordering::Relaxed);
-            }
-            State::Full(mut active) => {
-                // Not in the live table as a holder: nothing would take it out.
-                active.start = active.start.filter(|_| active.wait.is_none());
-                finish_acquired(active, lock).forget();
-            }
+    pub fn acquired_unheld(self, lock: LockAddr) {
+        if let Some(active) = self.active {
+            finish_acquired(active, lock, false);
         }
     }
 
     /// The lock `lock` was granted; the [`Held`] goes into the guard.
     #[inline(always)]
-    pub fn acquired(mut self, lock: LockAddr) -> Held {
-        match self.take() {
-            State::Off => Held { record: None },
-            State::Lite { class, .. } => {
-                // Unsampled and uncontended: counted, nothing else.
-                class.get().acquisitions.fetch_add(1, Ordering::Relaxed);
-                Held { record: None }
-            }
-            State::Full(active) => finish_acquired(active, lock),
+    pub fn acquired(self, lock: LockAddr) -> Held {
+        match self.active {
+            None => Held::default(),
+            Some(active) => finish_acquired(active, lock, true),
         }
     }
 
     /// The acquisition ended without the lock (timed out, cancelled, absent).
     #[inline(always)]
-    pub fn gave_up(mut self) {
-        if let State::Full(active) = self.take() {
-            finish_gave_up(&active);
-        }
-    }
-}
-
-impl Drop for Attempt<'_> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if let State::Full(active) = self.take() {
-            finish_gave_up(&active);
-        }
+    pub fn gave_up(self) {
+        drop(self);
     }
 }
 
@@ -686,11 +658,11 @@ fn emit_event(emit: impl FnOnce()) {
 
 #[cold]
 #[inline(never)]
-fn start_wait(active: &mut Active, on: LockAddr) {
+fn start_wait(active: &mut Sample, on: LockAddr) {
     let since = Instant::now();
     let lock = live::lock_id(&active.class, on);
     let (id, cycle) = live::waiting(&active.class, lock, active.site, since, active.task);
-    active.wait = Some((id, lock, since));
+    active.wait = Some((id, since));
     if let Some(cycle) = cycle {
         live::record_cycle(&cycle);
         emit_event(|| {
@@ -704,7 +676,7 @@ fn start_wait(active: &mut Active, on: LockAddr) {
 }
 
 /// Ends a wait: forgets it, and reports it if slow.
-fn end_wait(active: &Active, id: u64, since: Instant, now: Instant, acquired: bool) -> Duration {
+fn end_wait(active: &Sample, id: u64, since: Instant, now: Instant, acquired: bool) -> Duration {
     live::wait_ended(id);
     let waited = now.saturating_duration_since(since);
     let threshold = SLOW_WAIT.load(Ordering::Relaxed);
@@ -725,53 +697,64 @@ fn end_wait(active: &Active, id: u64, since: Instant, now: Instant, acquired: bo
     waited
 }
 
+/// A sampled acquisition was granted: counted (by its weight), its wait recorded, its hold
+/// entered in the live table (`held`: else the hold is not followed, nothing would end it).
 #[inline(never)]
-fn finish_acquired(active: Box<Active>, lock: LockAddr) -> Held {
-    active.class.acquisitions.fetch_add(1, Ordering::Relaxed);
-    if active.start.is_none() && active.wait.is_none() {
-        // Counted, nothing else.
-        return Held { record: None };
-    }
+fn finish_acquired(mut sample: Box<Sample>, lock: LockAddr, held: bool) -> Held {
     let now = Instant::now();
-    let class = &active.class;
-    if let Some((id, _, since)) = active.wait {
-        let waited = end_wait(&active, id, since, now, true);
-        class.contended.fetch_add(1, Ordering::Relaxed);
-        class.wait.record(nanos(waited));
-        class.waiter_sites.record(active.site, 1, nanos(waited));
-    } else if let Some(start) = active.start {
+    let weight = sample.weight;
+    let class = &sample.class;
+    class.acquisitions.fetch_add(weight, Ordering::Relaxed);
+    if let Some((id, since)) = sample.wait {
+        let waited = nanos(end_wait(&sample, id, since, now, true));
+        class.contended.fetch_add(weight, Ordering::Relaxed);
+        class.wait.record(waited);
+        class
+            .waiter_sites
+            .record(sample.site, weight, waited.saturating_mul(weight));
+        sample.wait = None;
+    } else {
         class
             .wait
-            .record(nanos(now.saturating_duration_since(start)));
+            .record(nanos(now.saturating_duration_since(sample.since)));
     }
-    let lock = live::lock_id(class, lock);
-    let id = live::held(class, lock, active.site, now, active.task);
+    if !held {
+        return Held::default();
+    }
+    let lock = live::lock_id(&sample.class, lock);
+    let id = live::held(&sample.class, lock, sample.site, now, sample.task);
+    sample.since = now;
+    sample.hold = Some((id, lock));
     Held {
-        record: Some(Box::new(Record {
-            class: active.class,
-            site: active.site,
-            since: now,
-            lock,
-            id,
-            task: active.task,
-        })),
-    }
-}
-
-#[cold]
-fn finish_gave_up(active: &Active) {
-    if let Some((id, _, since)) = active.wait {
-        end_wait(active, id, since, Instant::now(), false);
+        record: ManuallyDrop::new(Some(sample)),
     }
 }
 
 /// A hold, stored in the guard: released explicitly by the guard before it unlocks, or
 /// when dropped. Without a record (unsampled, or telemetry off when acquired) it is one
-/// null pointer.
+/// null pointer, and dropping it a null check.
 #[doc(hidden)]
 #[derive(Default)]
 pub struct Held {
-    record: Option<Box<Record>>,
+    // `ManuallyDrop`: the null check is inlined by `Drop for Held`, the rest out of line
+    // (as a plain field the drop glue was an out-of-line call per release).
+    record: ManuallyDrop<Option<Box<Sample>>>,
+}
+
+impl Drop for Held {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(record) = self.record.take() {
+            release(record);
+        }
+    }
+}
+
+/// Ends a sampled hold (`Drop for Sample`), out of line.
+#[cold]
+#[inline(never)]
+fn release(record: Box<Sample>) {
+    drop(record);
 }
 
 impl std::fmt::Debug for Held {
@@ -782,23 +765,7 @@ impl std::fmt::Debug for Held {
     }
 }
 
-struct Record {
-    class: Arc<Class>,
-    site: &'static Location<'static>,
-    since: Instant,
-    lock: LockId,
-    id: u64,
-    task: bool,
-}
-
 impl Held {
-    /// Ends the record without counting a hold (a guard that cannot carry it).
-    fn forget(mut self) {
-        if let Some(record) = self.record.take() {
-            live::released(record.id, record.lock);
-        }
-    }
-
     /// The hold ends (call just before the lock is given back; dropping does it too).
     #[inline(always)]
     pub fn released(self) {
@@ -808,61 +775,57 @@ impl Held {
     /// The hold belongs to a task: its time counts in `hold_across_await`.
     #[inline(always)]
     pub fn mark_async(&mut self) {
-        if let Some(record) = &mut self.record
+        if let Some(record) = &mut *self.record
             && !record.task
         {
             record.task = true;
-            live::held_by_task(record.id);
+            if let Some((id, _)) = record.hold {
+                live::held_by_task(id);
+            }
         }
     }
 }
 
-impl Drop for Held {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if let Some(record) = self.record.take() {
-            finish_released(&record);
+impl Sample {
+    /// The hold `id` of `lock` ends.
+    fn released(&self, id: u64, lock: LockId) {
+        let now = Instant::now();
+        let held = nanos(now.saturating_duration_since(self.since));
+        let class = &self.class;
+        if self.task {
+            class.hold_across_await.record(held);
+        } else {
+            class.hold.record(held);
         }
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn finish_released(record: &Record) {
-    let now = Instant::now();
-    let held = nanos(now.saturating_duration_since(record.since));
-    let class = &record.class;
-    if record.task {
-        class.hold_across_await.record(held);
-    } else {
-        class.hold.record(held);
-    }
-    // A wait this release ends that passed the slow-wait threshold: reported now, while
-    // this holder is still in the snapshot (the waiter reports again when its wait ends).
-    let threshold = SLOW_WAIT.load(Ordering::Relaxed);
-    if threshold > 0 && live::waited_past(record.lock, now, threshold) {
-        let snapshot = live::snapshot();
-        emit_event(|| {
-            tracing::warn!(
-                target: "chainlock::telemetry",
-                lock = %class.name,
-                holder_site = %record.site,
-                held = ?now.saturating_duration_since(record.since),
-                live = %snapshot,
-                "a release ends a slow wait for a chainlock lock"
-            );
-        });
-    }
-    let (waiters, oldest) = live::released(record.id, record.lock);
-    if waiters > 0 {
-        class
-            .waiters_at_release
-            .fetch_add(waiters, Ordering::Relaxed);
-        // Go's mutex profile: the delay this release ends (the longest wait so far),
-        // times the waiters, charged to the releaser's site.
-        let delay = oldest.map_or(0, |oldest| nanos(now.saturating_duration_since(oldest)));
-        class
-            .holder_sites
-            .record(record.site, 1, delay.saturating_mul(waiters));
+        // A wait this release ends that passed the slow-wait threshold: reported now, while
+        // this holder is still in the snapshot (the waiter reports again when its wait ends).
+        let threshold = SLOW_WAIT.load(Ordering::Relaxed);
+        if threshold > 0 && live::waited_past(lock, now, threshold) {
+            let snapshot = live::snapshot();
+            emit_event(|| {
+                tracing::warn!(
+                    target: "chainlock::telemetry",
+                    lock = %class.name,
+                    holder_site = %self.site,
+                    held = ?now.saturating_duration_since(self.since),
+                    live = %snapshot,
+                    "a release ends a slow wait for a chainlock lock"
+                );
+            });
+        }
+        let (waiters, oldest) = live::released(id, lock);
+        if waiters > 0 {
+            let waiters = waiters.saturating_mul(self.weight);
+            class
+                .waiters_at_release
+                .fetch_add(waiters, Ordering::Relaxed);
+            // Go's mutex profile: the delay this release ends (the longest wait so far),
+            // times the waiters, charged to the releaser's site (times the weight: an
+            // estimate of the whole, as Go scales its samples).
+            let delay = oldest.map_or(0, |oldest| nanos(now.saturating_duration_since(oldest)));
+            class
+                .holder_sites
+                .record(self.site, self.weight, delay.saturating_mul(waiters));
+        }
     }
 }

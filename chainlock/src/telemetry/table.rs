@@ -35,9 +35,9 @@ impl Report {
     /// charged to them as Go's mutex profile does), each as `count [total] file:line`; and, for
     /// async guards, the hold across `.await`.
     ///
-    /// Waits are recorded for every contended acquisition and for sampled ones, holds for
-    /// sampled ones only (see [`Config::sample_every`](super::Config::sample_every)): under
-    /// sampling, `acquisitions` and `contentions` are exact and the times describe the sample.
+    /// Under sampling ([`Config::sample_every`](super::Config::sample_every)), each sampled
+    /// acquisition counts for the sampling rate in `acquisitions`, `contentions` and the site
+    /// counts (estimates of the whole), and the times describe the sample.
     ///
     /// # Examples
     ///
