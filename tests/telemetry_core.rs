@@ -361,6 +361,51 @@ fn an_async_hold_counts_across_await() {
     assert_eq!((stats.hold.count, stats.hold_across_await.count), (0, 1));
 }
 
+/// Holds are kept per thread: an async guard taken on a thread that then ends is still
+/// listed live (with that thread's name), and its release on another thread removes it and
+/// records its hold.
+#[test]
+fn a_hold_outlives_its_thread_and_ends_on_another() {
+    let _serial = serial();
+    telemetry::enable(Config::new());
+    let locks = AsyncKeyedLocks::<u32>::new()
+        .telemetry_name("moved")
+        .telemetry_keys_debug();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let guard = thread::scope(|s| {
+        thread::Builder::new()
+            .name("taker".into())
+            .spawn_scoped(s, || runtime.block_on(locks.lock(7)))
+            .unwrap()
+            .join()
+            .unwrap()
+    });
+    let mine = |live: &telemetry::Live| {
+        live.holders
+            .iter()
+            .filter(|h| h.lock == key("moved", "7"))
+            .map(|h| h.thread.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        mine(&telemetry::live()),
+        ["a task (acquired on taker)"],
+        "the hold outlives the thread that took it"
+    );
+    thread::scope(|s| {
+        s.spawn(move || drop(guard));
+    });
+    assert!(
+        mine(&telemetry::live()).is_empty(),
+        "released on another thread"
+    );
+    let stats = stats(&key("moved", "7"));
+    assert_eq!(stats.acquisitions, 1);
+    assert_eq!(stats.hold_across_await.count, 1);
+}
+
 /// A planted ABBA deadlock with timed waits: the second waiter closes the cycle, which is
 /// reported with both sites; both waits then time out (the deadlock is not broken).
 #[cfg(debug_assertions)]

@@ -1,20 +1,28 @@
 //! Who holds and who waits now: the table behind [`live`](super::live), the slow-wait
 //! report and the wait-for cycle check.
 //!
-//! One process-wide table behind a mutex, touched only by sampled holds and by contended
-//! waits (the slow paths): an unsampled uncontended acquisition never sees it. A thread is
-//! named by a token unique for the life of the process (`crate::loom::unique_token`), not
-//! by its `ThreadId`, which costs an `Arc` clone to read.
+//! Holds are kept per thread: each thread records its sampled holds in a shard of its own
+//! (its own mutex, which only a snapshot or a release on another thread also takes), so
+//! that recording a hold never makes threads on different locks share a cache line or a
+//! mutex (with `sample_every(1)` a process-wide table would have serialized every
+//! acquisition of every lock). Waits, already the slow path, are in one process-wide table;
+//! a release looks at it only while some wait is recorded. A thread is named by a token
+//! unique for the life of the process (`crate::loom::unique_token`), not by its
+//! `ThreadId`, which costs an `Arc` clone to read.
+//!
+//! Lock order: the waits' table, then a shard. A release takes its shard, lets it go, and
+//! only then looks at the waits.
 
 use std::panic::Location;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Weak};
 use std::time::Instant;
 
 use parking_lot::Mutex;
 use slab::Slab;
 
 use super::class::Class;
-use super::{Cycle, Holding, Live, LockName, Waiting};
+use super::{Cycle, Holding, Live, Waiting};
 
 /// A concrete lock: its class's address and its address within the class.
 pub(super) type LockId = (usize, usize);
@@ -23,47 +31,102 @@ pub(super) fn lock_id(class: &Arc<Class>, addr: usize) -> LockId {
     (Arc::as_ptr(class) as usize, addr)
 }
 
+/// A recorded hold or wait.
 struct Entry {
     lock: LockId,
-    name: LockName,
+    class: Arc<Class>,
     site: &'static Location<'static>,
-    thread: u64,
-    thread_handle: std::thread::Thread,
     since: Instant,
     /// Owned by a task, not by the thread that made it: never an edge of a wait-for cycle.
     task: bool,
 }
 
-impl Entry {
-    fn thread_name(&self) -> String {
-        self.thread_handle
-            .name()
-            .map_or_else(|| format!("{:?}", self.thread_handle.id()), str::to_owned)
+/// A thread, as the live table names it.
+struct Owner {
+    token: u64,
+    handle: std::thread::Thread,
+}
+
+impl Owner {
+    fn current() -> Self {
+        Self {
+            token: thread_token(),
+            handle: std::thread::current(),
+        }
     }
 
-    fn holding(&self, now: Instant) -> Holding {
+    fn name(&self) -> String {
+        self.handle
+            .name()
+            .map_or_else(|| format!("{:?}", self.handle.id()), str::to_owned)
+    }
+}
+
+/// One thread's holds.
+struct Shard {
+    owner: Owner,
+    holds: Mutex<Slab<Entry>>,
+}
+
+impl Shard {
+    fn holding(&self, entry: &Entry, now: Instant) -> Holding {
         Holding {
-            lock: self.name.clone(),
-            site: self.site,
-            thread: if self.task {
-                format!("a task (acquired on {})", self.thread_name())
+            lock: entry.class.name.clone(),
+            site: entry.site,
+            thread: if entry.task {
+                format!("a task (acquired on {})", self.owner.name())
             } else {
-                self.thread_name()
+                self.owner.name()
             },
-            held_for: now.saturating_duration_since(self.since),
+            held_for: now.saturating_duration_since(entry.since),
         }
     }
 }
 
-/// By id, a slab's index: a sampled acquisition's insert and remove index a vector (a hash
-/// map cost a hash and a probe each, a fifth of the sampled acquisition).
-#[derive(Default)]
-struct Table {
-    holders: Slab<Entry>,
-    waiters: Slab<Entry>,
+/// Every shard, weakly (a shard lives while its thread or one of its holds does); pruned of
+/// the dead ones whenever it grows past twice its live size.
+static SHARDS: Mutex<Vec<Weak<Shard>>> = Mutex::new(Vec::new());
+static SHARDS_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+std::thread_local!(static SHARD: Arc<Shard> = new_shard());
+
+/// For a thread whose thread-locals are being destroyed.
+static HOMELESS: LazyLock<Arc<Shard>> = LazyLock::new(new_shard);
+
+fn new_shard() -> Arc<Shard> {
+    let shard = Arc::new(Shard {
+        owner: Owner::current(),
+        holds: Mutex::new(Slab::new()),
+    });
+    let mut shards = SHARDS.lock();
+    if shards.len() >= 2 * SHARDS_LIVE.load(Ordering::Relaxed).max(64) {
+        shards.retain(|weak| weak.strong_count() > 0);
+        SHARDS_LIVE.store(shards.len(), Ordering::Relaxed);
+    }
+    shards.push(Arc::downgrade(&shard));
+    shard
 }
 
-static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+fn shards() -> Vec<Arc<Shard>> {
+    SHARDS.lock().iter().filter_map(Weak::upgrade).collect()
+}
+
+/// A recorded hold: released with [`released`].
+pub(super) struct HoldId {
+    shard: Arc<Shard>,
+    index: usize,
+}
+
+/// A recorded wait, with its thread.
+struct Wait {
+    entry: Entry,
+    owner: Owner,
+}
+
+/// The waits now; `WAITS_NOW` counts them, so that a release need not take this table
+/// while nobody waits.
+static WAITS: Mutex<Slab<Wait>> = Mutex::new(Slab::new());
+static WAITS_NOW: AtomicUsize = AtomicUsize::new(0);
 static CYCLES: Mutex<Vec<Cycle>> = Mutex::new(Vec::new());
 /// Cycles kept for [`cycles`](super::cycles); later ones are only reported by `tracing`.
 const CYCLES_KEPT: usize = 64;
@@ -77,82 +140,101 @@ pub(super) fn thread_token() -> u64 {
         .unwrap_or_else(|_| crate::loom::unique_token())
 }
 
-/// The slab index of an id ([`held`] and [`waiting`] return indices).
-fn slot(id: u64) -> usize {
-    usize::try_from(id).expect("an id is a slab index")
-}
-
-fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
-    f(TABLE.lock().get_or_insert_with(Table::default))
-}
-
-fn entry(
-    class: &Arc<Class>,
-    lock: LockId,
-    site: &'static Location<'static>,
-    since: Instant,
-) -> Entry {
-    Entry {
-        lock,
-        name: class.name.clone(),
-        site,
-        thread: thread_token(),
-        thread_handle: std::thread::current(),
-        since,
-        task: false,
-    }
-}
-
-/// Records a hold; its id for [`released`].
+/// Records a hold of `lock` by this thread (or, `task`, by a task running on it).
 pub(super) fn held(
     class: &Arc<Class>,
     lock: LockId,
     site: &'static Location<'static>,
     since: Instant,
     task: bool,
-) -> u64 {
-    let mut entry = entry(class, lock, site, since);
-    entry.task = task;
-    with_table(|table| table.holders.insert(entry) as u64)
+) -> HoldId {
+    let shard = SHARD
+        .try_with(Arc::clone)
+        .unwrap_or_else(|_| Arc::clone(&HOMELESS));
+    let index = shard.holds.lock().insert(Entry {
+        lock,
+        class: Arc::clone(class),
+        site,
+        since,
+        task,
+    });
+    HoldId { shard, index }
 }
 
 /// Marks the hold `id` as a task's.
-pub(super) fn held_by_task(id: u64) {
-    with_table(|table| {
-        if let Some(entry) = table.holders.get_mut(slot(id)) {
-            entry.task = true;
-        }
-    });
+pub(super) fn held_by_task(id: &HoldId) {
+    if let Some(entry) = id.shard.holds.lock().get_mut(id.index) {
+        entry.task = true;
+    }
 }
 
-/// Forgets the hold `id`; the waiters left on its lock and the start of the longest wait.
-pub(super) fn released(id: u64, lock: LockId) -> (u64, Option<Instant>) {
-    with_table(|table| {
-        table.holders.try_remove(slot(id));
-        let mut waiters = 0;
-        let mut oldest: Option<Instant> = None;
-        for (_, waiter) in table.waiters.iter().filter(|(_, w)| w.lock == lock) {
-            waiters += 1;
-            oldest = Some(oldest.map_or(waiter.since, |o| o.min(waiter.since)));
-        }
-        (waiters, oldest)
-    })
+/// Forgets the hold `id` of `lock`; the waiters left on its lock and the start of the
+/// longest wait.
+pub(super) fn released(id: HoldId, lock: LockId) -> (u64, Option<Instant>) {
+    id.shard.holds.lock().try_remove(id.index);
+    if WAITS_NOW.load(Ordering::Relaxed) == 0 {
+        return (0, None);
+    }
+    let waits = WAITS.lock();
+    let mut waiters = 0;
+    let mut oldest: Option<Instant> = None;
+    for (_, wait) in waits.iter().filter(|(_, w)| w.entry.lock == lock) {
+        waiters += 1;
+        oldest = Some(oldest.map_or(wait.entry.since, |o| o.min(wait.entry.since)));
+    }
+    (waiters, oldest)
 }
 
 /// Whether a waiter of `lock` has waited at least `threshold` nanoseconds at `now`.
 pub(super) fn waited_past(lock: LockId, now: Instant, threshold: u64) -> bool {
-    with_table(|table| {
-        table.waiters.iter().any(|(_, w)| {
-            w.lock == lock
-                && u64::try_from(now.saturating_duration_since(w.since).as_nanos())
-                    .unwrap_or(u64::MAX)
-                    >= threshold
-        })
+    if WAITS_NOW.load(Ordering::Relaxed) == 0 {
+        return false;
+    }
+    WAITS.lock().iter().any(|(_, w)| {
+        w.entry.lock == lock
+            && u64::try_from(now.saturating_duration_since(w.entry.since).as_nanos())
+                .unwrap_or(u64::MAX)
+                >= threshold
     })
 }
 
-/// Records a wait; its id for [`wait_ended`]. In debug builds, when `check_cycles` (a
-/// thread's wait), follows the wait-for graph from it and returns the cycle it closes.
+/// A hold as the cycle check follows it.
+struct Holder {
+    lock: LockId,
+    thread: u64,
+}
+
+/// Every thread's holds (not the tasks'), for the cycle check: each shard locked in turn.
+fn thread_holders() -> Vec<Holder> {
+    let mut holders = Vec::new();
+    for shard in shards() {
+        let holds = shard.holds.lock();
+        holders.extend(holds.iter().filter(|(_, h)| !h.task).map(|(_, h)| Holder {
+            lock: h.lock,
+            thread: shard.owner.token,
+        }));
+    }
+    holders
+}
+
+/// The holders of `lock` now, longest first.
+fn holders_of(shards: &[Arc<Shard>], lock: Option<LockId>, now: Instant) -> Vec<Holding> {
+    let mut holders = Vec::new();
+    for shard in shards {
+        let holds = shard.holds.lock();
+        holders.extend(
+            holds
+                .iter()
+                .filter(|(_, h)| lock.is_none_or(|lock| h.lock == lock))
+                .map(|(_, h)| shard.holding(h, now)),
+        );
+    }
+    holders.sort_by_key(|h| std::cmp::Reverse(h.held_for));
+    holders
+}
+
+/// Records a wait; its id for [`wait_ended`]. In debug builds, for a thread's wait (not a
+/// task's), follows the wait-for graph from it and returns the cycle it closes.
 pub(super) fn waiting(
     class: &Arc<Class>,
     lock: LockId,
@@ -160,43 +242,55 @@ pub(super) fn waiting(
     since: Instant,
     task: bool,
 ) -> (u64, Option<Cycle>) {
-    let mut entry = entry(class, lock, site, since);
-    entry.task = task;
-    let me = entry.thread;
-    with_table(|table| {
-        let id = table.waiters.insert(entry) as u64;
-        let cycle = if cfg!(debug_assertions) && !task {
-            find_cycle(table, id, me)
-        } else {
-            None
-        };
-        (id, cycle)
-    })
+    let wait = Wait {
+        entry: Entry {
+            lock,
+            class: Arc::clone(class),
+            site,
+            since,
+            task,
+        },
+        owner: Owner::current(),
+    };
+    let me = wait.owner.token;
+    let mut waits = WAITS.lock();
+    let id = waits.insert(wait);
+    WAITS_NOW.fetch_add(1, Ordering::Relaxed);
+    let cycle = if cfg!(debug_assertions) && !task {
+        find_cycle(&waits, id, me)
+    } else {
+        None
+    };
+    (id as u64, cycle)
 }
 
 /// Forgets the wait `id`.
 pub(super) fn wait_ended(id: u64) {
-    with_table(|table| {
-        table.waiters.try_remove(slot(id));
-    });
+    let index = usize::try_from(id).expect("a wait id is a slab index");
+    if WAITS.lock().try_remove(index).is_some() {
+        WAITS_NOW.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// From the wait `start` of thread `me`: the lock's holders' threads, the lock each of them
 /// waits on, and so on; a path back to `me` is a cycle. Tasks are not followed (a task's
 /// hold does not block its thread).
-fn find_cycle(table: &Table, start: u64, me: u64) -> Option<Cycle> {
-    // Depth-first over threads; `path` holds the wait ids from `start`.
-    fn visit(table: &Table, wait: u64, me: u64, path: &mut Vec<u64>, seen: &mut Vec<u64>) -> bool {
+fn find_cycle(waits: &Slab<Wait>, start: usize, me: u64) -> Option<Cycle> {
+    // Depth-first over threads; `path` holds the waits from `start`.
+    fn visit(
+        waits: &Slab<Wait>,
+        holders: &[Holder],
+        wait: usize,
+        me: u64,
+        path: &mut Vec<usize>,
+        seen: &mut Vec<u64>,
+    ) -> bool {
         if path.len() > 64 {
             return false;
         }
         path.push(wait);
-        let lock = table.waiters[slot(wait)].lock;
-        for (_, holder) in table
-            .holders
-            .iter()
-            .filter(|(_, h)| h.lock == lock && !h.task)
-        {
+        let lock = waits[wait].entry.lock;
+        for holder in holders.iter().filter(|h| h.lock == lock) {
             if holder.thread == me {
                 return true;
             }
@@ -204,13 +298,12 @@ fn find_cycle(table: &Table, start: u64, me: u64) -> Option<Cycle> {
                 continue;
             }
             seen.push(holder.thread);
-            let next = table
-                .waiters
+            let next = waits
                 .iter()
-                .find(|(_, w)| w.thread == holder.thread && !w.task)
-                .map(|(id, _)| id as u64);
+                .find(|(_, w)| w.owner.token == holder.thread && !w.entry.task)
+                .map(|(id, _)| id);
             if let Some(next) = next
-                && visit(table, next, me, path, seen)
+                && visit(waits, holders, next, me, path, seen)
             {
                 return true;
             }
@@ -218,53 +311,45 @@ fn find_cycle(table: &Table, start: u64, me: u64) -> Option<Cycle> {
         path.pop();
         false
     }
+    let holders = thread_holders();
     let mut path = Vec::new();
     let mut seen = vec![me];
-    if !visit(table, start, me, &mut path, &mut seen) {
+    if !visit(waits, &holders, start, me, &mut path, &mut seen) {
         return None;
     }
     let now = Instant::now();
+    let shards = shards();
     Some(Cycle {
         edges: path
             .iter()
-            .map(|&id| waiting_of(table, &table.waiters[slot(id)], now))
+            .map(|&id| waiting_of(&shards, &waits[id], now))
             .collect(),
     })
 }
 
-fn waiting_of(table: &Table, waiter: &Entry, now: Instant) -> Waiting {
-    let mut holders: Vec<Holding> = table
-        .holders
-        .iter()
-        .map(|(_, h)| h)
-        .filter(|h| h.lock == waiter.lock)
-        .map(|h| h.holding(now))
-        .collect();
-    holders.sort_by_key(|h| std::cmp::Reverse(h.held_for));
+fn waiting_of(shards: &[Arc<Shard>], wait: &Wait, now: Instant) -> Waiting {
     Waiting {
-        lock: waiter.name.clone(),
-        site: waiter.site,
-        thread: waiter.thread_name(),
-        waited_for: now.saturating_duration_since(waiter.since),
-        holders,
+        lock: wait.entry.class.name.clone(),
+        site: wait.entry.site,
+        thread: wait.owner.name(),
+        waited_for: now.saturating_duration_since(wait.entry.since),
+        holders: holders_of(shards, Some(wait.entry.lock), now),
     }
 }
 
-/// Everything held and waited for now, longest first.
+/// Everything held and waited for now, longest first (each shard read in turn: a hold
+/// taken or released meanwhile may or may not be in it).
 pub(super) fn snapshot() -> Live {
     let now = Instant::now();
-    with_table(|table| {
-        let mut holders: Vec<Holding> = table.holders.iter().map(|(_, h)| h.holding(now)).collect();
-        holders.sort_by_key(|h| std::cmp::Reverse(h.held_for));
-        let mut waiters: Vec<Waiting> = table
-            .waiters
-            .iter()
-            .map(|(_, w)| w)
-            .map(|w| waiting_of(table, w, now))
-            .collect();
-        waiters.sort_by_key(|w| std::cmp::Reverse(w.waited_for));
-        Live { holders, waiters }
-    })
+    let waits = WAITS.lock();
+    let shards = shards();
+    let holders = holders_of(&shards, None, now);
+    let mut waiters: Vec<Waiting> = waits
+        .iter()
+        .map(|(_, w)| waiting_of(&shards, w, now))
+        .collect();
+    waiters.sort_by_key(|w| std::cmp::Reverse(w.waited_for));
+    Live { holders, waiters }
 }
 
 /// Keeps `cycle` for [`cycles`] (the first [`CYCLES_KEPT`]).

@@ -549,8 +549,8 @@ struct Sample {
     since: Instant,
     /// Set while waiting: the live table's id, when the wait began.
     wait: Option<(u64, Instant)>,
-    /// Set while held: the live table's id, the lock.
-    hold: Option<(u64, LockId)>,
+    /// Set while held: the live table's record, the lock.
+    hold: Option<(live::HoldId, LockId)>,
     task: bool,
     /// How many acquisitions this one stands for: the sampling rate when it was sampled.
     weight: u64,
@@ -779,7 +779,7 @@ impl Held {
             && !record.task
         {
             record.task = true;
-            if let Some((id, _)) = record.hold {
+            if let Some((id, _)) = &record.hold {
                 live::held_by_task(id);
             }
         }
@@ -788,7 +788,7 @@ impl Held {
 
 impl Sample {
     /// The hold `id` of `lock` ends.
-    fn released(&self, id: u64, lock: LockId) {
+    fn released(&self, id: live::HoldId, lock: LockId) {
         let now = Instant::now();
         let held = nanos(now.saturating_duration_since(self.since));
         let class = &self.class;
