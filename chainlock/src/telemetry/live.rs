@@ -171,7 +171,9 @@ pub(super) fn held_by_task(id: &HoldId) {
 /// Forgets the hold `id` of `lock`; the waiters left on its lock and the start of the
 /// longest wait.
 pub(super) fn released(id: HoldId, lock: LockId) -> (u64, Option<Instant>) {
-    id.shard.holds.lock().try_remove(id.index);
+    let HoldId { shard, index } = id;
+    shard.holds.lock().try_remove(index);
+    drop(shard);
     if WAITS_NOW.load(Ordering::Relaxed) == 0 {
         return (0, None);
     }
