@@ -369,7 +369,6 @@ pub fn no_hold() -> Held {
 
 /// The leaf's guard, handed to the caller (its record is an `_unheld` helper's: empty).
 #[inline(always)]
-pub fn leaf<G>(guard: G, held: Held) -> G {
-    drop(held);
+pub fn leaf<G>(guard: G, _empty: Held) -> G {
     guard
 }
