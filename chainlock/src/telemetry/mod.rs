@@ -31,7 +31,7 @@ mod tests {
 }
 
 #[doc(hidden)]
-pub use probe::{Attempt, Held, KeyProbe, KeyRef, Label, LockAddr, Probe, ProbeKind};
+pub use probe::{Attempt, Held, KeyProbe, KeyRef, Label, LockAddr, Probe, ProbeKind, recording};
 
 /// What to record, given to [`enable`].
 ///

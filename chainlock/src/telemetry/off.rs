@@ -15,6 +15,12 @@
 
 use std::marker::PhantomData;
 
+/// Whether telemetry records (never without the feature).
+#[inline(always)]
+pub fn recording() -> bool {
+    false
+}
+
 /// The label of a named-lock instance (nothing without the feature).
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default)]

@@ -56,6 +56,14 @@ pub(super) fn is_enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
+/// Whether telemetry records now: a hot loop that asks once can run an instantiation
+/// without hooks (a walk does).
+#[doc(hidden)]
+#[inline(always)]
+pub fn recording() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
 pub(super) fn sample_every() -> u32 {
     SAMPLE_EVERY.load(Ordering::Relaxed)
 }

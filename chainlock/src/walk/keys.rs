@@ -54,7 +54,7 @@ impl Walker {
         I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
     {
         let _ = mode;
-        self.walk_keys::<L, M, I>(root, &Blocking, keys)
+        self.walk_keys::<L, M, I>(root, &Blocking::<true>, keys)
     }
 
     /// Like [`descend_keys`](Self::descend_keys), giving up when `deadline` passes while
@@ -104,7 +104,7 @@ impl Walker {
         I::Item: Borrow<<M::Node as Children<M::Node>>::Key>,
     {
         let _ = mode;
-        self.walk_keys::<L, M, I>(root, &Until(deadline), keys)
+        self.walk_keys::<L, M, I>(root, &Until::<true>(deadline), keys)
     }
 
     /// [`descend_keys`](Self::descend_keys), then `leaf` on the target.
@@ -287,11 +287,11 @@ impl Walker {
         let mut keys = keys.into_iter();
         if M::PATH_IS_TARGET {
             return self
-                .walk::<L, M>(root, false, acquire, plain_key_step(keys))
+                .walk::<L, M, _>(root, false, acquire, plain_key_step(keys))
                 .map(|(target, _)| target);
         }
         let first = keys.next();
-        self.walk::<L, M>(root, first.is_none(), acquire, key_step(keys, first))
+        self.walk::<L, M, _>(root, first.is_none(), acquire, key_step(keys, first))
             .map(|(target, _)| target)
     }
 

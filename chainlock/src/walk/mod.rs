@@ -204,7 +204,16 @@ impl Default for Walker {
 /// record of its hold ([`Held`], zero-sized without the `telemetry` feature), which the loop
 /// ends when it lets the node go; a guard handed out (the target, a retained path) is counted
 /// and its wait timed, its hold not followed (`HELD = false`).
+///
+/// A walk asks once, at its start, whether telemetry records; if not, it runs with
+/// [`plain`](Self::plain), an instantiation without hooks (their flag check, null records
+/// and register pressure cost about 20 instructions per depth).
 trait Acquire<L: ?Sized, M: Mode<L>> {
+    /// Whether these acquisitions are recorded by telemetry.
+    const RECORDS: bool;
+    /// The same acquisitions without telemetry.
+    type Plain: Acquire<L, M>;
+    fn plain(&self) -> Self::Plain;
     fn path<const HELD: bool>(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)>;
     fn target(&self, lock: &Arc<L>, depth: usize) -> Option<M::Target>;
 }
@@ -242,9 +251,17 @@ async fn observed_async<L: ?Sized, G, const HELD: bool>(
     observe_async::<G, HELD>(attempt, address(lock), acquire).await
 }
 
-struct Blocking;
+/// Blocking acquisitions, recorded by telemetry (`RECORD`) or not.
+struct Blocking<const RECORD: bool = true>;
 
-impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
+impl<L: ?Sized, M: Mode<L>, const RECORD: bool> Acquire<L, M> for Blocking<RECORD> {
+    const RECORDS: bool = RECORD;
+    type Plain = Blocking<false>;
+
+    fn plain(&self) -> Blocking<false> {
+        Blocking
+    }
+
     #[expect(
         clippy::inline_always,
         reason = "one acquisition of a walk's hot loop: measured with callgrind"
@@ -252,6 +269,9 @@ impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
     #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn path<const HELD: bool>(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
+        if !RECORD {
+            return Some((M::lock_path(lock), Held::default()));
+        }
         observed::<L, _, HELD>(
             lock,
             depth,
@@ -267,6 +287,9 @@ impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
     #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn target(&self, lock: &Arc<L>, depth: usize) -> Option<M::Target> {
+        if !RECORD {
+            return Some(M::lock_target(lock));
+        }
         observed::<L, _, false>(
             lock,
             depth,
@@ -277,9 +300,17 @@ impl<L: ?Sized, M: Mode<L>> Acquire<L, M> for Blocking {
     }
 }
 
-struct Until(Instant);
+/// Acquisitions that give up at a deadline, recorded by telemetry (`RECORD`) or not.
+struct Until<const RECORD: bool = true>(Instant);
 
-impl<L: ?Sized, M: TimedMode<L>> Acquire<L, M> for Until {
+impl<L: ?Sized, M: TimedMode<L>, const RECORD: bool> Acquire<L, M> for Until<RECORD> {
+    const RECORDS: bool = RECORD;
+    type Plain = Until<false>;
+
+    fn plain(&self) -> Until<false> {
+        Until(self.0)
+    }
+
     #[expect(
         clippy::inline_always,
         reason = "one acquisition of a walk's hot loop: measured with callgrind"
@@ -287,6 +318,9 @@ impl<L: ?Sized, M: TimedMode<L>> Acquire<L, M> for Until {
     #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn path<const HELD: bool>(&self, lock: &Arc<L>, depth: usize) -> Option<(M::Path, Held)> {
+        if !RECORD {
+            return M::lock_path_until(lock, self.0).map(|path| (path, Held::default()));
+        }
         observed::<L, _, HELD>(
             lock,
             depth,
@@ -302,6 +336,9 @@ impl<L: ?Sized, M: TimedMode<L>> Acquire<L, M> for Until {
     #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn target(&self, lock: &Arc<L>, depth: usize) -> Option<M::Target> {
+        if !RECORD {
+            return M::lock_target_until(lock, self.0);
+        }
         observed::<L, _, false>(
             lock,
             depth,

@@ -40,7 +40,7 @@ impl Walker {
         L: ExclusiveLock + ?Sized,
         L::Target: ChainNode,
     {
-        self.retain::<L, _>(root, &Blocking, step, is_safe)
+        self.retain::<L, _>(root, &Blocking::<true>, step, is_safe)
     }
 
     /// Like [`descend_retaining`](Self::descend_retaining), giving up when `deadline` passes
@@ -88,7 +88,7 @@ impl Walker {
         L: TimedExclusiveLock + ?Sized,
         L::Target: ChainNode,
     {
-        self.retain::<L, _>(root, &Until(deadline), step, is_safe)
+        self.retain::<L, _>(root, &Until::<true>(deadline), step, is_safe)
     }
 }
 
@@ -221,6 +221,9 @@ impl Walker {
         L::Target: ChainNode,
         A: Acquire<L, Exclusive>,
     {
+        if A::RECORDS && !crate::telemetry::recording() {
+            return self.retain::<L, A::Plain>(root, &acquire.plain(), step, is_safe);
+        }
         let mut path = Retaining::new();
         let (mut next, mut depth, mut is_target) = (Arc::clone(root), 0, false);
         loop {

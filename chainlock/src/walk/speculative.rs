@@ -62,8 +62,9 @@ impl Walker {
         L: SharedLock + ExclusiveLock<Target = <L as SharedLock>::Target> + ?Sized,
         <L as SharedLock>::Target: ChainNode,
     {
-        let first =
-            self.walk::<L, Crab>(root, false, &Blocking, |guard, depth| step(&**guard, depth));
+        let first = self.walk::<L, Crab, _>(root, false, &Blocking::<true>, |guard, depth| {
+            step(&**guard, depth)
+        });
         match first {
             Ok((target, depth)) => {
                 if is_safe(&*target, depth) {
@@ -78,7 +79,7 @@ impl Walker {
         }
         let path = self.retain::<L, _>(
             root,
-            &Blocking,
+            &Blocking::<true>,
             |guard, depth| step(&**guard, depth),
             is_safe,
         )?;

@@ -56,7 +56,7 @@ impl Walker {
         M::Node: ChainNode,
     {
         let _ = mode;
-        self.walk::<L, M>(root, false, &Blocking, step)
+        self.walk::<L, M, _>(root, false, &Blocking::<true>, step)
             .map(|(target, _)| target)
     }
 
@@ -106,7 +106,7 @@ impl Walker {
         M::Node: ChainNode,
     {
         let _ = mode;
-        self.walk::<L, M>(root, false, &Until(deadline), step)
+        self.walk::<L, M, _>(root, false, &Until::<true>(deadline), step)
             .map(|(target, _)| target)
     }
 
@@ -266,18 +266,22 @@ impl Walker {
     /// Hand over hand from `root` as `step` decides; returns the target's guard and depth.
     #[inline]
     #[cfg_attr(feature = "telemetry", track_caller)]
-    pub(super) fn walk<L, M>(
+    pub(super) fn walk<L, M, A>(
         self,
         root: &Arc<L>,
         root_is_target: bool,
-        acquire: &impl Acquire<L, M>,
+        acquire: &A,
         mut step: impl FnMut(&mut M::Path, usize) -> Step<Arc<L>>,
     ) -> Result<(M::Target, usize), Exit>
     where
         L: ?Sized,
         M: Mode<L>,
         M::Node: ChainNode,
+        A: Acquire<L, M>,
     {
+        if A::RECORDS && !crate::telemetry::recording() {
+            return self.walk::<L, M, A::Plain>(root, root_is_target, &acquire.plain(), step);
+        }
         if root_is_target {
             let target = acquire.target(root, 0).ok_or(Exit::TimedOut { level: 0 })?;
             return open(target, 0).map(|target| (target, 0));
