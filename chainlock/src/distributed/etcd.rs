@@ -131,7 +131,8 @@ impl EtcdOptions {
         }
     }
 
-    /// The lease TTL, in whole seconds (rounded up; at least 2 s): how long after its holder
+    /// The lease TTL, in whole seconds (rounded up; at least 2 s, at most etcd's largest,
+    /// 9,000,000,000 s, which the server would refuse past): how long after its holder
     /// dies or falls silent a name stays held. The default, 10 s, outlives a leader election
     /// on a loaded machine (measured on a three-member loopback cluster: about 1.2 s, up to
     /// 3.4 s; with a 3 s TTL a holder lost its lease in 1 of 5 leader kills) with room for two
@@ -145,11 +146,19 @@ impl EtcdOptions {
     /// let options = chainlock::distributed::EtcdOptions::new(["http://127.0.0.1:2379"])
     ///     .ttl(Duration::from_millis(2500));
     /// assert_eq!(options.lease_ttl(), Duration::from_secs(3));
+    /// // Past etcd's largest TTL: its largest (not a wrapped-around 2 s).
+    /// let forever = chainlock::distributed::EtcdOptions::new(["http://127.0.0.1:2379"])
+    ///     .ttl(Duration::MAX);
+    /// assert_eq!(forever.lease_ttl(), Duration::from_secs(9_000_000_000));
     /// ```
     #[must_use]
     pub fn ttl(mut self, ttl: Duration) -> Self {
-        let seconds = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
-        self.ttl = Duration::from_secs(seconds.max(2));
+        /// etcd's `MaxLeaseTTL` (`lease/lessor.go`): a grant above it is refused.
+        const MAX_TTL_SECONDS: u64 = 9_000_000_000;
+        let seconds = ttl
+            .as_secs()
+            .saturating_add(u64::from(ttl.subsec_nanos() > 0));
+        self.ttl = Duration::from_secs(seconds.clamp(2, MAX_TTL_SECONDS));
         self
     }
 
@@ -520,7 +529,7 @@ impl EtcdBackend {
             operation: "connect",
             after: limit,
         };
-        let deadline = tokio::time::Instant::now() + limit;
+        let deadline = deadline_in(limit);
         // With a user, connecting authenticates: retried as a request is, within the bound.
         let client = loop {
             match tokio::time::timeout_at(
@@ -819,6 +828,14 @@ impl EtcdBackend {
 /// The longest single attempt of a request.
 const ATTEMPT: Duration = Duration::from_millis(1500);
 
+/// `limit` from now; a limit too large for an `Instant` (`Duration::MAX`: no bound) is a
+/// deadline thirty years away, as Tokio's own timer does, instead of an overflow.
+fn deadline_in(limit: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(limit)
+        .unwrap_or_else(|| now + Duration::from_secs(30 * 365 * 24 * 60 * 60))
+}
+
 /// A request to the cluster, retried on transient errors, bounded by `limit` in all.
 async fn request<T, F, Fut>(
     client: &Client,
@@ -830,7 +847,7 @@ where
     F: FnMut(Client) -> Fut,
     Fut: Future<Output = Result<T, etcd_client::Error>>,
 {
-    let deadline = tokio::time::Instant::now() + limit;
+    let deadline = deadline_in(limit);
     let unresponsive = Error::EtcdUnresponsive {
         operation,
         after: limit,
@@ -1106,5 +1123,21 @@ impl Hold for EtcdHeld {
             if lost { Err(Error::Lost) } else { revoked }
         });
         Box::pin(async move { task.await.unwrap_or(Err(Error::Lost)) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deadline_in;
+    use std::time::Duration;
+
+    /// `Duration::MAX` as a bound (no bound) is a far deadline, not an overflow panic.
+    #[test]
+    fn an_unbounded_limit_is_a_far_deadline() {
+        let now = tokio::time::Instant::now();
+        let far = deadline_in(Duration::MAX);
+        assert!(far > now + Duration::from_secs(10 * 365 * 24 * 60 * 60));
+        let near = deadline_in(Duration::from_secs(1));
+        assert!(near >= now + Duration::from_secs(1) && near < far);
     }
 }

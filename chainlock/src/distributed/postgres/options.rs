@@ -320,7 +320,8 @@ impl PostgresOptions {
     ///
     /// # Panics
     ///
-    /// Panics if `interval` is zero.
+    /// Panics if `interval` is zero, or if `heartbeat_interval + heartbeat_timeout` passes
+    /// [`MAX_HEARTBEAT_CYCLE`](Self::MAX_HEARTBEAT_CYCLE).
     ///
     /// # Examples
     ///
@@ -337,6 +338,7 @@ impl PostgresOptions {
     pub fn heartbeat_interval(mut self, interval: Duration) -> Self {
         assert!(!interval.is_zero(), "heartbeat interval must not be zero");
         self.heartbeat_interval = interval;
+        self.check_cycle();
         self
     }
 
@@ -345,7 +347,8 @@ impl PostgresOptions {
     ///
     /// # Panics
     ///
-    /// Panics if `timeout` is zero.
+    /// Panics if `timeout` is zero, or if `heartbeat_interval + heartbeat_timeout` passes
+    /// [`MAX_HEARTBEAT_CYCLE`](Self::MAX_HEARTBEAT_CYCLE).
     ///
     /// # Examples
     ///
@@ -362,6 +365,7 @@ impl PostgresOptions {
     pub fn heartbeat_timeout(mut self, timeout: Duration) -> Self {
         assert!(!timeout.is_zero(), "heartbeat timeout must not be zero");
         self.heartbeat_timeout = timeout;
+        self.check_cycle();
         self
     }
 
@@ -428,6 +432,37 @@ impl PostgresOptions {
     #[must_use]
     pub fn server_release_after(&self) -> Duration {
         3 * self.cycle()
+    }
+
+    /// The longest `heartbeat_interval + heartbeat_timeout` (about 8.3 days): the server is
+    /// told to release a silent session's locks 3 × that after its last request
+    /// (`idle_session_timeout`), and PostgreSQL takes at most 2^31 − 1 ms there. A longer
+    /// cycle would let the server release a lock before the guard says it is lost.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chainlock::distributed::PostgresOptions;
+    /// use std::time::Duration;
+    /// assert!(PostgresOptions::MAX_HEARTBEAT_CYCLE > Duration::from_secs(8 * 24 * 60 * 60));
+    /// # let url = "postgres://locks@db.internal/app";
+    /// let too_long = std::panic::catch_unwind(|| {
+    ///     PostgresOptions::new(url).unwrap().heartbeat_timeout(Duration::MAX)
+    /// });
+    /// assert!(too_long.is_err());
+    /// ```
+    pub const MAX_HEARTBEAT_CYCLE: Duration = Duration::from_millis(i32::MAX as u64 / 3);
+
+    #[track_caller]
+    fn check_cycle(&self) {
+        assert!(
+            self.cycle() <= Self::MAX_HEARTBEAT_CYCLE,
+            "heartbeat_interval + heartbeat_timeout ({:?}) must be at most {:?}: the server \
+             releases a silent session's locks 3 × that after its last request, and \
+             PostgreSQL's idle_session_timeout is at most 2^31 - 1 ms",
+            self.cycle(),
+            Self::MAX_HEARTBEAT_CYCLE
+        );
     }
 
     /// One heartbeat: the wait before it plus the longest it may take.
