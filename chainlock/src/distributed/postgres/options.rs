@@ -444,7 +444,7 @@ impl PostgresOptions {
     /// ```
     /// use chainlock::distributed::PostgresOptions;
     /// use std::time::Duration;
-    /// assert!(PostgresOptions::MAX_HEARTBEAT_CYCLE > Duration::from_secs(8 * 24 * 60 * 60));
+    /// assert!(PostgresOptions::MAX_HEARTBEAT_CYCLE > Duration::from_hours(8 * 24));
     /// # let url = "postgres://locks@db.internal/app";
     /// let too_long = std::panic::catch_unwind(|| {
     ///     PostgresOptions::new(url).unwrap().heartbeat_timeout(Duration::MAX)
