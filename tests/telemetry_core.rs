@@ -154,6 +154,51 @@ fn a_known_wait_is_recorded_with_both_sites_and_shown_live() {
     assert!(stats.wait.p99 <= stats.wait.max && stats.wait.p50 >= stats.wait.min);
 }
 
+/// Two waiters queue behind a holder: the first release ends the first wait, the second
+/// the second. Each wait is charged to the releasers once (Go 1.22's mutex profile): the
+/// delay charged to the holder sites never exceeds the waiting the waiters measured. (A
+/// release charging the longest wait times the waiters charged the second waiter's wait
+/// twice.)
+#[test]
+fn each_wait_is_charged_to_the_releasers_once() {
+    let _serial = serial();
+    let _watchdog = watchdog("each_wait_is_charged_to_the_releasers_once");
+    telemetry::enable(Config::new());
+    let locks = KeyedLocks::<u32>::new()
+        .telemetry_name("charged")
+        .telemetry_keys_debug();
+    let name = key("charged", "3");
+    let held = locks.lock(3);
+    let waiting = |n: usize| {
+        eventually("the waiters are seen waiting on key 3", || {
+            telemetry::live()
+                .waiters
+                .iter()
+                .filter(|w| w.lock == name)
+                .count()
+                == n
+        });
+    };
+    thread::scope(|s| {
+        let first = s.spawn(|| drop(locks.lock(3)));
+        waiting(1);
+        let second = s.spawn(|| drop(locks.lock(3)));
+        waiting(2);
+        drop(held);
+        first.join().unwrap();
+        second.join().unwrap();
+    });
+    let stats = stats(&name);
+    assert_eq!(stats.contended, 2);
+    let charged: Duration = stats.holder_sites.iter().map(|site| site.total).sum();
+    assert!(charged > Duration::ZERO, "the releases were charged");
+    assert!(
+        charged <= stats.wait.total,
+        "charged {charged:?}, waited {:?}",
+        stats.wait.total
+    );
+}
+
 /// Sampling 1 in 100 on a fresh thread: the first acquisition is sampled, then about one
 /// in 100 (intervals drawn at random, mean 100); each sample stands for 100 acquisitions.
 /// The sample count of 20,000 acquisitions has a standard deviation of about 8 around 200:

@@ -121,6 +121,20 @@ pub(super) struct HoldId {
 struct Wait {
     entry: Entry,
     owner: Owner,
+    /// How many waits this sampled one stands for (its acquisition's weight).
+    weight: u64,
+    /// Until when its wait was charged to a releaser (its start, at first).
+    charged: Instant,
+}
+
+/// What a release found waiting on its lock.
+pub(super) struct Ended {
+    /// The waiters left, each counted for its weight.
+    pub(super) waiters: u64,
+    /// The waiting since the last recorded release of the lock (or since each wait began),
+    /// summed over the waiters, each for its weight, in nanoseconds: Go's mutex-profile
+    /// delay, charged to the releaser.
+    pub(super) delay: u64,
 }
 
 /// The waits now; `WAITS_NOW` counts them, so that a release need not take this table
@@ -168,23 +182,30 @@ pub(super) fn held_by_task(id: &HoldId) {
     }
 }
 
-/// Forgets the hold `id` of `lock`; the waiters left on its lock and the start of the
-/// longest wait.
-pub(super) fn released(id: HoldId, lock: LockId) -> (u64, Option<Instant>) {
+/// Forgets the hold `id` of `lock`, released at `now`; what it leaves waiting, and the delay
+/// it is charged (each wait charged once: a later release is charged from here on).
+pub(super) fn released(id: HoldId, lock: LockId, now: Instant) -> Ended {
     let HoldId { shard, index } = id;
     shard.holds.lock().try_remove(index);
     drop(shard);
+    let mut ended = Ended {
+        waiters: 0,
+        delay: 0,
+    };
     if WAITS_NOW.load(Ordering::Relaxed) == 0 {
-        return (0, None);
+        return ended;
     }
-    let waits = WAITS.lock();
-    let mut waiters = 0;
-    let mut oldest: Option<Instant> = None;
-    for (_, wait) in waits.iter().filter(|(_, w)| w.entry.lock == lock) {
-        waiters += 1;
-        oldest = Some(oldest.map_or(wait.entry.since, |o| o.min(wait.entry.since)));
+    let mut waits = WAITS.lock();
+    for (_, wait) in waits.iter_mut().filter(|(_, w)| w.entry.lock == lock) {
+        let delay = now.saturating_duration_since(wait.charged);
+        wait.charged = wait.charged.max(now);
+        let delay = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
+        ended.waiters = ended.waiters.saturating_add(wait.weight);
+        ended.delay = ended
+            .delay
+            .saturating_add(delay.saturating_mul(wait.weight));
     }
-    (waiters, oldest)
+    ended
 }
 
 /// Whether a waiter of `lock` has waited at least `threshold` nanoseconds at `now`.
@@ -243,8 +264,11 @@ pub(super) fn waiting(
     site: &'static Location<'static>,
     since: Instant,
     task: bool,
+    weight: u64,
 ) -> (u64, Option<Cycle>) {
     let wait = Wait {
+        weight,
+        charged: since,
         entry: Entry {
             lock,
             class: Arc::clone(class),

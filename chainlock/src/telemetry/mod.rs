@@ -248,8 +248,10 @@ pub struct LockStats {
     pub waiters_at_release: u64,
     /// Up to 4 waiter sites, by total wait.
     pub waiter_sites: Vec<SiteStats>,
-    /// Up to 4 holder sites, by delay charged: the wait a release ended, times the waiters
-    /// (Go's mutex profile).
+    /// Up to 4 holder sites, by delay charged: at each release, the waiting of every
+    /// waiter since the previous recorded release (Go 1.22's mutex profile: each wait is
+    /// charged once, so the charges sum to the waiting time when every acquisition is
+    /// recorded; under sampling, an underestimate).
     pub holder_sites: Vec<SiteStats>,
 }
 

@@ -20,7 +20,8 @@ impl Report {
     /// values are already estimates of the whole (each sampled event was recorded times the
     /// sampling rate, as Go scales its profile). As Go does, the delay is charged to the
     /// *holder*: each sample is a site that released a lock while others waited for it ([`LockStats::holder_sites`]), with
-    /// the waits that release ended (times the waiters, as Go 1.22 does). A sample's stack has
+    /// the waiting it ended: every waiter's wait since the previous recorded release, as Go 1.22
+    /// charges it. A sample's stack has
     /// two frames: the holder's call site (a function named `release at FILE:LINE`, with that
     /// file and line) and, as its caller, the lock (a function named after [`LockName`](super::LockName)'s
     /// display, `ClassLocker level 1 (Lecture)`, `walk depth 3`, ...). So `-top`

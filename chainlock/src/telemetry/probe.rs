@@ -669,7 +669,14 @@ fn emit_event(emit: impl FnOnce()) {
 fn start_wait(active: &mut Sample, on: LockAddr) {
     let since = Instant::now();
     let lock = live::lock_id(&active.class, on);
-    let (id, cycle) = live::waiting(&active.class, lock, active.site, since, active.task);
+    let (id, cycle) = live::waiting(
+        &active.class,
+        lock,
+        active.site,
+        since,
+        active.task,
+        active.weight,
+    );
     active.wait = Some((id, since));
     if let Some(cycle) = cycle {
         live::record_cycle(&cycle);
@@ -821,19 +828,20 @@ impl Sample {
                 );
             });
         }
-        let (waiters, oldest) = live::released(id, lock);
-        if waiters > 0 {
-            let waiters = waiters.saturating_mul(self.weight);
+        let ended = live::released(id, lock, now);
+        if ended.waiters > 0 {
+            // Each sampled release stands for `weight` releases, each sampled waiter for its
+            // own weight (already in `ended`).
             class
                 .waiters_at_release
-                .fetch_add(waiters, Ordering::Relaxed);
-            // Go's mutex profile: the delay this release ends (the longest wait so far),
-            // times the waiters, charged to the releaser's site (times the weight: an
-            // estimate of the whole, as Go scales its samples).
-            let delay = oldest.map_or(0, |oldest| nanos(now.saturating_duration_since(oldest)));
+                .fetch_add(ended.waiters.saturating_mul(self.weight), Ordering::Relaxed);
+            // Go's mutex profile (1.22): the waiting this release ended since the last
+            // recorded one, summed over the waiters, charged to the releaser's site. With
+            // every acquisition recorded the charges sum to the waiting time; under sampling
+            // a wait is charged only up to the last sampled release before it ends.
             class
                 .holder_sites
-                .record(self.site, self.weight, delay.saturating_mul(waiters));
+                .record(self.site, self.weight, ended.delay);
         }
     }
 }
