@@ -136,14 +136,17 @@ fn a_known_wait_is_recorded_with_both_sites_and_shown_live() {
         stats.waiters_at_release, 1,
         "one waiter when the holder released"
     );
-    // The recorded wait covers what the test saw and fits in what the waiter measured.
+    // The recorded wait covers what the test saw and fits in what the waiter measured (the
+    // waiter's own: on a loaded machine the holder's uncontended acquisition, also timed,
+    // can be preempted for longer than the wait lasted).
     assert!(
         stats.wait.max >= seen_waiting,
         "{:?} < {seen_waiting:?}",
         stats.wait.max
     );
-    assert!(stats.wait.max <= outer, "{:?} > {outer:?}", stats.wait.max);
     assert_eq!(stats.waiter_sites.len(), 1);
+    let waited = stats.waiter_sites[0].total;
+    assert!(waited <= outer, "{waited:?} > {outer:?}");
     assert_eq!(stats.waiter_sites[0].site.line(), waiter_line);
     assert_eq!(stats.waiter_sites[0].count, 1);
     assert!(stats.waiter_sites[0].total >= seen_waiting);

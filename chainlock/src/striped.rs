@@ -52,7 +52,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
 use crate::lock_order::ascending_unique;
-use crate::telemetry::{Attempt, KeyRef, Label, Probe, ProbeKind};
+use crate::telemetry::{KeyRef, Label, Probe, ProbeKind, Sampled};
 use crossbeam_utils::CachePadded;
 pub use guards::StripeGuards;
 pub use semaphore::{Semaphore, SemaphorePermit};
@@ -333,33 +333,52 @@ impl<L, S: BuildHasher> Striped<L, S> {
         take: impl FnOnce(&'a L) -> Option<G>,
     ) -> Option<G> {
         let stripe: &'a L = &self.stripes[index];
-        let attempt = self.telemetry.begin(KeyRef::Index(index));
-        if !attempt.is_recording() {
+        let Some(sampled) = self.telemetry.sample() else {
             // Not sampled (or telemetry off): the stripe's own lock and nothing else, the
             // recording path out of line (it kept registers busy in every caller).
             return take(stripe);
-        }
-        Self::take_recorded(attempt, stripe, index, wait, try_take, take)
+        };
+        Self::take_recorded(
+            &self.telemetry,
+            sampled,
+            stripe,
+            index,
+            wait,
+            try_take,
+            take,
+        )
     }
 
-    /// [`take_index`](Self::take_index) of a sampled acquisition.
+    /// [`take_index`](Self::take_index) of a sampled acquisition: the record is made after
+    /// the first try (see [`Probe::sample`]).
     #[cold]
     #[inline(never)]
     fn take_recorded<'a, G>(
-        mut attempt: Attempt<'_>,
+        probe: &Probe,
+        sampled: Sampled,
         stripe: &'a L,
         index: usize,
         wait: bool,
         try_take: impl FnOnce(&'a L) -> Option<G>,
         take: impl FnOnce(&'a L) -> Option<G>,
     ) -> Option<G> {
-        if wait {
-            if let Some(guard) = try_take(stripe) {
+        let key = KeyRef::Index(index);
+        if !wait {
+            let taken = take(stripe);
+            let attempt = probe.attempt(key, sampled);
+            if taken.is_some() {
                 attempt.acquired_unheld(index);
-                return Some(guard);
+            } else {
+                attempt.gave_up();
             }
-            attempt.waiting(index);
+            return taken;
         }
+        if let Some(guard) = try_take(stripe) {
+            probe.attempt(key, sampled).acquired_unheld(index);
+            return Some(guard);
+        }
+        let mut attempt = probe.attempt(key, sampled);
+        attempt.waiting(index);
         let taken = take(stripe);
         if taken.is_some() {
             attempt.acquired_unheld(index);

@@ -24,7 +24,7 @@ use super::{
 };
 use crate::__private::in_time;
 pub use crate::telemetry::Held;
-use crate::telemetry::{Attempt, KeyRef, LockAddr, Probe, ProbeKind};
+use crate::telemetry::{Attempt, KeyRef, LockAddr, Probe, ProbeKind, Sampled};
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
@@ -75,18 +75,21 @@ fn granted<const HELD: bool>(attempt: Attempt<'_>, lock: LockAddr) -> Held {
     }
 }
 
-/// A blocking acquisition: when recording, `try_lock` first (a failed try is a contended
-/// acquisition), then `lock`. Not recording (the telemetry off at run time), the lock alone:
-/// the recording path is out of line.
+/// A blocking acquisition of the lock `key` of `probe`: when sampled, `try_lock` first (a
+/// failed try is a contended acquisition), then `lock`, the record made after the try. Not
+/// sampled (or the telemetry off at run time), the lock alone: the recording path is out of
+/// line.
 #[inline(always)]
+#[cfg_attr(feature = "telemetry", track_caller)]
 pub(crate) fn observe<G, const HELD: bool>(
-    attempt: Attempt<'_>,
+    probe: &Probe,
+    key: KeyRef<'_>,
     lock: LockAddr,
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> G,
 ) -> (G, Held) {
-    if attempt.is_recording() {
-        return recording::<G, HELD>(attempt, lock, try_lock, || Some(wait()))
+    if let Some(sampled) = probe.sample() {
+        return recording::<G, HELD>(probe, key, sampled, lock, try_lock, || Some(wait()))
             .expect("an untimed wait never gives up");
     }
     (wait(), Held::default())
@@ -94,30 +97,36 @@ pub(crate) fn observe<G, const HELD: bool>(
 
 /// A timed acquisition: as [`observe`], `wait` giving up with `None`.
 #[inline(always)]
+#[cfg_attr(feature = "telemetry", track_caller)]
 pub(crate) fn observe_timed<G, const HELD: bool>(
-    attempt: Attempt<'_>,
+    probe: &Probe,
+    key: KeyRef<'_>,
     lock: LockAddr,
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> Option<G>,
 ) -> Option<(G, Held)> {
-    if attempt.is_recording() {
-        return recording::<G, HELD>(attempt, lock, try_lock, wait);
+    if let Some(sampled) = probe.sample() {
+        return recording::<G, HELD>(probe, key, sampled, lock, try_lock, wait);
     }
     wait().map(|guard| (guard, Held::default()))
 }
 
-/// The recording path of [`observe`] and [`observe_timed`].
+/// The recording path of [`observe`] and [`observe_timed`]: the try comes before the
+/// record is made (see [`Probe::sample`]).
 #[cold]
 #[inline(never)]
 fn recording<G, const HELD: bool>(
-    mut attempt: Attempt<'_>,
+    probe: &Probe,
+    key: KeyRef<'_>,
+    sampled: Sampled,
     lock: LockAddr,
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> Option<G>,
 ) -> Option<(G, Held)> {
     if let Some(guard) = try_lock() {
-        return Some((guard, granted::<HELD>(attempt, lock)));
+        return Some((guard, granted::<HELD>(probe.attempt(key, sampled), lock)));
     }
+    let mut attempt = probe.attempt(key, sampled);
     attempt.waiting(lock);
     if let Some(guard) = wait() {
         Some((guard, granted::<HELD>(attempt, lock)))
@@ -168,7 +177,7 @@ macro_rules! blocking {
         #[inline(always)]
         #[cfg_attr(feature = "telemetry", track_caller)]
         pub fn $name<L: ?Sized + $trait>(lock: &Arc<L>, level: &'static Level) -> ($guard, Held) {
-            observe::<_, true>(level.begin(), address(lock), || $try(lock), || $lock(lock))
+            observe::<_, true>(&level.probe, KeyRef::None, address(lock), || $try(lock), || $lock(lock))
         }
 
         $(#[$doc])*
@@ -176,7 +185,7 @@ macro_rules! blocking {
         #[inline(always)]
         #[cfg_attr(feature = "telemetry", track_caller)]
         pub fn $unheld<L: ?Sized + $trait>(lock: &Arc<L>, level: &'static Level) -> ($guard, Held) {
-            observe::<_, false>(level.begin(), address(lock), || $try(lock), || $lock(lock))
+            observe::<_, false>(&level.probe, KeyRef::None, address(lock), || $try(lock), || $lock(lock))
         }
     )*};
 }
@@ -211,7 +220,8 @@ macro_rules! timed {
             probe: &'static Level,
         ) -> Result<($guard, Held), Exit> {
             let outcome = observe_timed::<_, true>(
-                probe.begin(),
+                &probe.probe,
+                KeyRef::None,
                 address(lock),
                 || $try(lock),
                 || $lock(lock, deadline),
@@ -234,7 +244,8 @@ macro_rules! timed {
             probe: &'static Level,
         ) -> Result<($guard, Held), Exit> {
             let outcome = observe_timed::<_, false>(
-                probe.begin(),
+                &probe.probe,
+                KeyRef::None,
                 address(lock),
                 || $try(lock),
                 || $lock(lock, deadline),

@@ -31,7 +31,9 @@ mod tests {
 }
 
 #[doc(hidden)]
-pub use probe::{Attempt, Held, KeyProbe, KeyRef, Label, LockAddr, Probe, ProbeKind, recording};
+pub use probe::{
+    Attempt, Held, KeyProbe, KeyRef, Label, LockAddr, Probe, ProbeKind, Sampled, recording,
+};
 
 /// What to record, given to [`enable`].
 ///

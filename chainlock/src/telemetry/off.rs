@@ -114,7 +114,24 @@ impl Probe {
     pub fn begin(&self, _: KeyRef<'_>) -> Attempt<'_> {
         Attempt(PhantomData)
     }
+
+    /// Never sampled without the feature.
+    #[inline(always)]
+    pub fn sample(&self) -> Option<Sampled> {
+        None
+    }
+
+    /// Nothing to record without the feature.
+    #[inline(always)]
+    pub fn attempt(&self, _: KeyRef<'_>, _: Sampled) -> Attempt<'_> {
+        Attempt(PhantomData)
+    }
 }
+
+/// A sampled acquisition (never, without the feature).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Sampled;
 
 /// A probe over keys of type `K` (nothing without the feature).
 #[doc(hidden)]

@@ -376,19 +376,61 @@ impl Probe {
     #[cold]
     #[inline(never)]
     fn begin_sampled(&self, key: KeyRef<'_>, site: &'static Location<'static>) -> Attempt<'_> {
-        let weight = u64::from(next_interval());
-        let class = self.class_of(key, weight);
+        self.attempt(key, Sampled::now(site))
+    }
+
+    /// Whether this acquisition is sampled, and if so when it began: for a lock that can be
+    /// tried, which makes the record ([`attempt`](Self::attempt)) only after its first try,
+    /// so that the record's set-up does not delay the try (on an unfair lock, a delayed try
+    /// loses the lock to a woken waiter more often). Disabled or not sampled: as
+    /// [`begin`](Self::begin).
+    #[track_caller]
+    #[inline(always)]
+    pub fn sample(&self) -> Option<Sampled> {
+        if !ENABLED.load(Ordering::Relaxed) || !sampled_now() {
+            return None;
+        }
+        Some(Sampled::now(Location::caller()))
+    }
+
+    /// The record of the sampled acquisition `sampled` of the lock `key`.
+    #[cold]
+    #[inline(never)]
+    pub fn attempt(&self, key: KeyRef<'_>, sampled: Sampled) -> Attempt<'_> {
+        let class = self.class_of(key, sampled.weight);
         Attempt {
             active: Some(Box::new(Sample {
                 class,
-                site,
-                since: Instant::now(),
+                site: sampled.site,
+                since: sampled.start,
                 wait: None,
                 hold: None,
                 task: false,
-                weight,
+                weight: sampled.weight,
             })),
             _probe: PhantomData,
+        }
+    }
+}
+
+/// A sampled acquisition whose record is not made yet (from [`Probe::sample`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Sampled {
+    site: &'static Location<'static>,
+    start: Instant,
+    weight: u64,
+}
+
+impl Sampled {
+    /// A sampled acquisition at `site` begins now.
+    #[cold]
+    #[inline(never)]
+    fn now(site: &'static Location<'static>) -> Self {
+        Self {
+            site,
+            weight: u64::from(next_interval()),
+            start: Instant::now(),
         }
     }
 }

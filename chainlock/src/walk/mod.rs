@@ -235,8 +235,7 @@ fn observed<L: ?Sized, G, const HELD: bool>(
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> Option<G>,
 ) -> Option<(G, Held)> {
-    let attempt = WALKS.begin(KeyRef::Index(depth));
-    observe_timed::<G, HELD>(attempt, address(lock), try_lock, wait)
+    observe_timed::<G, HELD>(&WALKS, KeyRef::Index(depth), address(lock), try_lock, wait)
 }
 
 /// The async twin of [`observed`]: the acquisition waited if its first poll was pending;
