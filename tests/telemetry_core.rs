@@ -202,8 +202,8 @@ fn each_wait_is_charged_to_the_releasers_once() {
     );
 }
 
-/// Sampling 1 in 100 on a fresh thread: the first acquisition is sampled, then about one
-/// in 100 (intervals drawn at random, mean 100); each sample stands for 100 acquisitions.
+/// Sampling 1 in 100: about one acquisition in 100 is sampled (intervals drawn at random,
+/// mean 100, the first one too); each sample stands for 100 acquisitions.
 /// The sample count of 20,000 acquisitions has a standard deviation of about 8 around 200:
 /// the bounds are 6 deviations wide.
 #[test]
@@ -233,6 +233,29 @@ fn sampling_records_one_in_n_and_scales_the_counts() {
         "each sample stands for 100"
     );
     assert_eq!(stats.contended, 0);
+}
+
+/// A thread's first acquisition is no more likely to be sampled than any other: 200 threads
+/// started together, one acquisition each, sampling 1 in 100, give about 1 sample (each
+/// first interval drawn uniform in 1..199), not 200 (the first acquisition always sampled:
+/// threads started together all contend at once, and each such sample counts for 100).
+#[test]
+fn a_threads_first_acquisition_is_not_always_sampled() {
+    let _serial = serial();
+    telemetry::enable(Config::new().sample_every(100));
+    let locks = KeyedLocks::<u32>::new().telemetry_name("first");
+    thread::scope(|s| {
+        for _ in 0..200 {
+            s.spawn(|| drop(locks.lock(1)));
+        }
+    });
+    telemetry::enable(Config::new());
+    let samples = telemetry::report()
+        .locks
+        .into_iter()
+        .find(|s| matches!(&s.lock, LockName::Key { manager, .. } if &**manager == "first"))
+        .map_or(0, |stats| stats.hold.count);
+    assert!(samples < 20, "{samples} of 200 first acquisitions sampled");
 }
 
 /// Three keys taken in turn, sampling 1 in 3: every key is sampled and its estimate is

@@ -454,10 +454,21 @@ fn sampled_now() -> bool {
                 countdown.set(left - 1);
                 false
             } else {
-                true
+                left == 1 || first_draw(countdown)
             }
         })
         .unwrap_or(false)
+}
+
+/// A thread's first acquisition while enabled: its place in its first interval is drawn
+/// too. (Sampling every thread's first acquisition biased the sample: threads started
+/// together all contend at once, and each such sample counts for `n`.)
+#[cold]
+#[inline(never)]
+fn first_draw(countdown: &Cell<u32>) -> bool {
+    let left = draw_interval(SAMPLE_EVERY.load(Ordering::Relaxed).max(1));
+    countdown.set(left);
+    left == 1
 }
 
 /// After a sampled acquisition: draws the number of acquisitions until this thread's next
@@ -467,7 +478,14 @@ fn sampled_now() -> bool {
 /// only ever sample its first level), and the estimates (count × `n`) would be wrong.
 fn next_interval() -> u32 {
     let rate = SAMPLE_EVERY.load(Ordering::Relaxed).max(1);
-    let interval = if rate == 1 {
+    let interval = draw_interval(rate);
+    let _ = COUNTDOWN.try_with(|countdown| countdown.set(interval));
+    rate
+}
+
+/// An interval uniform in `1..2 * rate` (1 for a rate of 1).
+fn draw_interval(rate: u32) -> u32 {
+    if rate == 1 {
         1
     } else {
         let draw = RANDOM
@@ -486,9 +504,7 @@ fn next_interval() -> u32 {
             .unwrap_or(0);
         let span = u64::from(rate) * 2 - 1;
         u32::try_from(1 + draw % span).unwrap_or(rate)
-    };
-    let _ = COUNTDOWN.try_with(|countdown| countdown.set(interval));
-    rate
+    }
 }
 
 /// A distinct, non-zero seed per thread (splitmix64 of a global sequence).
