@@ -333,14 +333,14 @@ impl<L, S: BuildHasher> Striped<L, S> {
         take: impl FnOnce(&'a L) -> Option<G>,
     ) -> Option<G> {
         let stripe: &'a L = &self.stripes[index];
-        let Some(sampled) = self.telemetry.sample() else {
+        if !self.telemetry.is_sampled() {
             // Not sampled (or telemetry off): the stripe's own lock and nothing else, the
             // recording path out of line (it kept registers busy in every caller).
             return take(stripe);
-        };
+        }
         Self::take_recorded(
             &self.telemetry,
-            sampled,
+            std::panic::Location::caller(),
             stripe,
             index,
             wait,
@@ -350,18 +350,19 @@ impl<L, S: BuildHasher> Striped<L, S> {
     }
 
     /// [`take_index`](Self::take_index) of a sampled acquisition: the record is made after
-    /// the first try (see [`Probe::sample`]).
+    /// the first try (see [`Probe::is_sampled`]).
     #[cold]
     #[inline(never)]
     fn take_recorded<'a, G>(
         probe: &Probe,
-        sampled: Sampled,
+        site: &'static std::panic::Location<'static>,
         stripe: &'a L,
         index: usize,
         wait: bool,
         try_take: impl FnOnce(&'a L) -> Option<G>,
         take: impl FnOnce(&'a L) -> Option<G>,
     ) -> Option<G> {
+        let sampled = Sampled::start(site);
         let key = KeyRef::Index(index);
         if !wait {
             let taken = take(stripe);

@@ -26,6 +26,7 @@ use crate::__private::in_time;
 pub use crate::telemetry::Held;
 use crate::telemetry::{Attempt, KeyRef, LockAddr, Probe, ProbeKind, Sampled};
 use std::future::Future;
+use std::panic::Location;
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Instant;
@@ -76,7 +77,8 @@ fn granted<const HELD: bool>(attempt: Attempt<'_>, lock: LockAddr) -> Held {
 }
 
 /// A blocking acquisition of the lock `key` of `probe`: when sampled, `try_lock` first (a
-/// failed try is a contended acquisition), then `lock`, the record made after the try. Not
+/// failed try is a contended acquisition), then `lock`, the record made after the try (at
+/// the caller's site: `#[track_caller]`). Not
 /// sampled (or the telemetry off at run time), the lock alone: the recording path is out of
 /// line.
 #[inline(always)]
@@ -88,8 +90,9 @@ pub(crate) fn observe<G, const HELD: bool>(
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> G,
 ) -> (G, Held) {
-    if let Some(sampled) = probe.sample() {
-        return recording::<G, HELD>(probe, key, sampled, lock, try_lock, || Some(wait()))
+    if probe.is_sampled() {
+        let site = Location::caller();
+        return recording::<G, HELD>(probe, key, site, lock, try_lock, || Some(wait()))
             .expect("an untimed wait never gives up");
     }
     (wait(), Held::default())
@@ -105,24 +108,25 @@ pub(crate) fn observe_timed<G, const HELD: bool>(
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> Option<G>,
 ) -> Option<(G, Held)> {
-    if let Some(sampled) = probe.sample() {
-        return recording::<G, HELD>(probe, key, sampled, lock, try_lock, wait);
+    if probe.is_sampled() {
+        return recording::<G, HELD>(probe, key, Location::caller(), lock, try_lock, wait);
     }
     wait().map(|guard| (guard, Held::default()))
 }
 
 /// The recording path of [`observe`] and [`observe_timed`]: the try comes before the
-/// record is made (see [`Probe::sample`]).
+/// record is made (see [`Probe::is_sampled`]).
 #[cold]
 #[inline(never)]
 fn recording<G, const HELD: bool>(
     probe: &Probe,
     key: KeyRef<'_>,
-    sampled: Sampled,
+    site: &'static Location<'static>,
     lock: LockAddr,
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> Option<G>,
 ) -> Option<(G, Held)> {
+    let sampled = Sampled::start(site);
     if let Some(guard) = try_lock() {
         return Some((guard, granted::<HELD>(probe.attempt(key, sampled), lock)));
     }

@@ -117,8 +117,8 @@ impl Probe {
 
     /// Never sampled without the feature.
     #[inline(always)]
-    pub fn sample(&self) -> Option<Sampled> {
-        None
+    pub fn is_sampled(&self) -> bool {
+        false
     }
 
     /// Nothing to record without the feature.
@@ -132,6 +132,14 @@ impl Probe {
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct Sampled;
+
+impl Sampled {
+    /// Nothing without the feature.
+    #[inline(always)]
+    pub fn start(_: &'static std::panic::Location<'static>) -> Self {
+        Sampled
+    }
+}
 
 /// A probe over keys of type `K` (nothing without the feature).
 #[doc(hidden)]

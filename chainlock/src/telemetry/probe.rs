@@ -376,21 +376,17 @@ impl Probe {
     #[cold]
     #[inline(never)]
     fn begin_sampled(&self, key: KeyRef<'_>, site: &'static Location<'static>) -> Attempt<'_> {
-        self.attempt(key, Sampled::now(site))
+        self.attempt(key, Sampled::timed(site))
     }
 
-    /// Whether this acquisition is sampled, and if so when it began: for a lock that can be
-    /// tried, which makes the record ([`attempt`](Self::attempt)) only after its first try,
-    /// so that the record's set-up does not delay the try (on an unfair lock, a delayed try
-    /// loses the lock to a woken waiter more often). Disabled or not sampled: as
-    /// [`begin`](Self::begin).
-    #[track_caller]
+    /// Whether this acquisition is sampled: for a lock that can be tried, which then starts
+    /// the sample ([`Sampled::start`]), tries the lock, and makes the record
+    /// ([`attempt`](Self::attempt)) only after that first try, so that the record's set-up
+    /// does not delay the try (on an unfair lock, a delayed try loses the lock to a woken
+    /// waiter more often). Disabled or not sampled: as [`begin`](Self::begin).
     #[inline(always)]
-    pub fn sample(&self) -> Option<Sampled> {
-        if !ENABLED.load(Ordering::Relaxed) || !sampled_now() {
-            return None;
-        }
-        Some(Sampled::now(Location::caller()))
+    pub fn is_sampled(&self) -> bool {
+        ENABLED.load(Ordering::Relaxed) && sampled_now()
     }
 
     /// The record of the sampled acquisition `sampled` of the lock `key`.
@@ -413,24 +409,36 @@ impl Probe {
     }
 }
 
-/// A sampled acquisition whose record is not made yet (from [`Probe::sample`]).
+/// A sampled acquisition whose record is not made yet (from [`Probe::is_sampled`]).
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct Sampled {
     site: &'static Location<'static>,
-    start: Instant,
+    /// When the acquisition began, for one that cannot tell a wait from the outside
+    /// ([`Probe::begin`]); one that tries first did not wait if its try took the lock.
+    start: Option<Instant>,
     weight: u64,
 }
 
 impl Sampled {
-    /// A sampled acquisition at `site` begins now.
-    #[cold]
-    #[inline(never)]
-    fn now(site: &'static Location<'static>) -> Self {
+    /// A sampled acquisition ([`Probe::is_sampled`]) at `site` that tries its lock first:
+    /// if the try takes it, it waited nothing (no clock read); if not, its wait is timed
+    /// from [`Attempt::waiting`].
+    #[inline]
+    pub fn start(site: &'static Location<'static>) -> Self {
         Self {
             site,
             weight: u64::from(next_interval()),
-            start: Instant::now(),
+            start: None,
+        }
+    }
+
+    /// A sampled acquisition at `site` that begins now, timed from here.
+    fn timed(site: &'static Location<'static>) -> Self {
+        Self {
+            site,
+            weight: u64::from(next_interval()),
+            start: Some(Instant::now()),
         }
     }
 }
@@ -611,12 +619,12 @@ impl std::fmt::Debug for Attempt<'_> {
 struct Sample {
     class: Arc<Class>,
     site: &'static Location<'static>,
-    /// When the acquisition began, then when the lock was granted.
-    since: Instant,
+    /// When the acquisition began, if timed from its start.
+    since: Option<Instant>,
     /// Set while waiting: the live table's id, when the wait began.
     wait: Option<(u64, Instant)>,
-    /// Set while held: the live table's record, the lock.
-    hold: Option<(live::HoldId, LockId)>,
+    /// Set while held: the live table's record, the lock, when it was granted.
+    hold: Option<(live::HoldId, LockId, Instant)>,
     task: bool,
     /// How many acquisitions this one stands for: the sampling rate when it was sampled.
     weight: u64,
@@ -627,8 +635,8 @@ impl Drop for Sample {
         if let Some((id, since)) = self.wait.take() {
             end_wait(self, id, since, Instant::now(), false);
         }
-        if let Some((id, lock)) = self.hold.take() {
-            self.released(id, lock);
+        if let Some((id, lock, since)) = self.hold.take() {
+            self.released(id, lock, since);
         }
     }
 }
@@ -787,17 +795,19 @@ fn finish_acquired(mut sample: Box<Sample>, lock: LockAddr, held: bool) -> Held 
             .record(sample.site, weight, waited.saturating_mul(weight));
         sample.wait = None;
     } else {
-        class
-            .wait
-            .record(nanos(now.saturating_duration_since(sample.since)));
+        // Not timed from its start: it took the lock at its first try, without waiting.
+        class.wait.record(
+            sample
+                .since
+                .map_or(0, |start| nanos(now.saturating_duration_since(start))),
+        );
     }
     if !held {
         return Held::default();
     }
     let lock = live::lock_id(&sample.class, lock);
     let id = live::held(&sample.class, lock, sample.site, now, sample.task);
-    sample.since = now;
-    sample.hold = Some((id, lock));
+    sample.hold = Some((id, lock, now));
     Held {
         record: ManuallyDrop::new(Some(sample)),
     }
@@ -852,7 +862,7 @@ impl Held {
             && !record.task
         {
             record.task = true;
-            if let Some((id, _)) = &record.hold {
+            if let Some((id, _, _)) = &record.hold {
                 live::held_by_task(id);
             }
         }
@@ -860,10 +870,10 @@ impl Held {
 }
 
 impl Sample {
-    /// The hold `id` of `lock` ends.
-    fn released(&self, id: live::HoldId, lock: LockId) {
+    /// The hold `id` of `lock`, granted at `since`, ends.
+    fn released(&self, id: live::HoldId, lock: LockId, since: Instant) {
         let now = Instant::now();
-        let held = nanos(now.saturating_duration_since(self.since));
+        let held = nanos(now.saturating_duration_since(since));
         let class = &self.class;
         if self.task {
             class.hold_across_await.record(held);
@@ -880,7 +890,7 @@ impl Sample {
                     target: "chainlock::telemetry",
                     lock = %class.name,
                     holder_site = %self.site,
-                    held = ?now.saturating_duration_since(self.since),
+                    held = ?now.saturating_duration_since(since),
                     live = %snapshot,
                     "a release ends a slow wait for a chainlock lock"
                 );
