@@ -149,7 +149,7 @@ pub fn disable() {
 /// let _on = chainlock::telemetry::is_enabled();
 /// ```
 pub fn is_enabled() -> bool {
-    probe::is_enabled()
+    probe::recording()
 }
 
 /// Zeroes every statistic (and forgets the cycles seen).

@@ -52,10 +52,6 @@ pub(super) fn disable() {
     ENABLED.store(false, Ordering::Relaxed);
 }
 
-pub(super) fn is_enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
-}
-
 /// Whether telemetry records now: a hot loop that asks once can run an instantiation
 /// without hooks (a walk does).
 #[doc(hidden)]
@@ -366,7 +362,7 @@ impl Probe {
     #[track_caller]
     #[inline(always)]
     pub fn begin(&self, key: KeyRef<'_>) -> Attempt<'_> {
-        if !ENABLED.load(Ordering::Relaxed) || !sampled_now() {
+        if !self.is_sampled() {
             return Attempt::off();
         }
         self.begin_sampled(key, Location::caller())
@@ -562,7 +558,7 @@ impl<K: ?Sized> KeyProbe<K> {
     #[track_caller]
     #[inline(always)]
     pub fn begin(&self, key: &K, hash: impl FnOnce(&K) -> u64) -> Attempt<'_> {
-        if !ENABLED.load(Ordering::Relaxed) || !sampled_now() {
+        if !self.probe.is_sampled() {
             return Attempt::off();
         }
         let hash = hash(key);
