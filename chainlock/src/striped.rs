@@ -333,9 +333,9 @@ impl<L, S: BuildHasher> Striped<L, S> {
         take: impl FnOnce(&'a L) -> Option<G>,
     ) -> Option<G> {
         let stripe: &'a L = &self.stripes[index];
-        if !self.telemetry.is_sampled() {
+        if self.telemetry.skips() {
             // Not sampled (or telemetry off): the stripe's own lock and nothing else, the
-            // recording path out of line (it kept registers busy in every caller).
+            // rest out of line (it kept registers busy in every caller).
             return take(stripe);
         }
         Self::take_recorded(
@@ -349,8 +349,8 @@ impl<L, S: BuildHasher> Striped<L, S> {
         )
     }
 
-    /// [`take_index`](Self::take_index) of a sampled acquisition: the record is made after
-    /// the first try (see [`Probe::is_sampled`]).
+    /// [`take_index`](Self::take_index) of an acquisition the sampler did not skip: if
+    /// sampled, the record is made after the first try (see [`Probe::is_sampled`]).
     #[cold]
     #[inline(never)]
     fn take_recorded<'a, G>(
@@ -362,6 +362,9 @@ impl<L, S: BuildHasher> Striped<L, S> {
         try_take: impl FnOnce(&'a L) -> Option<G>,
         take: impl FnOnce(&'a L) -> Option<G>,
     ) -> Option<G> {
+        if !probe.is_sampled() {
+            return take(stripe);
+        }
         let sampled = Sampled::start(site);
         let key = KeyRef::Index(index);
         if !wait {

@@ -90,12 +90,12 @@ pub(crate) fn observe<G, const HELD: bool>(
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> G,
 ) -> (G, Held) {
-    if probe.is_sampled() {
-        let site = Location::caller();
-        return recording::<G, HELD>(probe, key, site, lock, try_lock, || Some(wait()))
-            .expect("an untimed wait never gives up");
+    if probe.skips() {
+        return (wait(), Held::default());
     }
-    (wait(), Held::default())
+    let site = Location::caller();
+    recording::<G, HELD>(probe, key, site, lock, try_lock, || Some(wait()))
+        .expect("an untimed wait never gives up")
 }
 
 /// A timed acquisition: as [`observe`], `wait` giving up with `None`.
@@ -108,14 +108,14 @@ pub(crate) fn observe_timed<G, const HELD: bool>(
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> Option<G>,
 ) -> Option<(G, Held)> {
-    if probe.is_sampled() {
-        return recording::<G, HELD>(probe, key, Location::caller(), lock, try_lock, wait);
+    if probe.skips() {
+        return wait().map(|guard| (guard, Held::default()));
     }
-    wait().map(|guard| (guard, Held::default()))
+    recording::<G, HELD>(probe, key, Location::caller(), lock, try_lock, wait)
 }
 
-/// The recording path of [`observe`] and [`observe_timed`]: the try comes before the
-/// record is made (see [`Probe::is_sampled`]).
+/// The path of [`observe`] and [`observe_timed`] for an acquisition the sampler did not
+/// skip: if sampled, the try comes before the record is made (see [`Probe::is_sampled`]).
 #[cold]
 #[inline(never)]
 fn recording<G, const HELD: bool>(
@@ -126,6 +126,9 @@ fn recording<G, const HELD: bool>(
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> Option<G>,
 ) -> Option<(G, Held)> {
+    if !probe.is_sampled() {
+        return wait().map(|guard| (guard, Held::default()));
+    }
     let sampled = Sampled::start(site);
     if let Some(guard) = try_lock() {
         return Some((guard, granted::<HELD>(probe.attempt(key, sampled), lock)));

@@ -4,6 +4,8 @@
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
+use std::mem::ManuallyDrop;
+use std::panic::Location;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -26,6 +28,11 @@ pub(crate) trait Request {
     fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool;
     /// Gives back a grant nobody will use.
     fn give_back(&self, ticket: Ticket);
+    /// Whether telemetry surely skips this acquisition (see `Probe::skips`).
+    fn skips(&self) -> bool;
+    /// For an acquisition [`skips`](Self::skips) did not skip, out of line: its telemetry
+    /// attempt, recording if sampled.
+    fn attempt(&self, start: &Self::Start, site: &'static Location<'static>) -> Attempt<'static>;
 }
 
 /// Take a key of the exclusive registry for a new owner (one acquisition; no reentrancy).
@@ -34,6 +41,7 @@ pub(crate) struct Exclusive<'a, K, S>(pub(crate) &'a Registry<K, S>);
 impl<K: Eq + Hash, S: BuildHasher> Request for Exclusive<'_, K, S> {
     type Start = K;
 
+    #[inline(always)]
     fn start(&self, key: K, queue: impl FnOnce() -> Wake) -> Outcome {
         self.0.acquire(key, unique_token(), false, Some(queue))
     }
@@ -44,6 +52,17 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Exclusive<'_, K, S> {
 
     fn give_back(&self, ticket: Ticket) {
         self.0.release(ticket);
+    }
+
+    #[inline(always)]
+    fn skips(&self) -> bool {
+        self.0.telemetry.skips()
+    }
+
+    fn attempt(&self, key: &K, site: &'static Location<'static>) -> Attempt<'static> {
+        let registry = self.0;
+        let hash = |key: &K| registry.hash(key);
+        registry.telemetry.begin_unskipped(key, hash, site).detach()
     }
 }
 
@@ -61,6 +80,7 @@ pub(crate) struct Grow<'a, K, S>(Weight<'a, K, S>);
 impl<K: Eq + Hash, S: BuildHasher> Request for Weight<'_, K, S> {
     type Start = K;
 
+    #[inline(always)]
     fn start(&self, key: K, queue: impl FnOnce() -> Wake) -> Outcome {
         self.registry.acquire(key, self.weight, Some(queue))
     }
@@ -72,11 +92,23 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Weight<'_, K, S> {
     fn give_back(&self, ticket: Ticket) {
         self.registry.release(ticket, self.weight);
     }
+
+    #[inline(always)]
+    fn skips(&self) -> bool {
+        self.registry.telemetry.skips()
+    }
+
+    fn attempt(&self, key: &K, site: &'static Location<'static>) -> Attempt<'static> {
+        let registry = self.registry;
+        let hash = |key: &K| registry.hash(key);
+        registry.telemetry.begin_unskipped(key, hash, site).detach()
+    }
 }
 
 impl<K: Eq + Hash, S: BuildHasher> Request for Grow<'_, K, S> {
     type Start = Ticket;
 
+    #[inline(always)]
     fn start(&self, ticket: Ticket, queue: impl FnOnce() -> Wake) -> Outcome {
         self.0.registry.grow(ticket, self.0.weight, Some(queue))
     }
@@ -88,10 +120,22 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Grow<'_, K, S> {
     fn give_back(&self, ticket: Ticket) {
         self.0.give_back(ticket);
     }
+
+    /// An upgrade is not a new acquisition: telemetry follows the hold it grows.
+    #[inline(always)]
+    fn skips(&self) -> bool {
+        true
+    }
+
+    fn attempt(&self, _: &Ticket, _: &'static Location<'static>) -> Attempt<'static> {
+        Attempt::off()
+    }
 }
 
 /// The future of every async face: resolves to the ticket of the granted hold and its
-/// telemetry record.
+/// telemetry record. Telemetry asks at the first poll whether it records this acquisition
+/// (when the future starts to wait, not when it is made); only a queued claim carries an
+/// attempt.
 ///
 /// # Cancel safety
 ///
@@ -101,15 +145,18 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Grow<'_, K, S> {
 pub(crate) struct Claim<R: Request> {
     request: R,
     state: State<R::Start>,
-    /// What telemetry records of this acquisition (dropped unfinished: it gave up).
-    attempt: Attempt<'static>,
 }
 
 enum State<T> {
     /// Not polled yet.
     Start(T),
-    /// In the key's queue.
-    Queued(Ticket, Arc<Waiter>),
+    /// In the key's queue, with what telemetry records of the wait (dropped unfinished: it
+    /// gave up).
+    ///
+    /// The attempt is `ManuallyDrop` so that this enum's drop glue is the same as without
+    /// telemetry (small enough to inline into every claim's drop); [`Claim::leave_queue`]
+    /// drops it, the only way a queued claim ends without its grant.
+    Queued(Ticket, Arc<Waiter>, ManuallyDrop<Attempt<'static>>),
     /// Resolved (or panicked mid-poll): owns nothing.
     Done,
 }
@@ -117,12 +164,9 @@ enum State<T> {
 impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Exclusive<'a, K, S>> {
     /// Takes `key` of the exclusive registry.
     pub(crate) fn exclusive(registry: &'a Registry<K, S>, key: K) -> Self {
-        let mut attempt = registry.telemetry.begin(&key, |key| registry.hash(key));
-        attempt.mark_async();
         Self {
             request: Exclusive(registry),
             state: State::Start(key),
-            attempt: attempt.detach(),
         }
     }
 }
@@ -130,12 +174,9 @@ impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Exclusive<'a, K, S>> {
 impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Weight<'a, K, S>> {
     /// Takes `weight` of `key`.
     pub(crate) fn weight(registry: &'a Weighted<K, S>, key: K, weight: u64) -> Self {
-        let mut attempt = registry.telemetry.begin(&key, |key| registry.hash(key));
-        attempt.mark_async();
         Self {
             request: Weight { registry, weight },
             state: State::Start(key),
-            attempt: attempt.detach(),
         }
     }
 }
@@ -149,8 +190,6 @@ impl<'a, K: Eq + Hash, S: BuildHasher> Claim<Grow<'a, K, S>> {
                 weight: extra,
             }),
             state: State::Start(ticket),
-            // An upgrade is not a new acquisition: telemetry follows the hold it grows.
-            attempt: Attempt::default(),
         }
     }
 }
@@ -163,27 +202,49 @@ impl<R: Request> Future for Claim<R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(Ticket, Held)> {
         let this = self.get_mut();
-        let outcome = match std::mem::replace(&mut this.state, State::Done) {
-            State::Start(start) => this
-                .request
-                .start(start, || Wake::Task(Mutex::new(Some(cx.waker().clone())))),
-            State::Queued(ticket, waiter) => {
-                if waiter.poll_granted(cx.waker()) {
-                    Outcome::Held(ticket)
+        match std::mem::replace(&mut this.state, State::Done) {
+            State::Start(start) => {
+                // Asked at the first poll, when the claim starts to wait: recorded (rarely),
+                // the attempt's set-up out of line.
+                let attempt = if this.request.skips() {
+                    Attempt::off()
                 } else {
-                    Outcome::Queued(ticket, waiter)
+                    this.request.attempt(&start, Location::caller())
+                };
+                this.first_poll(start, attempt, cx)
+            }
+            State::Queued(ticket, waiter, attempt) => {
+                let attempt = ManuallyDrop::into_inner(attempt);
+                if waiter.poll_granted(cx.waker()) {
+                    Poll::Ready((ticket, attempt.acquired(ticket.lock_addr())))
+                } else {
+                    this.state = State::Queued(ticket, waiter, ManuallyDrop::new(attempt));
+                    Poll::Pending
                 }
             }
             State::Done => panic!("a keyed lock future polled after completion"),
-        };
-        match outcome {
-            Outcome::Held(ticket) => {
-                let attempt = std::mem::take(&mut this.attempt);
-                Poll::Ready((ticket, attempt.acquired(ticket.lock_addr())))
-            }
+        }
+    }
+}
+
+impl<R: Request> Claim<R> {
+    /// The first poll: starts the request, recorded by `attempt`.
+    #[inline(always)]
+    fn first_poll(
+        &mut self,
+        start: R::Start,
+        mut attempt: Attempt<'static>,
+        cx: &Context<'_>,
+    ) -> Poll<(Ticket, Held)> {
+        attempt.mark_async();
+        match self
+            .request
+            .start(start, || Wake::Task(Mutex::new(Some(cx.waker().clone()))))
+        {
+            Outcome::Held(ticket) => Poll::Ready((ticket, attempt.acquired(ticket.lock_addr()))),
             Outcome::Queued(ticket, waiter) => {
-                this.attempt.waiting(ticket.lock_addr());
-                this.state = State::Queued(ticket, waiter);
+                attempt.waiting(ticket.lock_addr());
+                self.state = State::Queued(ticket, waiter, ManuallyDrop::new(attempt));
                 Poll::Pending
             }
             Outcome::Busy => unreachable!("a queueing claim is never busy"),
@@ -192,12 +253,30 @@ impl<R: Request> Future for Claim<R> {
 }
 
 impl<R: Request> Drop for Claim<R> {
+    /// Inlined to the check of the state: a claim that resolved (every uncontended one)
+    /// owns nothing.
+    #[inline]
     fn drop(&mut self) {
-        if let State::Queued(ticket, waiter) = &self.state
-            && self.request.cancel(*ticket, waiter)
+        if let State::Queued(..) = self.state {
+            self.leave_queue();
+        }
+    }
+}
+
+impl<R: Request> Claim<R> {
+    /// Dropped while queued: leaves the queue, or gives back a grant that came first.
+    #[cold]
+    #[inline(never)]
+    fn leave_queue(&mut self) {
+        if let State::Queued(ticket, waiter, attempt) =
+            std::mem::replace(&mut self.state, State::Done)
         {
-            // Granted while being dropped: give it back rather than strand it.
-            self.request.give_back(*ticket);
+            // Dropped at the end: the acquisition gave up.
+            let _attempt = ManuallyDrop::into_inner(attempt);
+            if self.request.cancel(ticket, &waiter) {
+                // Granted while being dropped: give it back rather than strand it.
+                self.request.give_back(ticket);
+            }
         }
     }
 }

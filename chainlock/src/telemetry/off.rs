@@ -121,6 +121,12 @@ impl Probe {
         false
     }
 
+    /// Every acquisition skipped without the feature.
+    #[inline(always)]
+    pub fn skips(&self) -> bool {
+        true
+    }
+
     /// Nothing to record without the feature.
     #[inline(always)]
     pub fn attempt(&self, _: KeyRef<'_>, _: Sampled) -> Attempt<'_> {
@@ -168,6 +174,35 @@ impl<K: ?Sized> KeyProbe<K> {
     pub fn begin(&self, _: &K, _: impl FnOnce(&K) -> u64) -> Attempt<'_> {
         Attempt(PhantomData)
     }
+    /// Every acquisition skipped without the feature.
+    #[inline(always)]
+    pub fn skips(&self) -> bool {
+        true
+    }
+    /// Never called without the feature (every acquisition is skipped).
+    #[inline(always)]
+    pub fn begin_unskipped(
+        &self,
+        _: &K,
+        _: impl FnOnce(&K) -> u64,
+        _: &'static std::panic::Location<'static>,
+    ) -> Attempt<'_> {
+        Attempt(PhantomData)
+    }
+    /// Never called without the feature (`with_attempt!` skips every acquisition).
+    #[inline(always)]
+    pub fn with_attempt_unskipped<T>(
+        &self,
+        key: K,
+        _: impl FnOnce(&K) -> u64,
+        _: &'static std::panic::Location<'static>,
+        body: impl FnOnce(K, Attempt<'_>) -> T,
+    ) -> T
+    where
+        K: Sized,
+    {
+        body(key, Attempt(PhantomData))
+    }
 }
 
 /// An acquisition in progress (nothing without the feature).
@@ -176,6 +211,11 @@ impl<K: ?Sized> KeyProbe<K> {
 pub struct Attempt<'a>(PhantomData<&'a ()>);
 
 impl Attempt<'_> {
+    /// An attempt that records nothing.
+    #[inline(always)]
+    pub fn off() -> Self {
+        Attempt(PhantomData)
+    }
     /// The attempt without its lifetime (nothing without the feature).
     #[inline(always)]
     pub fn detach(self) -> Attempt<'static> {

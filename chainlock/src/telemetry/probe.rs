@@ -362,17 +362,41 @@ impl Probe {
     #[track_caller]
     #[inline(always)]
     pub fn begin(&self, key: KeyRef<'_>) -> Attempt<'_> {
-        if !self.is_sampled() {
+        if self.skips() {
             return Attempt::off();
         }
-        self.begin_sampled(key, Location::caller())
+        self.begin_unskipped(key, Location::caller())
+    }
+
+    /// An acquisition the sampler did not skip begins: if sampled, its class, its record,
+    /// the clock.
+    #[cold]
+    #[inline(never)]
+    fn begin_unskipped(&self, key: KeyRef<'_>, site: &'static Location<'static>) -> Attempt<'_> {
+        if !sampled_now() {
+            return Attempt::off();
+        }
+        self.begin_sampled(key, site)
     }
 
     /// A sampled acquisition begins: its class, its record, the clock.
-    #[cold]
-    #[inline(never)]
     fn begin_sampled(&self, key: KeyRef<'_>, site: &'static Location<'static>) -> Attempt<'_> {
         self.attempt(key, Sampled::timed(site))
+    }
+
+    /// Whether this acquisition is surely not sampled: telemetry not enabled (one relaxed
+    /// load and a branch) or enabled and this thread's countdown not at its end (a
+    /// thread-local decrement). The hot path of an acquire asks only this: `true`, the lock
+    /// and nothing else; `false`, a path out of line that asks [`is_sampled`] again (a
+    /// thread's first acquisition draws its place in its first interval there) and then
+    /// records, or takes the lock as the hot path would. Nothing the hot path holds stays
+    /// live across that call but what it returns, so the hot path keeps the registers of a
+    /// build without telemetry.
+    ///
+    /// [`is_sampled`]: Self::is_sampled
+    #[inline(always)]
+    pub fn skips(&self) -> bool {
+        !ENABLED.load(Ordering::Relaxed) || countdown_skips()
     }
 
     /// Whether this acquisition is sampled: for a lock that can be tried, which then starts
@@ -391,7 +415,7 @@ impl Probe {
     pub fn attempt(&self, key: KeyRef<'_>, sampled: Sampled) -> Attempt<'_> {
         let class = self.class_of(key, sampled.weight);
         Attempt {
-            active: Some(Box::new(Sample {
+            active: ManuallyDrop::new(Some(Box::new(Sample {
                 class,
                 site: sampled.site,
                 since: sampled.start,
@@ -399,7 +423,7 @@ impl Probe {
                 hold: None,
                 task: false,
                 weight: sampled.weight,
-            })),
+            }))),
             _probe: PhantomData,
         }
     }
@@ -444,6 +468,22 @@ std::thread_local! {
     static COUNTDOWN: Cell<u32> = const { Cell::new(0) };
     /// This thread's generator of sampling intervals (0: not seeded yet).
     static RANDOM: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether this thread's countdown is not at its end (counted down if so): the acquisition
+/// is not sampled. `false` when it is at its end or not drawn yet ([`sampled_now`] decides).
+#[inline(always)]
+fn countdown_skips() -> bool {
+    COUNTDOWN
+        .try_with(|countdown| {
+            let left = countdown.get();
+            let skips = left > 1;
+            if skips {
+                countdown.set(left - 1);
+            }
+            skips
+        })
+        .unwrap_or(true)
 }
 
 /// Whether this acquisition is sampled: counts this thread's countdown down. Inlined into
@@ -553,21 +593,72 @@ impl<K: ?Sized> KeyProbe<K> {
         self.debug = Some(debug);
     }
 
+    /// Whether this acquisition is surely not sampled (see [`Probe::skips`]).
+    #[inline(always)]
+    pub fn skips(&self) -> bool {
+        self.probe.skips()
+    }
+
+    /// The out-of-line half of `with_attempt!` (in `engine/wait.rs`): `body` with `key`
+    /// and the [`Attempt`] of an acquisition [`Probe::skips`] did not skip, recording if
+    /// sampled; `hash` (the registry's hash of the key) is called only then.
+    #[cold]
+    #[inline(never)]
+    pub fn with_attempt_unskipped<T>(
+        &self,
+        key: K,
+        hash: impl FnOnce(&K) -> u64,
+        site: &'static Location<'static>,
+        body: impl FnOnce(K, Attempt<'_>) -> T,
+    ) -> T
+    where
+        K: Sized,
+    {
+        let attempt = self.begin_unskipped(&key, hash, site);
+        body(key, attempt)
+    }
+
     /// An acquisition of `key` begins; `hash` (the registry's hash of the key) is called
     /// only for a sampled acquisition.
     #[track_caller]
     #[inline(always)]
     pub fn begin(&self, key: &K, hash: impl FnOnce(&K) -> u64) -> Attempt<'_> {
-        if !self.probe.is_sampled() {
+        if self.probe.skips() {
             return Attempt::off();
         }
+        self.begin_unskipped(key, hash, Location::caller())
+    }
+
+    /// The begin of an acquisition [`skips`](Self::skips) did not skip, out of line: its
+    /// attempt, recording if sampled (`hash` called only then).
+    #[cold]
+    #[inline(never)]
+    pub fn begin_unskipped(
+        &self,
+        key: &K,
+        hash: impl FnOnce(&K) -> u64,
+        site: &'static Location<'static>,
+    ) -> Attempt<'_> {
+        if !sampled_now() {
+            return Attempt::off();
+        }
+        self.begin_sampled(key, hash, site)
+    }
+
+    /// The record of a sampled acquisition of `key`.
+    fn begin_sampled(
+        &self,
+        key: &K,
+        hash: impl FnOnce(&K) -> u64,
+        site: &'static Location<'static>,
+    ) -> Attempt<'_> {
         let hash = hash(key);
         let describe = || match self.debug {
             Some(debug) => debug(key),
             None => format!("#{hash:016x}"),
         };
         self.probe
-            .begin_sampled(KeyRef::Hash(hash, &describe), Location::caller())
+            .begin_sampled(KeyRef::Hash(hash, &describe), site)
     }
 }
 
@@ -597,8 +688,19 @@ fn hot_class(
 /// without [`acquired`](Self::acquired) it counts as [`gave_up`](Self::gave_up).
 #[doc(hidden)]
 pub struct Attempt<'a> {
-    active: Option<Box<Sample>>,
+    // `ManuallyDrop`: the null check of the drop is inlined (`Drop for Attempt`), the rest
+    // out of line, so that a future or guard that holds an attempt keeps small drop glue.
+    active: ManuallyDrop<Option<Box<Sample>>>,
     _probe: PhantomData<&'a Probe>,
+}
+
+impl Drop for Attempt<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(sample) = self.active.take() {
+            release(sample);
+        }
+    }
 }
 
 impl std::fmt::Debug for Attempt<'_> {
@@ -646,10 +748,11 @@ impl Default for Attempt<'_> {
 }
 
 impl Attempt<'_> {
+    /// An attempt that records nothing (telemetry off, or not sampled).
     #[inline(always)]
-    fn off() -> Self {
+    pub fn off() -> Self {
         Self {
-            active: None,
+            active: ManuallyDrop::new(None),
             _probe: PhantomData,
         }
     }
@@ -658,9 +761,9 @@ impl Attempt<'_> {
     /// reference count; the lifetime only ties call sites to their probe), for futures
     /// that store it.
     #[inline]
-    pub fn detach(self) -> Attempt<'static> {
+    pub fn detach(mut self) -> Attempt<'static> {
         Attempt {
-            active: self.active,
+            active: ManuallyDrop::new(self.active.take()),
             _probe: PhantomData,
         }
     }
@@ -669,7 +772,7 @@ impl Attempt<'_> {
     /// wait-for cycle, and its hold counts in `hold_across_await`.
     #[inline]
     pub fn mark_async(&mut self) {
-        if let Some(active) = &mut self.active {
+        if let Some(active) = &mut *self.active {
             active.task = true;
         }
     }
@@ -677,7 +780,7 @@ impl Attempt<'_> {
     /// The slow path begins: the thread (or task) waits for the lock `on` (again: no effect).
     #[inline(always)]
     pub fn waiting(&mut self, on: LockAddr) {
-        if let Some(active) = &mut self.active
+        if let Some(active) = &mut *self.active
             && active.wait.is_none()
         {
             start_wait(active, on);
@@ -694,16 +797,16 @@ impl Attempt<'_> {
     /// The lock `lock` was granted to a guard that cannot carry a [`Held`] (a `lock_api`
     /// guard returned as is): counted and its wait timed, its hold not followed.
     #[inline]
-    pub fn acquired_unheld(self, lock: LockAddr) {
-        if let Some(active) = self.active {
+    pub fn acquired_unheld(mut self, lock: LockAddr) {
+        if let Some(active) = self.active.take() {
             finish_acquired(active, lock, false);
         }
     }
 
     /// The lock `lock` was granted; the [`Held`] goes into the guard.
     #[inline(always)]
-    pub fn acquired(self, lock: LockAddr) -> Held {
-        match self.active {
+    pub fn acquired(mut self, lock: LockAddr) -> Held {
+        match self.active.take() {
             None => Held::default(),
             Some(active) => finish_acquired(active, lock, true),
         }
@@ -829,7 +932,7 @@ impl Drop for Held {
     }
 }
 
-/// Ends a sampled hold (`Drop for Sample`), out of line.
+/// Ends a sampled wait or hold (`Drop for Sample`), out of line.
 #[cold]
 #[inline(never)]
 fn release(record: Box<Sample>) {
