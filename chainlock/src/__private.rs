@@ -94,6 +94,60 @@ macro_rules! __chainlock_tracked {
 
 pub use crate::__chainlock_tracked as tracked;
 
+pub use crate::chain::observed::{Off as RecOff, On as RecOn, Rec, out_of_line};
+pub use crate::telemetry::recording;
+
+/// Runs a generated descent's body once with `$rec` bound to [`RecOn`] while telemetry is
+/// enabled, and once with [`RecOff`] otherwise: the telemetry is asked once per call, and
+/// with `RecOff` every level's helper is its lock's own call (the body, duplicated, compiles
+/// to what it is without the feature). Without chainlock's `telemetry` feature: the body
+/// with `RecOff`, once.
+#[cfg(feature = "telemetry")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_recording_branches {
+    // A blocking body: its recording copy runs out of line (`out_of_line`), the site taken
+    // here, in the `#[track_caller]` method.
+    ($rec:ident => $body:block) => {
+        if $crate::__private::recording() {
+            let $rec = $crate::__private::RecOn::here();
+            $crate::__private::out_of_line(move || $body)
+        } else {
+            let $rec = $crate::__private::RecOff;
+            let _ = $rec;
+            $body
+        }
+    };
+    // An async body: both copies in the future (`async fn`s are not `#[track_caller]`).
+    (async $rec:ident => $body:block) => {
+        if $crate::__private::recording() {
+            let $rec = $crate::__private::RecOn::here();
+            $body
+        } else {
+            let $rec = $crate::__private::RecOff;
+            let _ = $rec;
+            $body
+        }
+    };
+}
+
+/// See the `telemetry` twin above: without the feature, the body once, not recording.
+#[cfg(not(feature = "telemetry"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_recording_branches {
+    (async $rec:ident => $body:block) => {
+        $crate::__private::recording_branches!($rec => $body)
+    };
+    ($rec:ident => $body:block) => {{
+        let $rec = $crate::__private::RecOff;
+        let _ = $rec;
+        $body
+    }};
+}
+
+pub use crate::__chainlock_recording_branches as recording_branches;
+
 /// Asks the node at level `.1` whether it is closed, when its type implements
 /// [`ChainNode`], and answers "no" at compile time otherwise (autoref specialization: the
 /// generated code calls `(&ClosedProbe(node, level)).open()?` on a concrete level type, and

@@ -58,6 +58,62 @@ impl Level {
     }
 }
 
+/// Whether a generated body records: asked once per call (`__private::recording_branches!`,
+/// which runs the body with [`On`] while telemetry is enabled and with [`Off`] otherwise),
+/// not at each level. With [`Off`] a helper is its lock's own call and an empty record, so
+/// the whole descent compiles to what it is without the telemetry feature.
+pub trait Rec: Copy {
+    /// Whether the helpers record (each still asks the sampler).
+    const ON: bool;
+    /// The site the acquisitions are recorded at: the generated method's caller.
+    fn site(self) -> &'static Location<'static>;
+}
+
+/// Telemetry was enabled when the call began: each level asks the sampler, and records at
+/// the method's caller (taken when the call began: the recording copy of a blocking body
+/// runs in a closure, which cannot be `#[track_caller]`).
+#[derive(Clone, Copy, Debug)]
+pub struct On(&'static Location<'static>);
+
+impl On {
+    /// At the caller's site (the user's call, through the `#[track_caller]` method).
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    #[must_use]
+    pub fn here() -> Self {
+        On(Location::caller())
+    }
+}
+
+/// Telemetry was not enabled when the call began: no level records.
+#[derive(Clone, Copy, Debug)]
+pub struct Off;
+
+impl Rec for On {
+    const ON: bool = true;
+    #[inline(always)]
+    fn site(self) -> &'static Location<'static> {
+        self.0
+    }
+}
+
+impl Rec for Off {
+    const ON: bool = false;
+    #[inline(always)]
+    fn site(self) -> &'static Location<'static> {
+        Location::caller()
+    }
+}
+
+/// Runs the recording copy of a generated blocking body out of line, so that the copy that
+/// does not record keeps its function as small as without the telemetry (inlined, the
+/// second copy cost the inliner's budget: a guard's drop of an eight-level chain went out
+/// of line).
+#[inline(never)]
+pub fn out_of_line<T>(body: impl FnOnce() -> T) -> T {
+    body()
+}
+
 /// The lock's identity for the telemetry (which holder a waiter waits for).
 #[inline(always)]
 pub(crate) fn address<L: ?Sized>(lock: &Arc<L>) -> LockAddr {
@@ -82,9 +138,9 @@ fn granted<const HELD: bool>(attempt: Attempt<'_>, lock: LockAddr) -> Held {
 /// sampled (or the telemetry off at run time), the lock alone: the recording path is out of
 /// line.
 #[inline(always)]
-#[cfg_attr(feature = "telemetry", track_caller)]
 pub(crate) fn observe<G, const HELD: bool>(
     probe: &Probe,
+    site: &'static Location<'static>,
     key: KeyRef<'_>,
     lock: LockAddr,
     try_lock: impl FnOnce() -> Option<G>,
@@ -93,16 +149,15 @@ pub(crate) fn observe<G, const HELD: bool>(
     if probe.skips() {
         return (wait(), Held::default());
     }
-    let site = Location::caller();
     recording::<G, HELD>(probe, key, site, lock, try_lock, || Some(wait()))
         .expect("an untimed wait never gives up")
 }
 
 /// A timed acquisition: as [`observe`], `wait` giving up with `None`.
 #[inline(always)]
-#[cfg_attr(feature = "telemetry", track_caller)]
 pub(crate) fn observe_timed<G, const HELD: bool>(
     probe: &Probe,
+    site: &'static Location<'static>,
     key: KeyRef<'_>,
     lock: LockAddr,
     try_lock: impl FnOnce() -> Option<G>,
@@ -111,7 +166,7 @@ pub(crate) fn observe_timed<G, const HELD: bool>(
     if probe.skips() {
         return wait().map(|guard| (guard, Held::default()));
     }
-    recording::<G, HELD>(probe, key, Location::caller(), lock, try_lock, wait)
+    recording::<G, HELD>(probe, key, site, lock, try_lock, wait)
 }
 
 /// The path of [`observe`] and [`observe_timed`] for an acquisition the sampler did not
@@ -183,16 +238,22 @@ macro_rules! blocking {
         $(#[$doc])*
         #[inline(always)]
         #[cfg_attr(feature = "telemetry", track_caller)]
-        pub fn $name<L: ?Sized + $trait>(lock: &Arc<L>, level: &'static Level) -> ($guard, Held) {
-            observe::<_, true>(&level.probe, KeyRef::None, address(lock), || $try(lock), || $lock(lock))
+        pub fn $name<R: Rec, L: ?Sized + $trait>(rec: R, lock: &Arc<L>, level: &'static Level) -> ($guard, Held) {
+            if !R::ON {
+                return ($lock(lock), Held::default());
+            }
+            observe::<_, true>(&level.probe, rec.site(), KeyRef::None, address(lock), || $try(lock), || $lock(lock))
         }
 
         $(#[$doc])*
         /// Its hold is not followed (a `descend*`'s leaf).
         #[inline(always)]
         #[cfg_attr(feature = "telemetry", track_caller)]
-        pub fn $unheld<L: ?Sized + $trait>(lock: &Arc<L>, level: &'static Level) -> ($guard, Held) {
-            observe::<_, false>(&level.probe, KeyRef::None, address(lock), || $try(lock), || $lock(lock))
+        pub fn $unheld<R: Rec, L: ?Sized + $trait>(rec: R, lock: &Arc<L>, level: &'static Level) -> ($guard, Held) {
+            if !R::ON {
+                return ($lock(lock), Held::default());
+            }
+            observe::<_, false>(&level.probe, rec.site(), KeyRef::None, address(lock), || $try(lock), || $lock(lock))
         }
     )*};
 }
@@ -220,14 +281,19 @@ macro_rules! timed {
         /// [`Exit::TimedOut`] at `level` when `deadline` passes first.
         #[inline(always)]
         #[cfg_attr(feature = "telemetry", track_caller)]
-        pub fn $name<L: ?Sized + $trait>(
+        pub fn $name<R: Rec, L: ?Sized + $trait>(
+            rec: R,
             lock: &Arc<L>,
             deadline: Instant,
             level: usize,
             probe: &'static Level,
         ) -> Result<($guard, Held), Exit> {
+            if !R::ON {
+                return in_time($lock(lock, deadline).map(|guard| (guard, Held::default())), level);
+            }
             let outcome = observe_timed::<_, true>(
                 &probe.probe,
+                rec.site(),
                 KeyRef::None,
                 address(lock),
                 || $try(lock),
@@ -244,14 +310,19 @@ macro_rules! timed {
         /// [`Exit::TimedOut`] at `level` when `deadline` passes first.
         #[inline(always)]
         #[cfg_attr(feature = "telemetry", track_caller)]
-        pub fn $unheld<L: ?Sized + $trait>(
+        pub fn $unheld<R: Rec, L: ?Sized + $trait>(
+            rec: R,
             lock: &Arc<L>,
             deadline: Instant,
             level: usize,
             probe: &'static Level,
         ) -> Result<($guard, Held), Exit> {
+            if !R::ON {
+                return in_time($lock(lock, deadline).map(|guard| (guard, Held::default())), level);
+            }
             let outcome = observe_timed::<_, false>(
                 &probe.probe,
+                rec.site(),
                 KeyRef::None,
                 address(lock),
                 || $try(lock),
@@ -288,7 +359,10 @@ macro_rules! asynchronous {
     )*) => {$(
         $(#[$doc])*
         #[inline]
-        pub async fn $name<L: ?Sized + $trait>(lock: Arc<L>, level: &'static Level) -> (L::Guard, Held) {
+        pub async fn $name<R: Rec, L: ?Sized + $trait>(_: R, lock: Arc<L>, level: &'static Level) -> (L::Guard, Held) {
+            if !R::ON {
+                return (L::$lock(lock).await, Held::default());
+            }
             let address = address(&lock);
             let acquire = async move { Some(L::$lock(lock).await) };
             observe_async::<_, true>(level.begin(), address, acquire)
@@ -299,7 +373,10 @@ macro_rules! asynchronous {
         $(#[$doc])*
         /// Its hold is not followed (a `descend*`'s leaf).
         #[inline]
-        pub async fn $unheld<L: ?Sized + $trait>(lock: Arc<L>, level: &'static Level) -> (L::Guard, Held) {
+        pub async fn $unheld<R: Rec, L: ?Sized + $trait>(_: R, lock: Arc<L>, level: &'static Level) -> (L::Guard, Held) {
+            if !R::ON {
+                return (L::$lock(lock).await, Held::default());
+            }
             let address = address(&lock);
             let acquire = async move { Some(L::$lock(lock).await) };
             observe_async::<_, false>(level.begin(), address, acquire)
@@ -317,12 +394,17 @@ macro_rules! asynchronous {
         ///
         /// [`Exit::TimedOut`] at `level` when `deadline` passes first.
         #[inline]
-        pub async fn $name<L: ?Sized + $trait>(
+        pub async fn $name<R: Rec, L: ?Sized + $trait>(
+            _: R,
             lock: Arc<L>,
             deadline: Instant,
             level: usize,
             probe: &'static Level,
         ) -> Result<(L::Guard, Held), Exit> {
+            if !R::ON {
+                let outcome = L::$lock(lock, deadline).await;
+                return in_time(outcome.map(|guard| (guard, Held::default())), level);
+            }
             let address = address(&lock);
             let acquire = L::$lock(lock, deadline);
             in_time(observe_async::<_, true>(probe.begin(), address, acquire).await, level)
@@ -335,12 +417,17 @@ macro_rules! asynchronous {
         ///
         /// [`Exit::TimedOut`] at `level` when `deadline` passes first.
         #[inline]
-        pub async fn $unheld<L: ?Sized + $trait>(
+        pub async fn $unheld<R: Rec, L: ?Sized + $trait>(
+            _: R,
             lock: Arc<L>,
             deadline: Instant,
             level: usize,
             probe: &'static Level,
         ) -> Result<(L::Guard, Held), Exit> {
+            if !R::ON {
+                let outcome = L::$lock(lock, deadline).await;
+                return in_time(outcome.map(|guard| (guard, Held::default())), level);
+            }
             let address = address(&lock);
             let acquire = L::$lock(lock, deadline);
             in_time(observe_async::<_, false>(probe.begin(), address, acquire).await, level)

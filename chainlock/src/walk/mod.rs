@@ -235,7 +235,15 @@ fn observed<L: ?Sized, G, const HELD: bool>(
     try_lock: impl FnOnce() -> Option<G>,
     wait: impl FnOnce() -> Option<G>,
 ) -> Option<(G, Held)> {
-    observe_timed::<G, HELD>(&WALKS, KeyRef::Index(depth), address(lock), try_lock, wait)
+    let site = std::panic::Location::caller();
+    observe_timed::<G, HELD>(
+        &WALKS,
+        site,
+        KeyRef::Index(depth),
+        address(lock),
+        try_lock,
+        wait,
+    )
 }
 
 /// The async twin of [`observed`]: the acquisition waited if its first poll was pending;

@@ -48,21 +48,32 @@ const _: () = {
         where
             __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive_unheld(root, &__CL_LEVELS[0usize]);
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard0, __held0))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::exclusive_unheld(
+                        __rec,
+                        root,
+                        &__CL_LEVELS[0usize],
+                    );
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard0, __held0))
+                }
+            }
         }
         #[doc(hidden)]
         #[inline]
-        pub fn __descend_held<__L0>(
+        pub fn __descend_held<__Rec: __cl::Rec, __L0>(
             &self,
+            __rec: __Rec,
             __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
         ) -> __cl::Res<__cl::XGuard<__L0>>
         where
             __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive(root, &__CL_LEVELS[0usize]);
+            let (__guard0, __held0) = __cl::exclusive(__rec, root, &__CL_LEVELS[0usize]);
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             *__held = __held0;
             __cl::Ok(__guard0)
@@ -77,10 +88,16 @@ const _: () = {
         where
             __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let mut __guard0;
-            let mut __held0 = __cl::no_hold();
-            __guard0 = self.__descend_held(&mut __held0, root)?;
-            __cl::Ok(leaf(&mut *__guard0))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let mut __guard0;
+                    let mut __held0 = __cl::no_hold();
+                    __guard0 = self.__descend_held(__rec, &mut __held0, root)?;
+                    __cl::Ok(leaf(&mut *__guard0))
+                }
+            }
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released.
         #[inline]
@@ -92,19 +109,27 @@ const _: () = {
         where
             __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive_until_unheld(
-                root,
-                deadline,
-                0usize,
-                &__CL_LEVELS[0usize],
-            )?;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard0, __held0))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::exclusive_until_unheld(
+                        __rec,
+                        root,
+                        deadline,
+                        0usize,
+                        &__CL_LEVELS[0usize],
+                    )?;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard0, __held0))
+                }
+            }
         }
         #[doc(hidden)]
         #[inline]
-        pub fn __descend_until_held<__L0>(
+        pub fn __descend_until_held<__Rec: __cl::Rec, __L0>(
             &self,
+            __rec: __Rec,
             __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -113,6 +138,7 @@ const _: () = {
             __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let (__guard0, __held0) = __cl::exclusive_until(
+                __rec,
                 root,
                 deadline,
                 0usize,
@@ -133,10 +159,17 @@ const _: () = {
         where
             __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let mut __guard0;
-            let mut __held0 = __cl::no_hold();
-            __guard0 = self.__descend_until_held(&mut __held0, root, deadline)?;
-            __cl::Ok(leaf(&mut *__guard0))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let mut __guard0;
+                    let mut __held0 = __cl::no_hold();
+                    __guard0 = self
+                        .__descend_until_held(__rec, &mut __held0, root, deadline)?;
+                    __cl::Ok(leaf(&mut *__guard0))
+                }
+            }
         }
     }
     #[allow(
@@ -156,18 +189,26 @@ const _: () = {
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive_async_unheld(
-                    <__cl::Arc<_> as __cl::Clone>::clone(root),
-                    &__CL_LEVELS[0usize],
-                )
-                .await;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard0, __held0))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::exclusive_async_unheld(
+                            __rec,
+                            <__cl::Arc<_> as __cl::Clone>::clone(root),
+                            &__CL_LEVELS[0usize],
+                        )
+                        .await;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard0, __held0))
+                }
+            }
         }
         #[doc(hidden)]
         #[inline]
-        pub async fn __descend_async_held<__L0>(
+        pub async fn __descend_async_held<__Rec: __cl::Rec, __L0>(
             &self,
+            __rec: __Rec,
             __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
         ) -> __cl::Res<__cl::AXGuard<__L0>>
@@ -175,6 +216,7 @@ const _: () = {
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let (__guard0, __held0) = __cl::exclusive_async(
+                    __rec,
                     <__cl::Arc<_> as __cl::Clone>::clone(root),
                     &__CL_LEVELS[0usize],
                 )
@@ -193,10 +235,18 @@ const _: () = {
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let mut __guard0;
-            let mut __held0 = __cl::no_hold();
-            __guard0 = self.__descend_async_held(&mut __held0, root).await?;
-            __cl::Ok(leaf(&mut *__guard0))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let mut __guard0;
+                    let mut __held0 = __cl::no_hold();
+                    __guard0 = self
+                        .__descend_async_held(__rec, &mut __held0, root)
+                        .await?;
+                    __cl::Ok(leaf(&mut *__guard0))
+                }
+            }
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. Panics when first polled outside a Tokio runtime with timers enabled (the deadline is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them).
         #[inline]
@@ -208,20 +258,28 @@ const _: () = {
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::exclusive_until_async_unheld(
-                    <__cl::Arc<_> as __cl::Clone>::clone(root),
-                    deadline,
-                    0usize,
-                    &__CL_LEVELS[0usize],
-                )
-                .await?;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard0, __held0))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::exclusive_until_async_unheld(
+                            __rec,
+                            <__cl::Arc<_> as __cl::Clone>::clone(root),
+                            deadline,
+                            0usize,
+                            &__CL_LEVELS[0usize],
+                        )
+                        .await?;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard0, __held0))
+                }
+            }
         }
         #[doc(hidden)]
         #[inline]
-        pub async fn __descend_until_async_held<__L0>(
+        pub async fn __descend_until_async_held<__Rec: __cl::Rec, __L0>(
             &self,
+            __rec: __Rec,
             __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -230,6 +288,7 @@ const _: () = {
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let (__guard0, __held0) = __cl::exclusive_until_async(
+                    __rec,
                     <__cl::Arc<_> as __cl::Clone>::clone(root),
                     deadline,
                     0usize,
@@ -251,12 +310,18 @@ const _: () = {
         where
             __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let mut __guard0;
-            let mut __held0 = __cl::no_hold();
-            __guard0 = self
-                .__descend_until_async_held(&mut __held0, root, deadline)
-                .await?;
-            __cl::Ok(leaf(&mut *__guard0))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let mut __guard0;
+                    let mut __held0 = __cl::no_hold();
+                    __guard0 = self
+                        .__descend_until_async_held(__rec, &mut __held0, root, deadline)
+                        .await?;
+                    __cl::Ok(leaf(&mut *__guard0))
+                }
+            }
         }
     }
 };

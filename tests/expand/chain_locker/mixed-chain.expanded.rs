@@ -57,31 +57,45 @@ const _: () = {
             __L2: __cl::ExclusiveLock<Target = File> + ?__cl::Sized,
             <__L1 as __cl::SharedLock>::Target: __cl::ChainNode,
         {
-            let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __first = __cl::found(stage0(&*__guard0), 1usize)?;
-            let mut __parent = __cl::Some((__guard0, __held0));
-            let mut __depth = 0;
-            let __guard1 = __cl::Walker::new()
-                .descend(
-                    &__first,
-                    __cl::WalkShared,
-                    |__path, __at| {
-                        __cl::release_taken(__parent.take());
-                        let __answer = (step)(&**__path, __at);
-                        __depth = __cl::walk_depth(&__answer, __at);
-                        __answer
-                    },
-                )
-                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
-            let __next = __cl::found(stage1(&*__guard1), 1usize + __depth + 1usize)?;
-            let (__guard2, __held2) = __cl::exclusive_unheld(
-                &__next,
-                &__CL_LEVELS[2usize],
-            );
-            __cl::drop(__guard1);
-            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared(
+                        __rec,
+                        root,
+                        &__CL_LEVELS[0usize],
+                    );
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __first = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let mut __parent = __cl::Some((__guard0, __held0));
+                    let mut __depth = 0;
+                    let __guard1 = __cl::Walker::new()
+                        .descend(
+                            &__first,
+                            __cl::WalkShared,
+                            |__path, __at| {
+                                __cl::release_taken(__parent.take());
+                                let __answer = (step)(&**__path, __at);
+                                __depth = __cl::walk_depth(&__answer, __at);
+                                __answer
+                            },
+                        )
+                        .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+                    let __next = __cl::found(
+                        stage1(&*__guard1),
+                        1usize + __depth + 1usize,
+                    )?;
+                    let (__guard2, __held2) = __cl::exclusive_unheld(
+                        __rec,
+                        &__next,
+                        &__CL_LEVELS[2usize],
+                    );
+                    __cl::drop(__guard1);
+                    (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend`](Self::descend), runs `leaf` on the leaf and releases it.
         #[inline]
@@ -126,54 +140,65 @@ const _: () = {
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
         {
             let mut __keys = __cl::IntoIterator::into_iter(keys);
-            let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __first = __cl::found(
-                <__L0 as __cl::Link<Volume, Dir>>::child(&*__guard0, key0),
-                1usize,
-            )?;
-            let mut __parent = __cl::Some((__guard0, __held0));
-            let mut __depth = 0;
-            let __guard1 = __cl::Walker::new()
-                .descend(
-                    &__first,
-                    __cl::WalkShared,
-                    |__path, __at| {
-                        __cl::release_taken(__parent.take());
-                        let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
-                            &mut __keys,
-                        ) {
-                            __cl::None => __cl::WalkStep::Here,
-                            __cl::Some(__key) => {
-                                __cl::walk_child(
-                                    <__L0 as __cl::Link<
-                                        Dir,
-                                        Dir,
-                                    >>::child(
-                                        __node,
-                                        <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                            __cl::KeyOf<__L0, Dir, Dir>,
-                                        >>::borrow(&__key),
-                                    ),
-                                )
-                            }
-                        })(&**__path, __at);
-                        __depth = __cl::walk_depth(&__answer, __at);
-                        __answer
-                    },
-                )
-                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
-            let __next = __cl::found(
-                <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
-                1usize + __depth + 1usize,
-            )?;
-            let (__guard2, __held2) = __cl::exclusive_unheld(
-                &__next,
-                &__CL_LEVELS[2usize],
-            );
-            __cl::drop(__guard1);
-            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared(
+                        __rec,
+                        root,
+                        &__CL_LEVELS[0usize],
+                    );
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __first = __cl::found(
+                        <__L0 as __cl::Link<Volume, Dir>>::child(&*__guard0, key0),
+                        1usize,
+                    )?;
+                    let mut __parent = __cl::Some((__guard0, __held0));
+                    let mut __depth = 0;
+                    let __guard1 = __cl::Walker::new()
+                        .descend(
+                            &__first,
+                            __cl::WalkShared,
+                            |__path, __at| {
+                                __cl::release_taken(__parent.take());
+                                let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
+                                    &mut __keys,
+                                ) {
+                                    __cl::None => __cl::WalkStep::Here,
+                                    __cl::Some(__key) => {
+                                        __cl::walk_child(
+                                            <__L0 as __cl::Link<
+                                                Dir,
+                                                Dir,
+                                            >>::child(
+                                                __node,
+                                                <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
+                                                    __cl::KeyOf<__L0, Dir, Dir>,
+                                                >>::borrow(&__key),
+                                            ),
+                                        )
+                                    }
+                                })(&**__path, __at);
+                                __depth = __cl::walk_depth(&__answer, __at);
+                                __answer
+                            },
+                        )
+                        .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+                    let __next = __cl::found(
+                        <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
+                        1usize + __depth + 1usize,
+                    )?;
+                    let (__guard2, __held2) = __cl::exclusive_unheld(
+                        __rec,
+                        &__next,
+                        &__CL_LEVELS[2usize],
+                    );
+                    __cl::drop(__guard1);
+                    (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         ///Like [`descend_keys`](Self::descend_keys): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
@@ -218,39 +243,50 @@ const _: () = {
             __L2: __cl::TimedExclusiveLock<Target = File> + ?__cl::Sized,
             <__L1 as __cl::SharedLock>::Target: __cl::ChainNode,
         {
-            let (__guard0, __held0) = __cl::shared_until(
-                root,
-                deadline,
-                0usize,
-                &__CL_LEVELS[0usize],
-            )?;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __first = __cl::found(stage0(&*__guard0), 1usize)?;
-            let mut __parent = __cl::Some((__guard0, __held0));
-            let mut __depth = 0;
-            let __guard1 = __cl::Walker::new()
-                .descend_until(
-                    &__first,
-                    __cl::WalkShared,
-                    deadline,
-                    |__path, __at| {
-                        __cl::release_taken(__parent.take());
-                        let __answer = (step)(&**__path, __at);
-                        __depth = __cl::walk_depth(&__answer, __at);
-                        __answer
-                    },
-                )
-                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
-            let __next = __cl::found(stage1(&*__guard1), 1usize + __depth + 1usize)?;
-            let (__guard2, __held2) = __cl::exclusive_until_unheld(
-                &__next,
-                deadline,
-                1usize + __depth + 1usize,
-                &__CL_LEVELS[2usize],
-            )?;
-            __cl::drop(__guard1);
-            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared_until(
+                        __rec,
+                        root,
+                        deadline,
+                        0usize,
+                        &__CL_LEVELS[0usize],
+                    )?;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __first = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let mut __parent = __cl::Some((__guard0, __held0));
+                    let mut __depth = 0;
+                    let __guard1 = __cl::Walker::new()
+                        .descend_until(
+                            &__first,
+                            __cl::WalkShared,
+                            deadline,
+                            |__path, __at| {
+                                __cl::release_taken(__parent.take());
+                                let __answer = (step)(&**__path, __at);
+                                __depth = __cl::walk_depth(&__answer, __at);
+                                __answer
+                            },
+                        )
+                        .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+                    let __next = __cl::found(
+                        stage1(&*__guard1),
+                        1usize + __depth + 1usize,
+                    )?;
+                    let (__guard2, __held2) = __cl::exclusive_until_unheld(
+                        __rec,
+                        &__next,
+                        deadline,
+                        1usize + __depth + 1usize,
+                        &__CL_LEVELS[2usize],
+                    )?;
+                    __cl::drop(__guard1);
+                    (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend_until`](Self::descend_until), runs `leaf` on the leaf and releases it.
         #[inline]
@@ -297,62 +333,70 @@ const _: () = {
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
         {
             let mut __keys = __cl::IntoIterator::into_iter(keys);
-            let (__guard0, __held0) = __cl::shared_until(
-                root,
-                deadline,
-                0usize,
-                &__CL_LEVELS[0usize],
-            )?;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __first = __cl::found(
-                <__L0 as __cl::Link<Volume, Dir>>::child(&*__guard0, key0),
-                1usize,
-            )?;
-            let mut __parent = __cl::Some((__guard0, __held0));
-            let mut __depth = 0;
-            let __guard1 = __cl::Walker::new()
-                .descend_until(
-                    &__first,
-                    __cl::WalkShared,
-                    deadline,
-                    |__path, __at| {
-                        __cl::release_taken(__parent.take());
-                        let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
-                            &mut __keys,
-                        ) {
-                            __cl::None => __cl::WalkStep::Here,
-                            __cl::Some(__key) => {
-                                __cl::walk_child(
-                                    <__L0 as __cl::Link<
-                                        Dir,
-                                        Dir,
-                                    >>::child(
-                                        __node,
-                                        <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                            __cl::KeyOf<__L0, Dir, Dir>,
-                                        >>::borrow(&__key),
-                                    ),
-                                )
-                            }
-                        })(&**__path, __at);
-                        __depth = __cl::walk_depth(&__answer, __at);
-                        __answer
-                    },
-                )
-                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
-            let __next = __cl::found(
-                <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
-                1usize + __depth + 1usize,
-            )?;
-            let (__guard2, __held2) = __cl::exclusive_until_unheld(
-                &__next,
-                deadline,
-                1usize + __depth + 1usize,
-                &__CL_LEVELS[2usize],
-            )?;
-            __cl::drop(__guard1);
-            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared_until(
+                        __rec,
+                        root,
+                        deadline,
+                        0usize,
+                        &__CL_LEVELS[0usize],
+                    )?;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __first = __cl::found(
+                        <__L0 as __cl::Link<Volume, Dir>>::child(&*__guard0, key0),
+                        1usize,
+                    )?;
+                    let mut __parent = __cl::Some((__guard0, __held0));
+                    let mut __depth = 0;
+                    let __guard1 = __cl::Walker::new()
+                        .descend_until(
+                            &__first,
+                            __cl::WalkShared,
+                            deadline,
+                            |__path, __at| {
+                                __cl::release_taken(__parent.take());
+                                let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
+                                    &mut __keys,
+                                ) {
+                                    __cl::None => __cl::WalkStep::Here,
+                                    __cl::Some(__key) => {
+                                        __cl::walk_child(
+                                            <__L0 as __cl::Link<
+                                                Dir,
+                                                Dir,
+                                            >>::child(
+                                                __node,
+                                                <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
+                                                    __cl::KeyOf<__L0, Dir, Dir>,
+                                                >>::borrow(&__key),
+                                            ),
+                                        )
+                                    }
+                                })(&**__path, __at);
+                                __depth = __cl::walk_depth(&__answer, __at);
+                                __answer
+                            },
+                        )
+                        .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+                    let __next = __cl::found(
+                        <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
+                        1usize + __depth + 1usize,
+                    )?;
+                    let (__guard2, __held2) = __cl::exclusive_until_unheld(
+                        __rec,
+                        &__next,
+                        deadline,
+                        1usize + __depth + 1usize,
+                        &__CL_LEVELS[2usize],
+                    )?;
+                    __cl::drop(__guard1);
+                    (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         ///Like [`descend_keys_until`](Self::descend_keys_until): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
@@ -408,37 +452,48 @@ const _: () = {
             <__L1 as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
             __L1: __cl::Send + __cl::Sync,
         {
-            let (__guard0, __held0) = __cl::shared_async(
-                    <__cl::Arc<_> as __cl::Clone>::clone(root),
-                    &__CL_LEVELS[0usize],
-                )
-                .await;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __first = __cl::found(stage0(&*__guard0), 1usize)?;
-            let mut __parent = __cl::Some((__guard0, __held0));
-            let mut __depth = 0;
-            let __guard1 = __cl::Walker::new()
-                .descend_async(
-                    &__first,
-                    __cl::WalkShared,
-                    |__path, __at| {
-                        __cl::release_taken(__parent.take());
-                        let __answer = (step)(&**__path, __at);
-                        __depth = __cl::walk_depth(&__answer, __at);
-                        __answer
-                    },
-                )
-                .await
-                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
-            let __next = __cl::found(stage1(&*__guard1), 1usize + __depth + 1usize)?;
-            let (__guard2, __held2) = __cl::exclusive_async_unheld(
-                    __next,
-                    &__CL_LEVELS[2usize],
-                )
-                .await;
-            __cl::drop(__guard1);
-            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared_async(
+                            __rec,
+                            <__cl::Arc<_> as __cl::Clone>::clone(root),
+                            &__CL_LEVELS[0usize],
+                        )
+                        .await;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __first = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let mut __parent = __cl::Some((__guard0, __held0));
+                    let mut __depth = 0;
+                    let __guard1 = __cl::Walker::new()
+                        .descend_async(
+                            &__first,
+                            __cl::WalkShared,
+                            |__path, __at| {
+                                __cl::release_taken(__parent.take());
+                                let __answer = (step)(&**__path, __at);
+                                __depth = __cl::walk_depth(&__answer, __at);
+                                __answer
+                            },
+                        )
+                        .await
+                        .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+                    let __next = __cl::found(
+                        stage1(&*__guard1),
+                        1usize + __depth + 1usize,
+                    )?;
+                    let (__guard2, __held2) = __cl::exclusive_async_unheld(
+                            __rec,
+                            __next,
+                            &__CL_LEVELS[2usize],
+                        )
+                        .await;
+                    __cl::drop(__guard1);
+                    (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend_async`](Self::descend_async), runs `leaf` on the leaf and releases it.
         #[inline]
@@ -485,60 +540,68 @@ const _: () = {
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
         {
             let mut __keys = __cl::IntoIterator::into_iter(keys);
-            let (__guard0, __held0) = __cl::shared_async(
-                    <__cl::Arc<_> as __cl::Clone>::clone(root),
-                    &__CL_LEVELS[0usize],
-                )
-                .await;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __first = __cl::found(
-                <__L0 as __cl::Link<Volume, Dir>>::child(&*__guard0, key0),
-                1usize,
-            )?;
-            let mut __parent = __cl::Some((__guard0, __held0));
-            let mut __depth = 0;
-            let __guard1 = __cl::Walker::new()
-                .descend_async(
-                    &__first,
-                    __cl::WalkShared,
-                    |__path, __at| {
-                        __cl::release_taken(__parent.take());
-                        let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
-                            &mut __keys,
-                        ) {
-                            __cl::None => __cl::WalkStep::Here,
-                            __cl::Some(__key) => {
-                                __cl::walk_child(
-                                    <__L0 as __cl::Link<
-                                        Dir,
-                                        Dir,
-                                    >>::child(
-                                        __node,
-                                        <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                            __cl::KeyOf<__L0, Dir, Dir>,
-                                        >>::borrow(&__key),
-                                    ),
-                                )
-                            }
-                        })(&**__path, __at);
-                        __depth = __cl::walk_depth(&__answer, __at);
-                        __answer
-                    },
-                )
-                .await
-                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
-            let __next = __cl::found(
-                <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
-                1usize + __depth + 1usize,
-            )?;
-            let (__guard2, __held2) = __cl::exclusive_async_unheld(
-                    __next,
-                    &__CL_LEVELS[2usize],
-                )
-                .await;
-            __cl::drop(__guard1);
-            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared_async(
+                            __rec,
+                            <__cl::Arc<_> as __cl::Clone>::clone(root),
+                            &__CL_LEVELS[0usize],
+                        )
+                        .await;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __first = __cl::found(
+                        <__L0 as __cl::Link<Volume, Dir>>::child(&*__guard0, key0),
+                        1usize,
+                    )?;
+                    let mut __parent = __cl::Some((__guard0, __held0));
+                    let mut __depth = 0;
+                    let __guard1 = __cl::Walker::new()
+                        .descend_async(
+                            &__first,
+                            __cl::WalkShared,
+                            |__path, __at| {
+                                __cl::release_taken(__parent.take());
+                                let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
+                                    &mut __keys,
+                                ) {
+                                    __cl::None => __cl::WalkStep::Here,
+                                    __cl::Some(__key) => {
+                                        __cl::walk_child(
+                                            <__L0 as __cl::Link<
+                                                Dir,
+                                                Dir,
+                                            >>::child(
+                                                __node,
+                                                <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
+                                                    __cl::KeyOf<__L0, Dir, Dir>,
+                                                >>::borrow(&__key),
+                                            ),
+                                        )
+                                    }
+                                })(&**__path, __at);
+                                __depth = __cl::walk_depth(&__answer, __at);
+                                __answer
+                            },
+                        )
+                        .await
+                        .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+                    let __next = __cl::found(
+                        <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
+                        1usize + __depth + 1usize,
+                    )?;
+                    let (__guard2, __held2) = __cl::exclusive_async_unheld(
+                            __rec,
+                            __next,
+                            &__CL_LEVELS[2usize],
+                        )
+                        .await;
+                    __cl::drop(__guard1);
+                    (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         ///Like [`descend_keys_async`](Self::descend_keys_async): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
@@ -585,42 +648,53 @@ const _: () = {
             <__L1 as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
             __L1: __cl::Send + __cl::Sync,
         {
-            let (__guard0, __held0) = __cl::shared_until_async(
-                    <__cl::Arc<_> as __cl::Clone>::clone(root),
-                    deadline,
-                    0usize,
-                    &__CL_LEVELS[0usize],
-                )
-                .await?;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __first = __cl::found(stage0(&*__guard0), 1usize)?;
-            let mut __parent = __cl::Some((__guard0, __held0));
-            let mut __depth = 0;
-            let __guard1 = __cl::Walker::new()
-                .descend_until_async(
-                    &__first,
-                    __cl::WalkShared,
-                    deadline,
-                    |__path, __at| {
-                        __cl::release_taken(__parent.take());
-                        let __answer = (step)(&**__path, __at);
-                        __depth = __cl::walk_depth(&__answer, __at);
-                        __answer
-                    },
-                )
-                .await
-                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
-            let __next = __cl::found(stage1(&*__guard1), 1usize + __depth + 1usize)?;
-            let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
-                    __next,
-                    deadline,
-                    1usize + __depth + 1usize,
-                    &__CL_LEVELS[2usize],
-                )
-                .await?;
-            __cl::drop(__guard1);
-            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared_until_async(
+                            __rec,
+                            <__cl::Arc<_> as __cl::Clone>::clone(root),
+                            deadline,
+                            0usize,
+                            &__CL_LEVELS[0usize],
+                        )
+                        .await?;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __first = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let mut __parent = __cl::Some((__guard0, __held0));
+                    let mut __depth = 0;
+                    let __guard1 = __cl::Walker::new()
+                        .descend_until_async(
+                            &__first,
+                            __cl::WalkShared,
+                            deadline,
+                            |__path, __at| {
+                                __cl::release_taken(__parent.take());
+                                let __answer = (step)(&**__path, __at);
+                                __depth = __cl::walk_depth(&__answer, __at);
+                                __answer
+                            },
+                        )
+                        .await
+                        .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+                    let __next = __cl::found(
+                        stage1(&*__guard1),
+                        1usize + __depth + 1usize,
+                    )?;
+                    let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
+                            __rec,
+                            __next,
+                            deadline,
+                            1usize + __depth + 1usize,
+                            &__CL_LEVELS[2usize],
+                        )
+                        .await?;
+                    __cl::drop(__guard1);
+                    (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend_until_async`](Self::descend_until_async), runs `leaf` on the leaf and releases it.
         #[inline]
@@ -671,65 +745,73 @@ const _: () = {
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
         {
             let mut __keys = __cl::IntoIterator::into_iter(keys);
-            let (__guard0, __held0) = __cl::shared_until_async(
-                    <__cl::Arc<_> as __cl::Clone>::clone(root),
-                    deadline,
-                    0usize,
-                    &__CL_LEVELS[0usize],
-                )
-                .await?;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __first = __cl::found(
-                <__L0 as __cl::Link<Volume, Dir>>::child(&*__guard0, key0),
-                1usize,
-            )?;
-            let mut __parent = __cl::Some((__guard0, __held0));
-            let mut __depth = 0;
-            let __guard1 = __cl::Walker::new()
-                .descend_until_async(
-                    &__first,
-                    __cl::WalkShared,
-                    deadline,
-                    |__path, __at| {
-                        __cl::release_taken(__parent.take());
-                        let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
-                            &mut __keys,
-                        ) {
-                            __cl::None => __cl::WalkStep::Here,
-                            __cl::Some(__key) => {
-                                __cl::walk_child(
-                                    <__L0 as __cl::Link<
-                                        Dir,
-                                        Dir,
-                                    >>::child(
-                                        __node,
-                                        <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                            __cl::KeyOf<__L0, Dir, Dir>,
-                                        >>::borrow(&__key),
-                                    ),
-                                )
-                            }
-                        })(&**__path, __at);
-                        __depth = __cl::walk_depth(&__answer, __at);
-                        __answer
-                    },
-                )
-                .await
-                .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
-            let __next = __cl::found(
-                <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
-                1usize + __depth + 1usize,
-            )?;
-            let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
-                    __next,
-                    deadline,
-                    1usize + __depth + 1usize,
-                    &__CL_LEVELS[2usize],
-                )
-                .await?;
-            __cl::drop(__guard1);
-            (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared_until_async(
+                            __rec,
+                            <__cl::Arc<_> as __cl::Clone>::clone(root),
+                            deadline,
+                            0usize,
+                            &__CL_LEVELS[0usize],
+                        )
+                        .await?;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __first = __cl::found(
+                        <__L0 as __cl::Link<Volume, Dir>>::child(&*__guard0, key0),
+                        1usize,
+                    )?;
+                    let mut __parent = __cl::Some((__guard0, __held0));
+                    let mut __depth = 0;
+                    let __guard1 = __cl::Walker::new()
+                        .descend_until_async(
+                            &__first,
+                            __cl::WalkShared,
+                            deadline,
+                            |__path, __at| {
+                                __cl::release_taken(__parent.take());
+                                let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
+                                    &mut __keys,
+                                ) {
+                                    __cl::None => __cl::WalkStep::Here,
+                                    __cl::Some(__key) => {
+                                        __cl::walk_child(
+                                            <__L0 as __cl::Link<
+                                                Dir,
+                                                Dir,
+                                            >>::child(
+                                                __node,
+                                                <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
+                                                    __cl::KeyOf<__L0, Dir, Dir>,
+                                                >>::borrow(&__key),
+                                            ),
+                                        )
+                                    }
+                                })(&**__path, __at);
+                                __depth = __cl::walk_depth(&__answer, __at);
+                                __answer
+                            },
+                        )
+                        .await
+                        .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
+                    let __next = __cl::found(
+                        <__L0 as __cl::Link<Dir, File>>::child(&*__guard1, key1),
+                        1usize + __depth + 1usize,
+                    )?;
+                    let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
+                            __rec,
+                            __next,
+                            deadline,
+                            1usize + __depth + 1usize,
+                            &__CL_LEVELS[2usize],
+                        )
+                        .await?;
+                    __cl::drop(__guard1);
+                    (&__cl::ClosedProbe(&*__guard2, 1usize + __depth + 1usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         ///Like [`descend_keys_until_async`](Self::descend_keys_until_async): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]

@@ -60,28 +60,41 @@ fn main() {
                     __L1: __cl::SharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
-                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-                    let (__guard1, __held1) = __cl::shared(
-                        &__next,
-                        &__CL_LEVELS[1usize],
-                    );
-                    __cl::release(__guard0, __held0);
-                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-                    let (__guard2, __held2) = __cl::exclusive_unheld(
-                        &__next,
-                        &__CL_LEVELS[2usize],
-                    );
-                    __cl::release(__guard1, __held1);
-                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let _ = __rec;
+                        {
+                            let (__guard0, __held0) = __cl::shared(
+                                __rec,
+                                root,
+                                &__CL_LEVELS[0usize],
+                            );
+                            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                            let (__guard1, __held1) = __cl::shared(
+                                __rec,
+                                &__next,
+                                &__CL_LEVELS[1usize],
+                            );
+                            __cl::release(__guard0, __held0);
+                            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                            let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                            let (__guard2, __held2) = __cl::exclusive_unheld(
+                                __rec,
+                                &__next,
+                                &__CL_LEVELS[2usize],
+                            );
+                            __cl::release(__guard1, __held1);
+                            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                            __cl::Ok(__cl::leaf(__guard2, __held2))
+                        }
+                    }
                 }
                 #[doc(hidden)]
                 #[inline]
-                fn __descend_held<__L0, __L1, __L2>(
+                fn __descend_held<__Rec: __cl::Rec, __L0, __L1, __L2>(
                     &self,
+                    __rec: __Rec,
                     __held: &mut __cl::Held,
                     root: &__cl::Arc<__L0>,
                     stage0: impl __cl::FnOnce(
@@ -94,10 +107,15 @@ fn main() {
                     __L1: __cl::SharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
+                    let (__guard0, __held0) = __cl::shared(
+                        __rec,
+                        root,
+                        &__CL_LEVELS[0usize],
+                    );
                     (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
                     let __next = __cl::found(stage0(&*__guard0), 1usize)?;
                     let (__guard1, __held1) = __cl::shared(
+                        __rec,
                         &__next,
                         &__CL_LEVELS[1usize],
                     );
@@ -105,6 +123,7 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
                     let __next = __cl::found(stage1(&*__guard1), 2usize)?;
                     let (__guard2, __held2) = __cl::exclusive(
+                        __rec,
                         &__next,
                         &__CL_LEVELS[2usize],
                     );
@@ -129,10 +148,17 @@ fn main() {
                     __L1: __cl::SharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let mut __guard2;
-                    let mut __held2 = __cl::no_hold();
-                    __guard2 = self.__descend_held(&mut __held2, root, stage0, stage1)?;
-                    __cl::Ok(leaf(&mut *__guard2))
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let _ = __rec;
+                        {
+                            let mut __guard2;
+                            let mut __held2 = __cl::no_hold();
+                            __guard2 = self
+                                .__descend_held(__rec, &mut __held2, root, stage0, stage1)?;
+                            __cl::Ok(leaf(&mut *__guard2))
+                        }
+                    }
                 }
                 ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 fn descend_keys<__L0>(
@@ -188,37 +214,47 @@ fn main() {
                     __L1: __cl::TimedSharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let (__guard0, __held0) = __cl::shared_until(
-                        root,
-                        deadline,
-                        0usize,
-                        &__CL_LEVELS[0usize],
-                    )?;
-                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-                    let (__guard1, __held1) = __cl::shared_until(
-                        &__next,
-                        deadline,
-                        1usize,
-                        &__CL_LEVELS[1usize],
-                    )?;
-                    __cl::release(__guard0, __held0);
-                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-                    let (__guard2, __held2) = __cl::exclusive_until_unheld(
-                        &__next,
-                        deadline,
-                        2usize,
-                        &__CL_LEVELS[2usize],
-                    )?;
-                    __cl::release(__guard1, __held1);
-                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let _ = __rec;
+                        {
+                            let (__guard0, __held0) = __cl::shared_until(
+                                __rec,
+                                root,
+                                deadline,
+                                0usize,
+                                &__CL_LEVELS[0usize],
+                            )?;
+                            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                            let (__guard1, __held1) = __cl::shared_until(
+                                __rec,
+                                &__next,
+                                deadline,
+                                1usize,
+                                &__CL_LEVELS[1usize],
+                            )?;
+                            __cl::release(__guard0, __held0);
+                            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                            let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                            let (__guard2, __held2) = __cl::exclusive_until_unheld(
+                                __rec,
+                                &__next,
+                                deadline,
+                                2usize,
+                                &__CL_LEVELS[2usize],
+                            )?;
+                            __cl::release(__guard1, __held1);
+                            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                            __cl::Ok(__cl::leaf(__guard2, __held2))
+                        }
+                    }
                 }
                 #[doc(hidden)]
                 #[inline]
-                fn __descend_until_held<__L0, __L1, __L2>(
+                fn __descend_until_held<__Rec: __cl::Rec, __L0, __L1, __L2>(
                     &self,
+                    __rec: __Rec,
                     __held: &mut __cl::Held,
                     root: &__cl::Arc<__L0>,
                     deadline: __cl::Instant,
@@ -233,6 +269,7 @@ fn main() {
                     __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
                     let (__guard0, __held0) = __cl::shared_until(
+                        __rec,
                         root,
                         deadline,
                         0usize,
@@ -241,6 +278,7 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
                     let __next = __cl::found(stage0(&*__guard0), 1usize)?;
                     let (__guard1, __held1) = __cl::shared_until(
+                        __rec,
                         &__next,
                         deadline,
                         1usize,
@@ -250,6 +288,7 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
                     let __next = __cl::found(stage1(&*__guard1), 2usize)?;
                     let (__guard2, __held2) = __cl::exclusive_until(
+                        __rec,
                         &__next,
                         deadline,
                         2usize,
@@ -277,17 +316,24 @@ fn main() {
                     __L1: __cl::TimedSharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let mut __guard2;
-                    let mut __held2 = __cl::no_hold();
-                    __guard2 = self
-                        .__descend_until_held(
-                            &mut __held2,
-                            root,
-                            deadline,
-                            stage0,
-                            stage1,
-                        )?;
-                    __cl::Ok(leaf(&mut *__guard2))
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let _ = __rec;
+                        {
+                            let mut __guard2;
+                            let mut __held2 = __cl::no_hold();
+                            __guard2 = self
+                                .__descend_until_held(
+                                    __rec,
+                                    &mut __held2,
+                                    root,
+                                    deadline,
+                                    stage0,
+                                    stage1,
+                                )?;
+                            __cl::Ok(leaf(&mut *__guard2))
+                        }
+                    }
                 }
                 ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 fn descend_keys_until<__L0>(
@@ -353,38 +399,46 @@ fn main() {
                     __cl::KeyOf<__L0, Registry, Lecture>: '__path,
                     __cl::KeyOf<__L0, Lecture, Class>: '__path,
                 {
-                    let handles = __cl::find_leaves(
-                        paths,
-                        |(key0, key1)| {
-                            let (__guard0, __held0) = __cl::shared(
-                                root,
-                                &__CL_LEVELS[0usize],
-                            );
-                            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-                            let __next = __cl::found(
-                                <__L0 as __cl::Link<
-                                    Registry,
-                                    Lecture,
-                                >>::child(&*__guard0, key0),
-                                1usize,
-                            )?;
-                            let (__guard1, __held1) = __cl::shared(
-                                &__next,
-                                &__CL_LEVELS[1usize],
-                            );
-                            __cl::release(__guard0, __held0);
-                            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-                            let __found = __cl::found(
-                                <__L0 as __cl::Link<
-                                    Lecture,
-                                    Class,
-                                >>::child(&*__guard1, key1),
-                                2usize,
-                            );
-                            __cl::release(__guard1, __held1);
-                            __found
-                        },
-                    )?;
+                    let handles = {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let _ = __rec;
+                        {
+                            __cl::find_leaves(
+                                paths,
+                                |(key0, key1)| {
+                                    let (__guard0, __held0) = __cl::shared(
+                                        __rec,
+                                        root,
+                                        &__CL_LEVELS[0usize],
+                                    );
+                                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                                    let __next = __cl::found(
+                                        <__L0 as __cl::Link<
+                                            Registry,
+                                            Lecture,
+                                        >>::child(&*__guard0, key0),
+                                        1usize,
+                                    )?;
+                                    let (__guard1, __held1) = __cl::shared(
+                                        __rec,
+                                        &__next,
+                                        &__CL_LEVELS[1usize],
+                                    );
+                                    __cl::release(__guard0, __held0);
+                                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                                    let __found = __cl::found(
+                                        <__L0 as __cl::Link<
+                                            Lecture,
+                                            Class,
+                                        >>::child(&*__guard1, key1),
+                                        2usize,
+                                    );
+                                    __cl::release(__guard1, __held1);
+                                    __found
+                                },
+                            )
+                        }
+                    }?;
                     let guards = __cl::lock_leaves(&handles, 2usize)?;
                     __cl::leaves_open(
                         guards,
@@ -415,42 +469,50 @@ fn main() {
                     __cl::KeyOf<__L0, Registry, Lecture>: '__path,
                     __cl::KeyOf<__L0, Lecture, Class>: '__path,
                 {
-                    let handles = __cl::find_leaves(
-                        paths,
-                        |(key0, key1)| {
-                            let (__guard0, __held0) = __cl::shared_until(
-                                root,
-                                deadline,
-                                0usize,
-                                &__CL_LEVELS[0usize],
-                            )?;
-                            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-                            let __next = __cl::found(
-                                <__L0 as __cl::Link<
-                                    Registry,
-                                    Lecture,
-                                >>::child(&*__guard0, key0),
-                                1usize,
-                            )?;
-                            let (__guard1, __held1) = __cl::shared_until(
-                                &__next,
-                                deadline,
-                                1usize,
-                                &__CL_LEVELS[1usize],
-                            )?;
-                            __cl::release(__guard0, __held0);
-                            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-                            let __found = __cl::found(
-                                <__L0 as __cl::Link<
-                                    Lecture,
-                                    Class,
-                                >>::child(&*__guard1, key1),
-                                2usize,
-                            );
-                            __cl::release(__guard1, __held1);
-                            __found
-                        },
-                    )?;
+                    let handles = {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let _ = __rec;
+                        {
+                            __cl::find_leaves(
+                                paths,
+                                |(key0, key1)| {
+                                    let (__guard0, __held0) = __cl::shared_until(
+                                        __rec,
+                                        root,
+                                        deadline,
+                                        0usize,
+                                        &__CL_LEVELS[0usize],
+                                    )?;
+                                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                                    let __next = __cl::found(
+                                        <__L0 as __cl::Link<
+                                            Registry,
+                                            Lecture,
+                                        >>::child(&*__guard0, key0),
+                                        1usize,
+                                    )?;
+                                    let (__guard1, __held1) = __cl::shared_until(
+                                        __rec,
+                                        &__next,
+                                        deadline,
+                                        1usize,
+                                        &__CL_LEVELS[1usize],
+                                    )?;
+                                    __cl::release(__guard0, __held0);
+                                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                                    let __found = __cl::found(
+                                        <__L0 as __cl::Link<
+                                            Lecture,
+                                            Class,
+                                        >>::child(&*__guard1, key1),
+                                        2usize,
+                                    );
+                                    __cl::release(__guard1, __held1);
+                                    __found
+                                },
+                            )
+                        }
+                    }?;
                     let guards = __cl::lock_leaves_until(&handles, 2usize, deadline)?;
                     __cl::leaves_open(
                         guards,
@@ -482,34 +544,44 @@ fn main() {
                     __L1: __cl::AsyncSharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let (__guard0, __held0) = __cl::shared_async(
-                            <__cl::Arc<_> as __cl::Clone>::clone(root),
-                            &__CL_LEVELS[0usize],
-                        )
-                        .await;
-                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-                    let (__guard1, __held1) = __cl::shared_async(
-                            __next,
-                            &__CL_LEVELS[1usize],
-                        )
-                        .await;
-                    __cl::release(__guard0, __held0);
-                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-                    let (__guard2, __held2) = __cl::exclusive_async_unheld(
-                            __next,
-                            &__CL_LEVELS[2usize],
-                        )
-                        .await;
-                    __cl::release(__guard1, __held1);
-                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let _ = __rec;
+                        {
+                            let (__guard0, __held0) = __cl::shared_async(
+                                    __rec,
+                                    <__cl::Arc<_> as __cl::Clone>::clone(root),
+                                    &__CL_LEVELS[0usize],
+                                )
+                                .await;
+                            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                            let (__guard1, __held1) = __cl::shared_async(
+                                    __rec,
+                                    __next,
+                                    &__CL_LEVELS[1usize],
+                                )
+                                .await;
+                            __cl::release(__guard0, __held0);
+                            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                            let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                            let (__guard2, __held2) = __cl::exclusive_async_unheld(
+                                    __rec,
+                                    __next,
+                                    &__CL_LEVELS[2usize],
+                                )
+                                .await;
+                            __cl::release(__guard1, __held1);
+                            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                            __cl::Ok(__cl::leaf(__guard2, __held2))
+                        }
+                    }
                 }
                 #[doc(hidden)]
                 #[inline]
-                async fn __descend_async_held<__L0, __L1, __L2>(
+                async fn __descend_async_held<__Rec: __cl::Rec, __L0, __L1, __L2>(
                     &self,
+                    __rec: __Rec,
                     __held: &mut __cl::Held,
                     root: &__cl::Arc<__L0>,
                     stage0: impl __cl::FnOnce(
@@ -523,6 +595,7 @@ fn main() {
                     __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
                     let (__guard0, __held0) = __cl::shared_async(
+                            __rec,
                             <__cl::Arc<_> as __cl::Clone>::clone(root),
                             &__CL_LEVELS[0usize],
                         )
@@ -530,6 +603,7 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
                     let __next = __cl::found(stage0(&*__guard0), 1usize)?;
                     let (__guard1, __held1) = __cl::shared_async(
+                            __rec,
                             __next,
                             &__CL_LEVELS[1usize],
                         )
@@ -538,6 +612,7 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
                     let __next = __cl::found(stage1(&*__guard1), 2usize)?;
                     let (__guard2, __held2) = __cl::exclusive_async(
+                            __rec,
                             __next,
                             &__CL_LEVELS[2usize],
                         )
@@ -563,12 +638,24 @@ fn main() {
                     __L1: __cl::AsyncSharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let mut __guard2;
-                    let mut __held2 = __cl::no_hold();
-                    __guard2 = self
-                        .__descend_async_held(&mut __held2, root, stage0, stage1)
-                        .await?;
-                    __cl::Ok(leaf(&mut *__guard2))
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let _ = __rec;
+                        {
+                            let mut __guard2;
+                            let mut __held2 = __cl::no_hold();
+                            __guard2 = self
+                                .__descend_async_held(
+                                    __rec,
+                                    &mut __held2,
+                                    root,
+                                    stage0,
+                                    stage1,
+                                )
+                                .await?;
+                            __cl::Ok(leaf(&mut *__guard2))
+                        }
+                    }
                 }
                 ///Like [`descend_async`](Self::descend_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 async fn descend_keys_async<__L0>(
@@ -626,40 +713,50 @@ fn main() {
                     __L1: __cl::AsyncSharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let (__guard0, __held0) = __cl::shared_until_async(
-                            <__cl::Arc<_> as __cl::Clone>::clone(root),
-                            deadline,
-                            0usize,
-                            &__CL_LEVELS[0usize],
-                        )
-                        .await?;
-                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-                    let (__guard1, __held1) = __cl::shared_until_async(
-                            __next,
-                            deadline,
-                            1usize,
-                            &__CL_LEVELS[1usize],
-                        )
-                        .await?;
-                    __cl::release(__guard0, __held0);
-                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-                    let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
-                            __next,
-                            deadline,
-                            2usize,
-                            &__CL_LEVELS[2usize],
-                        )
-                        .await?;
-                    __cl::release(__guard1, __held1);
-                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let _ = __rec;
+                        {
+                            let (__guard0, __held0) = __cl::shared_until_async(
+                                    __rec,
+                                    <__cl::Arc<_> as __cl::Clone>::clone(root),
+                                    deadline,
+                                    0usize,
+                                    &__CL_LEVELS[0usize],
+                                )
+                                .await?;
+                            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                            let (__guard1, __held1) = __cl::shared_until_async(
+                                    __rec,
+                                    __next,
+                                    deadline,
+                                    1usize,
+                                    &__CL_LEVELS[1usize],
+                                )
+                                .await?;
+                            __cl::release(__guard0, __held0);
+                            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                            let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                            let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
+                                    __rec,
+                                    __next,
+                                    deadline,
+                                    2usize,
+                                    &__CL_LEVELS[2usize],
+                                )
+                                .await?;
+                            __cl::release(__guard1, __held1);
+                            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                            __cl::Ok(__cl::leaf(__guard2, __held2))
+                        }
+                    }
                 }
                 #[doc(hidden)]
                 #[inline]
-                async fn __descend_until_async_held<__L0, __L1, __L2>(
+                async fn __descend_until_async_held<__Rec: __cl::Rec, __L0, __L1, __L2>(
                     &self,
+                    __rec: __Rec,
                     __held: &mut __cl::Held,
                     root: &__cl::Arc<__L0>,
                     deadline: __cl::Instant,
@@ -674,6 +771,7 @@ fn main() {
                     __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
                     let (__guard0, __held0) = __cl::shared_until_async(
+                            __rec,
                             <__cl::Arc<_> as __cl::Clone>::clone(root),
                             deadline,
                             0usize,
@@ -683,6 +781,7 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
                     let __next = __cl::found(stage0(&*__guard0), 1usize)?;
                     let (__guard1, __held1) = __cl::shared_until_async(
+                            __rec,
                             __next,
                             deadline,
                             1usize,
@@ -693,6 +792,7 @@ fn main() {
                     (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
                     let __next = __cl::found(stage1(&*__guard1), 2usize)?;
                     let (__guard2, __held2) = __cl::exclusive_until_async(
+                            __rec,
                             __next,
                             deadline,
                             2usize,
@@ -721,18 +821,25 @@ fn main() {
                     __L1: __cl::AsyncSharedLock<Target = Lecture> + ?__cl::Sized,
                     __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let mut __guard2;
-                    let mut __held2 = __cl::no_hold();
-                    __guard2 = self
-                        .__descend_until_async_held(
-                            &mut __held2,
-                            root,
-                            deadline,
-                            stage0,
-                            stage1,
-                        )
-                        .await?;
-                    __cl::Ok(leaf(&mut *__guard2))
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let _ = __rec;
+                        {
+                            let mut __guard2;
+                            let mut __held2 = __cl::no_hold();
+                            __guard2 = self
+                                .__descend_until_async_held(
+                                    __rec,
+                                    &mut __held2,
+                                    root,
+                                    deadline,
+                                    stage0,
+                                    stage1,
+                                )
+                                .await?;
+                            __cl::Ok(leaf(&mut *__guard2))
+                        }
+                    }
                 }
                 ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 async fn descend_keys_until_async<__L0>(

@@ -57,25 +57,41 @@ const _: () = {
             __L1: __cl::SharedLock<Target = D> + ?__cl::Sized,
             __L2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-            let (__guard1, __held1) = __cl::shared(&__next, &__CL_LEVELS[1usize]);
-            __cl::release(__guard0, __held0);
-            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-            let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive_unheld(
-                &__next,
-                &__CL_LEVELS[2usize],
-            );
-            __cl::release(__guard1, __held1);
-            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared(
+                        __rec,
+                        root,
+                        &__CL_LEVELS[0usize],
+                    );
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let (__guard1, __held1) = __cl::shared(
+                        __rec,
+                        &__next,
+                        &__CL_LEVELS[1usize],
+                    );
+                    __cl::release(__guard0, __held0);
+                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                    let (__guard2, __held2) = __cl::exclusive_unheld(
+                        __rec,
+                        &__next,
+                        &__CL_LEVELS[2usize],
+                    );
+                    __cl::release(__guard1, __held1);
+                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         #[doc(hidden)]
         #[inline]
-        fn __descend_held<__L0, __L1, __L2>(
+        fn __descend_held<__Rec: __cl::Rec, __L0, __L1, __L2>(
             &self,
+            __rec: __Rec,
             __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
@@ -86,14 +102,18 @@ const _: () = {
             __L1: __cl::SharedLock<Target = D> + ?__cl::Sized,
             __L2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
+            let (__guard0, __held0) = __cl::shared(__rec, root, &__CL_LEVELS[0usize]);
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-            let (__guard1, __held1) = __cl::shared(&__next, &__CL_LEVELS[1usize]);
+            let (__guard1, __held1) = __cl::shared(__rec, &__next, &__CL_LEVELS[1usize]);
             __cl::release(__guard0, __held0);
             (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
             let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive(&__next, &__CL_LEVELS[2usize]);
+            let (__guard2, __held2) = __cl::exclusive(
+                __rec,
+                &__next,
+                &__CL_LEVELS[2usize],
+            );
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
             *__held = __held2;
@@ -113,10 +133,17 @@ const _: () = {
             __L1: __cl::SharedLock<Target = D> + ?__cl::Sized,
             __L2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let mut __guard2;
-            let mut __held2 = __cl::no_hold();
-            __guard2 = self.__descend_held(&mut __held2, root, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__guard2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let mut __guard2;
+                    let mut __held2 = __cl::no_hold();
+                    __guard2 = self
+                        .__descend_held(__rec, &mut __held2, root, stage0, stage1)?;
+                    __cl::Ok(leaf(&mut *__guard2))
+                }
+            }
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys<__L0>(
@@ -170,37 +197,47 @@ const _: () = {
             __L1: __cl::TimedSharedLock<Target = D> + ?__cl::Sized,
             __L2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::shared_until(
-                root,
-                deadline,
-                0usize,
-                &__CL_LEVELS[0usize],
-            )?;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-            let (__guard1, __held1) = __cl::shared_until(
-                &__next,
-                deadline,
-                1usize,
-                &__CL_LEVELS[1usize],
-            )?;
-            __cl::release(__guard0, __held0);
-            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-            let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive_until_unheld(
-                &__next,
-                deadline,
-                2usize,
-                &__CL_LEVELS[2usize],
-            )?;
-            __cl::release(__guard1, __held1);
-            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared_until(
+                        __rec,
+                        root,
+                        deadline,
+                        0usize,
+                        &__CL_LEVELS[0usize],
+                    )?;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let (__guard1, __held1) = __cl::shared_until(
+                        __rec,
+                        &__next,
+                        deadline,
+                        1usize,
+                        &__CL_LEVELS[1usize],
+                    )?;
+                    __cl::release(__guard0, __held0);
+                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                    let (__guard2, __held2) = __cl::exclusive_until_unheld(
+                        __rec,
+                        &__next,
+                        deadline,
+                        2usize,
+                        &__CL_LEVELS[2usize],
+                    )?;
+                    __cl::release(__guard1, __held1);
+                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         #[doc(hidden)]
         #[inline]
-        fn __descend_until_held<__L0, __L1, __L2>(
+        fn __descend_until_held<__Rec: __cl::Rec, __L0, __L1, __L2>(
             &self,
+            __rec: __Rec,
             __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -213,6 +250,7 @@ const _: () = {
             __L2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let (__guard0, __held0) = __cl::shared_until(
+                __rec,
                 root,
                 deadline,
                 0usize,
@@ -221,6 +259,7 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             let __next = __cl::found(stage0(&*__guard0), 1usize)?;
             let (__guard1, __held1) = __cl::shared_until(
+                __rec,
                 &__next,
                 deadline,
                 1usize,
@@ -230,6 +269,7 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
             let __next = __cl::found(stage1(&*__guard1), 2usize)?;
             let (__guard2, __held2) = __cl::exclusive_until(
+                __rec,
                 &__next,
                 deadline,
                 2usize,
@@ -255,11 +295,24 @@ const _: () = {
             __L1: __cl::TimedSharedLock<Target = D> + ?__cl::Sized,
             __L2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let mut __guard2;
-            let mut __held2 = __cl::no_hold();
-            __guard2 = self
-                .__descend_until_held(&mut __held2, root, deadline, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__guard2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let mut __guard2;
+                    let mut __held2 = __cl::no_hold();
+                    __guard2 = self
+                        .__descend_until_held(
+                            __rec,
+                            &mut __held2,
+                            root,
+                            deadline,
+                            stage0,
+                            stage1,
+                        )?;
+                    __cl::Ok(leaf(&mut *__guard2))
+                }
+            }
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys_until<__L0>(
@@ -325,29 +378,40 @@ const _: () = {
             __cl::KeyOf<__L0, Dir, D>: '__path,
             __cl::KeyOf<__L0, D, Dir>: '__path,
         {
-            let handles = __cl::find_leaves(
-                paths,
-                |(key0, key1)| {
-                    let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
-                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-                    let __next = __cl::found(
-                        <__L0 as __cl::Link<Dir, D>>::child(&*__guard0, key0),
-                        1usize,
-                    )?;
-                    let (__guard1, __held1) = __cl::shared(
-                        &__next,
-                        &__CL_LEVELS[1usize],
-                    );
-                    __cl::release(__guard0, __held0);
-                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-                    let __found = __cl::found(
-                        <__L0 as __cl::Link<D, Dir>>::child(&*__guard1, key1),
-                        2usize,
-                    );
-                    __cl::release(__guard1, __held1);
-                    __found
-                },
-            )?;
+            let handles = {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    __cl::find_leaves(
+                        paths,
+                        |(key0, key1)| {
+                            let (__guard0, __held0) = __cl::shared(
+                                __rec,
+                                root,
+                                &__CL_LEVELS[0usize],
+                            );
+                            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                            let __next = __cl::found(
+                                <__L0 as __cl::Link<Dir, D>>::child(&*__guard0, key0),
+                                1usize,
+                            )?;
+                            let (__guard1, __held1) = __cl::shared(
+                                __rec,
+                                &__next,
+                                &__CL_LEVELS[1usize],
+                            );
+                            __cl::release(__guard0, __held0);
+                            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                            let __found = __cl::found(
+                                <__L0 as __cl::Link<D, Dir>>::child(&*__guard1, key1),
+                                2usize,
+                            );
+                            __cl::release(__guard1, __held1);
+                            __found
+                        },
+                    )
+                }
+            }?;
             let guards = __cl::lock_leaves(&handles, 2usize)?;
             __cl::leaves_open(
                 guards,
@@ -378,36 +442,44 @@ const _: () = {
             __cl::KeyOf<__L0, Dir, D>: '__path,
             __cl::KeyOf<__L0, D, Dir>: '__path,
         {
-            let handles = __cl::find_leaves(
-                paths,
-                |(key0, key1)| {
-                    let (__guard0, __held0) = __cl::shared_until(
-                        root,
-                        deadline,
-                        0usize,
-                        &__CL_LEVELS[0usize],
-                    )?;
-                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-                    let __next = __cl::found(
-                        <__L0 as __cl::Link<Dir, D>>::child(&*__guard0, key0),
-                        1usize,
-                    )?;
-                    let (__guard1, __held1) = __cl::shared_until(
-                        &__next,
-                        deadline,
-                        1usize,
-                        &__CL_LEVELS[1usize],
-                    )?;
-                    __cl::release(__guard0, __held0);
-                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-                    let __found = __cl::found(
-                        <__L0 as __cl::Link<D, Dir>>::child(&*__guard1, key1),
-                        2usize,
-                    );
-                    __cl::release(__guard1, __held1);
-                    __found
-                },
-            )?;
+            let handles = {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    __cl::find_leaves(
+                        paths,
+                        |(key0, key1)| {
+                            let (__guard0, __held0) = __cl::shared_until(
+                                __rec,
+                                root,
+                                deadline,
+                                0usize,
+                                &__CL_LEVELS[0usize],
+                            )?;
+                            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                            let __next = __cl::found(
+                                <__L0 as __cl::Link<Dir, D>>::child(&*__guard0, key0),
+                                1usize,
+                            )?;
+                            let (__guard1, __held1) = __cl::shared_until(
+                                __rec,
+                                &__next,
+                                deadline,
+                                1usize,
+                                &__CL_LEVELS[1usize],
+                            )?;
+                            __cl::release(__guard0, __held0);
+                            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                            let __found = __cl::found(
+                                <__L0 as __cl::Link<D, Dir>>::child(&*__guard1, key1),
+                                2usize,
+                            );
+                            __cl::release(__guard1, __held1);
+                            __found
+                        },
+                    )
+                }
+            }?;
             let guards = __cl::lock_leaves_until(&handles, 2usize, deadline)?;
             __cl::leaves_open(
                 guards,
@@ -437,31 +509,44 @@ const _: () = {
             __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
             __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::shared_async(
-                    <__cl::Arc<_> as __cl::Clone>::clone(root),
-                    &__CL_LEVELS[0usize],
-                )
-                .await;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-            let (__guard1, __held1) = __cl::shared_async(__next, &__CL_LEVELS[1usize])
-                .await;
-            __cl::release(__guard0, __held0);
-            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-            let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive_async_unheld(
-                    __next,
-                    &__CL_LEVELS[2usize],
-                )
-                .await;
-            __cl::release(__guard1, __held1);
-            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared_async(
+                            __rec,
+                            <__cl::Arc<_> as __cl::Clone>::clone(root),
+                            &__CL_LEVELS[0usize],
+                        )
+                        .await;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let (__guard1, __held1) = __cl::shared_async(
+                            __rec,
+                            __next,
+                            &__CL_LEVELS[1usize],
+                        )
+                        .await;
+                    __cl::release(__guard0, __held0);
+                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                    let (__guard2, __held2) = __cl::exclusive_async_unheld(
+                            __rec,
+                            __next,
+                            &__CL_LEVELS[2usize],
+                        )
+                        .await;
+                    __cl::release(__guard1, __held1);
+                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         #[doc(hidden)]
         #[inline]
-        async fn __descend_async_held<__L0, __L1, __L2>(
+        async fn __descend_async_held<__Rec: __cl::Rec, __L0, __L1, __L2>(
             &self,
+            __rec: __Rec,
             __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
@@ -473,18 +558,27 @@ const _: () = {
             __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let (__guard0, __held0) = __cl::shared_async(
+                    __rec,
                     <__cl::Arc<_> as __cl::Clone>::clone(root),
                     &__CL_LEVELS[0usize],
                 )
                 .await;
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-            let (__guard1, __held1) = __cl::shared_async(__next, &__CL_LEVELS[1usize])
+            let (__guard1, __held1) = __cl::shared_async(
+                    __rec,
+                    __next,
+                    &__CL_LEVELS[1usize],
+                )
                 .await;
             __cl::release(__guard0, __held0);
             (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
             let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive_async(__next, &__CL_LEVELS[2usize])
+            let (__guard2, __held2) = __cl::exclusive_async(
+                    __rec,
+                    __next,
+                    &__CL_LEVELS[2usize],
+                )
                 .await;
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
@@ -505,12 +599,18 @@ const _: () = {
             __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
             __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let mut __guard2;
-            let mut __held2 = __cl::no_hold();
-            __guard2 = self
-                .__descend_async_held(&mut __held2, root, stage0, stage1)
-                .await?;
-            __cl::Ok(leaf(&mut *__guard2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let mut __guard2;
+                    let mut __held2 = __cl::no_hold();
+                    __guard2 = self
+                        .__descend_async_held(__rec, &mut __held2, root, stage0, stage1)
+                        .await?;
+                    __cl::Ok(leaf(&mut *__guard2))
+                }
+            }
         }
         ///Like [`descend_async`](Self::descend_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         async fn descend_keys_async<__L0>(
@@ -566,40 +666,50 @@ const _: () = {
             __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
             __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::shared_until_async(
-                    <__cl::Arc<_> as __cl::Clone>::clone(root),
-                    deadline,
-                    0usize,
-                    &__CL_LEVELS[0usize],
-                )
-                .await?;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-            let (__guard1, __held1) = __cl::shared_until_async(
-                    __next,
-                    deadline,
-                    1usize,
-                    &__CL_LEVELS[1usize],
-                )
-                .await?;
-            __cl::release(__guard0, __held0);
-            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-            let __next = __cl::found(stage1(&*__guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
-                    __next,
-                    deadline,
-                    2usize,
-                    &__CL_LEVELS[2usize],
-                )
-                .await?;
-            __cl::release(__guard1, __held1);
-            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared_until_async(
+                            __rec,
+                            <__cl::Arc<_> as __cl::Clone>::clone(root),
+                            deadline,
+                            0usize,
+                            &__CL_LEVELS[0usize],
+                        )
+                        .await?;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let (__guard1, __held1) = __cl::shared_until_async(
+                            __rec,
+                            __next,
+                            deadline,
+                            1usize,
+                            &__CL_LEVELS[1usize],
+                        )
+                        .await?;
+                    __cl::release(__guard0, __held0);
+                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                    let __next = __cl::found(stage1(&*__guard1), 2usize)?;
+                    let (__guard2, __held2) = __cl::exclusive_until_async_unheld(
+                            __rec,
+                            __next,
+                            deadline,
+                            2usize,
+                            &__CL_LEVELS[2usize],
+                        )
+                        .await?;
+                    __cl::release(__guard1, __held1);
+                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         #[doc(hidden)]
         #[inline]
-        async fn __descend_until_async_held<__L0, __L1, __L2>(
+        async fn __descend_until_async_held<__Rec: __cl::Rec, __L0, __L1, __L2>(
             &self,
+            __rec: __Rec,
             __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -612,6 +722,7 @@ const _: () = {
             __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let (__guard0, __held0) = __cl::shared_until_async(
+                    __rec,
                     <__cl::Arc<_> as __cl::Clone>::clone(root),
                     deadline,
                     0usize,
@@ -621,6 +732,7 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             let __next = __cl::found(stage0(&*__guard0), 1usize)?;
             let (__guard1, __held1) = __cl::shared_until_async(
+                    __rec,
                     __next,
                     deadline,
                     1usize,
@@ -631,6 +743,7 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
             let __next = __cl::found(stage1(&*__guard1), 2usize)?;
             let (__guard2, __held2) = __cl::exclusive_until_async(
+                    __rec,
                     __next,
                     deadline,
                     2usize,
@@ -657,12 +770,25 @@ const _: () = {
             __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
             __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let mut __guard2;
-            let mut __held2 = __cl::no_hold();
-            __guard2 = self
-                .__descend_until_async_held(&mut __held2, root, deadline, stage0, stage1)
-                .await?;
-            __cl::Ok(leaf(&mut *__guard2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let mut __guard2;
+                    let mut __held2 = __cl::no_hold();
+                    __guard2 = self
+                        .__descend_until_async_held(
+                            __rec,
+                            &mut __held2,
+                            root,
+                            deadline,
+                            stage0,
+                            stage1,
+                        )
+                        .await?;
+                    __cl::Ok(leaf(&mut *__guard2))
+                }
+            }
         }
         ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         async fn descend_keys_until_async<__L0>(

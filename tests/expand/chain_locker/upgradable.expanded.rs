@@ -59,28 +59,41 @@ const _: () = {
             __L1: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
             __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-            let (mut __guard1, __held1) = __cl::upgradable(
-                &__next,
-                &__CL_LEVELS[1usize],
-            );
-            __cl::release(__guard0, __held0);
-            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-            let __next = __cl::found(stage1(&mut __guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive_unheld(
-                &__next,
-                &__CL_LEVELS[2usize],
-            );
-            __cl::release(__guard1, __held1);
-            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared(
+                        __rec,
+                        root,
+                        &__CL_LEVELS[0usize],
+                    );
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let (mut __guard1, __held1) = __cl::upgradable(
+                        __rec,
+                        &__next,
+                        &__CL_LEVELS[1usize],
+                    );
+                    __cl::release(__guard0, __held0);
+                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                    let __next = __cl::found(stage1(&mut __guard1), 2usize)?;
+                    let (__guard2, __held2) = __cl::exclusive_unheld(
+                        __rec,
+                        &__next,
+                        &__CL_LEVELS[2usize],
+                    );
+                    __cl::release(__guard1, __held1);
+                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         #[doc(hidden)]
         #[inline]
-        fn __descend_held<__L0, __L1, __L2>(
+        fn __descend_held<__Rec: __cl::Rec, __L0, __L1, __L2>(
             &self,
+            __rec: __Rec,
             __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
@@ -93,17 +106,22 @@ const _: () = {
             __L1: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
             __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
+            let (__guard0, __held0) = __cl::shared(__rec, root, &__CL_LEVELS[0usize]);
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             let __next = __cl::found(stage0(&*__guard0), 1usize)?;
             let (mut __guard1, __held1) = __cl::upgradable(
+                __rec,
                 &__next,
                 &__CL_LEVELS[1usize],
             );
             __cl::release(__guard0, __held0);
             (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
             let __next = __cl::found(stage1(&mut __guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive(&__next, &__CL_LEVELS[2usize]);
+            let (__guard2, __held2) = __cl::exclusive(
+                __rec,
+                &__next,
+                &__CL_LEVELS[2usize],
+            );
             __cl::release(__guard1, __held1);
             (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
             *__held = __held2;
@@ -125,10 +143,17 @@ const _: () = {
             __L1: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
             __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let mut __guard2;
-            let mut __held2 = __cl::no_hold();
-            __guard2 = self.__descend_held(&mut __held2, root, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__guard2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let mut __guard2;
+                    let mut __held2 = __cl::no_hold();
+                    __guard2 = self
+                        .__descend_held(__rec, &mut __held2, root, stage0, stage1)?;
+                    __cl::Ok(leaf(&mut *__guard2))
+                }
+            }
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys<__L0>(
@@ -194,37 +219,47 @@ const _: () = {
             __L1: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
             __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let (__guard0, __held0) = __cl::shared_until(
-                root,
-                deadline,
-                0usize,
-                &__CL_LEVELS[0usize],
-            )?;
-            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-            let __next = __cl::found(stage0(&*__guard0), 1usize)?;
-            let (mut __guard1, __held1) = __cl::upgradable_until(
-                &__next,
-                deadline,
-                1usize,
-                &__CL_LEVELS[1usize],
-            )?;
-            __cl::release(__guard0, __held0);
-            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-            let __next = __cl::found(stage1(&mut __guard1), 2usize)?;
-            let (__guard2, __held2) = __cl::exclusive_until_unheld(
-                &__next,
-                deadline,
-                2usize,
-                &__CL_LEVELS[2usize],
-            )?;
-            __cl::release(__guard1, __held1);
-            (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
-            __cl::Ok(__cl::leaf(__guard2, __held2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let (__guard0, __held0) = __cl::shared_until(
+                        __rec,
+                        root,
+                        deadline,
+                        0usize,
+                        &__CL_LEVELS[0usize],
+                    )?;
+                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                    let __next = __cl::found(stage0(&*__guard0), 1usize)?;
+                    let (mut __guard1, __held1) = __cl::upgradable_until(
+                        __rec,
+                        &__next,
+                        deadline,
+                        1usize,
+                        &__CL_LEVELS[1usize],
+                    )?;
+                    __cl::release(__guard0, __held0);
+                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                    let __next = __cl::found(stage1(&mut __guard1), 2usize)?;
+                    let (__guard2, __held2) = __cl::exclusive_until_unheld(
+                        __rec,
+                        &__next,
+                        deadline,
+                        2usize,
+                        &__CL_LEVELS[2usize],
+                    )?;
+                    __cl::release(__guard1, __held1);
+                    (&__cl::ClosedProbe(&*__guard2, 2usize)).open()?;
+                    __cl::Ok(__cl::leaf(__guard2, __held2))
+                }
+            }
         }
         #[doc(hidden)]
         #[inline]
-        fn __descend_until_held<__L0, __L1, __L2>(
+        fn __descend_until_held<__Rec: __cl::Rec, __L0, __L1, __L2>(
             &self,
+            __rec: __Rec,
             __held: &mut __cl::Held,
             root: &__cl::Arc<__L0>,
             deadline: __cl::Instant,
@@ -239,6 +274,7 @@ const _: () = {
             __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (__guard0, __held0) = __cl::shared_until(
+                __rec,
                 root,
                 deadline,
                 0usize,
@@ -247,6 +283,7 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
             let __next = __cl::found(stage0(&*__guard0), 1usize)?;
             let (mut __guard1, __held1) = __cl::upgradable_until(
+                __rec,
                 &__next,
                 deadline,
                 1usize,
@@ -256,6 +293,7 @@ const _: () = {
             (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
             let __next = __cl::found(stage1(&mut __guard1), 2usize)?;
             let (__guard2, __held2) = __cl::exclusive_until(
+                __rec,
                 &__next,
                 deadline,
                 2usize,
@@ -283,11 +321,24 @@ const _: () = {
             __L1: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
             __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let mut __guard2;
-            let mut __held2 = __cl::no_hold();
-            __guard2 = self
-                .__descend_until_held(&mut __held2, root, deadline, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__guard2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    let mut __guard2;
+                    let mut __held2 = __cl::no_hold();
+                    __guard2 = self
+                        .__descend_until_held(
+                            __rec,
+                            &mut __held2,
+                            root,
+                            deadline,
+                            stage0,
+                            stage1,
+                        )?;
+                    __cl::Ok(leaf(&mut *__guard2))
+                }
+            }
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys_until<__L0>(
@@ -363,29 +414,46 @@ const _: () = {
             __cl::KeyOf<__L0, Registry, Lecture>: '__path,
             __cl::KeyOf<__L0, Lecture, Class>: '__path,
         {
-            let handles = __cl::find_leaves(
-                paths,
-                |(key0, key1)| {
-                    let (__guard0, __held0) = __cl::shared(root, &__CL_LEVELS[0usize]);
-                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-                    let __next = __cl::found(
-                        <__L0 as __cl::Link<Registry, Lecture>>::child(&*__guard0, key0),
-                        1usize,
-                    )?;
-                    let (__guard1, __held1) = __cl::upgradable(
-                        &__next,
-                        &__CL_LEVELS[1usize],
-                    );
-                    __cl::release(__guard0, __held0);
-                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-                    let __found = __cl::found(
-                        <__L0 as __cl::Link<Lecture, Class>>::child(&*__guard1, key1),
-                        2usize,
-                    );
-                    __cl::release(__guard1, __held1);
-                    __found
-                },
-            )?;
+            let handles = {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    __cl::find_leaves(
+                        paths,
+                        |(key0, key1)| {
+                            let (__guard0, __held0) = __cl::shared(
+                                __rec,
+                                root,
+                                &__CL_LEVELS[0usize],
+                            );
+                            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                            let __next = __cl::found(
+                                <__L0 as __cl::Link<
+                                    Registry,
+                                    Lecture,
+                                >>::child(&*__guard0, key0),
+                                1usize,
+                            )?;
+                            let (__guard1, __held1) = __cl::upgradable(
+                                __rec,
+                                &__next,
+                                &__CL_LEVELS[1usize],
+                            );
+                            __cl::release(__guard0, __held0);
+                            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                            let __found = __cl::found(
+                                <__L0 as __cl::Link<
+                                    Lecture,
+                                    Class,
+                                >>::child(&*__guard1, key1),
+                                2usize,
+                            );
+                            __cl::release(__guard1, __held1);
+                            __found
+                        },
+                    )
+                }
+            }?;
             let guards = __cl::lock_leaves(&handles, 2usize)?;
             __cl::leaves_open(
                 guards,
@@ -416,36 +484,50 @@ const _: () = {
             __cl::KeyOf<__L0, Registry, Lecture>: '__path,
             __cl::KeyOf<__L0, Lecture, Class>: '__path,
         {
-            let handles = __cl::find_leaves(
-                paths,
-                |(key0, key1)| {
-                    let (__guard0, __held0) = __cl::shared_until(
-                        root,
-                        deadline,
-                        0usize,
-                        &__CL_LEVELS[0usize],
-                    )?;
-                    (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
-                    let __next = __cl::found(
-                        <__L0 as __cl::Link<Registry, Lecture>>::child(&*__guard0, key0),
-                        1usize,
-                    )?;
-                    let (__guard1, __held1) = __cl::upgradable_until(
-                        &__next,
-                        deadline,
-                        1usize,
-                        &__CL_LEVELS[1usize],
-                    )?;
-                    __cl::release(__guard0, __held0);
-                    (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
-                    let __found = __cl::found(
-                        <__L0 as __cl::Link<Lecture, Class>>::child(&*__guard1, key1),
-                        2usize,
-                    );
-                    __cl::release(__guard1, __held1);
-                    __found
-                },
-            )?;
+            let handles = {
+                let __rec = ::chainlock::__private::RecOff;
+                let _ = __rec;
+                {
+                    __cl::find_leaves(
+                        paths,
+                        |(key0, key1)| {
+                            let (__guard0, __held0) = __cl::shared_until(
+                                __rec,
+                                root,
+                                deadline,
+                                0usize,
+                                &__CL_LEVELS[0usize],
+                            )?;
+                            (&__cl::ClosedProbe(&*__guard0, 0usize)).open()?;
+                            let __next = __cl::found(
+                                <__L0 as __cl::Link<
+                                    Registry,
+                                    Lecture,
+                                >>::child(&*__guard0, key0),
+                                1usize,
+                            )?;
+                            let (__guard1, __held1) = __cl::upgradable_until(
+                                __rec,
+                                &__next,
+                                deadline,
+                                1usize,
+                                &__CL_LEVELS[1usize],
+                            )?;
+                            __cl::release(__guard0, __held0);
+                            (&__cl::ClosedProbe(&*__guard1, 1usize)).open()?;
+                            let __found = __cl::found(
+                                <__L0 as __cl::Link<
+                                    Lecture,
+                                    Class,
+                                >>::child(&*__guard1, key1),
+                                2usize,
+                            );
+                            __cl::release(__guard1, __held1);
+                            __found
+                        },
+                    )
+                }
+            }?;
             let guards = __cl::lock_leaves_until(&handles, 2usize, deadline)?;
             __cl::leaves_open(
                 guards,

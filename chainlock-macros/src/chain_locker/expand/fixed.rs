@@ -2,7 +2,7 @@
 //! (`descend*`, `run*`), and the stages that find each next lock (closures or keys).
 
 use super::super::validate::Mode;
-use super::flavor::{Flavor, runtime_note};
+use super::flavor::{Flavor, recording_branches, runtime_note};
 use super::keys::link;
 use super::{Docs, LevelCode, Signature, method_ident, signature};
 use proc_macro2::TokenStream;
@@ -128,6 +128,13 @@ pub(super) fn descend_method(
         (leaf.guard_type(flavor), &leaf.guard, &leaf.held);
     let asyncness = flavor.is_async().then(|| quote!(async));
     let body = hand_over_hand(levels, flavor, Stages::Closures, true);
+    let body = recording_branches(
+        flavor,
+        &quote! {
+            #(#body)*
+            __cl::Ok(__cl::leaf(#leaf_guard, #leaf_held))
+        },
+    );
     let doc = format!(
         "Locks {summary} hand over hand and returns the leaf's owned guard: stage `i` returns the \
          lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends \
@@ -147,14 +154,14 @@ pub(super) fn descend_method(
         where
             #(#bounds,)*
         {
-            #(#body)*
-            __cl::Ok(__cl::leaf(#leaf_guard, #leaf_held))
+            #body
         }
     })
 }
 
 /// `__descend*_held`: [`descend_method`]'s body, returning the leaf's guard with its
-/// telemetry record, for `run*` (which releases the leaf where the telemetry sees it). Hidden:
+/// telemetry record, for `run*` (which releases the leaf where the telemetry sees it, and
+/// has asked the telemetry once whether this call records: `__rec`). Hidden:
 /// a guard without its record is what users get, from `descend*`. `run*` calls it as it used
 /// to call `descend*`, so that without the telemetry it compiles to the same instructions.
 pub(super) fn held_descend_method(
@@ -179,8 +186,12 @@ pub(super) fn held_descend_method(
     flavor.tracked(quote! {
         #[doc(hidden)]
         #[inline]
-        #vis #asyncness fn #name<#(#generics),*>(&self, __held: &mut __cl::Held, #(#params),*)
-            -> __cl::Res<#leaf_guard_type>
+        #vis #asyncness fn #name<__Rec: __cl::Rec, #(#generics),*>(
+            &self,
+            __rec: __Rec,
+            __held: &mut __cl::Held,
+            #(#params),*
+        ) -> __cl::Res<#leaf_guard_type>
         where
             #(#bounds,)*
         {
@@ -226,6 +237,18 @@ pub(super) fn run_method(
     let doc = format!(
         "Like [`{descend}`](Self::{descend}), then runs `leaf` on the leaf and releases it."
     );
+    // Declared after the guard, the record drops first: the hold ends (`Held` ends it when
+    // dropped) just before the guard unlocks, whether `leaf` returns or panics. The telemetry
+    // is asked here, once, for the descent and the leaf (`__descend*_held` takes `__rec`).
+    let body = recording_branches(
+        flavor,
+        &quote! {
+            let #mutability #leaf_guard;
+            let mut #leaf_held = __cl::no_hold();
+            #leaf_guard = self.#held_descend(__rec, &mut #leaf_held, root, #deadline_arg #(#stage_args),*) #dot_await ?;
+            __cl::Ok(leaf(#borrow))
+        },
+    );
     flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]
@@ -233,12 +256,7 @@ pub(super) fn run_method(
         where
             #(#bounds,)*
         {
-            // Declared after the guard, the record drops first: the hold ends (`Held` ends it
-            // when dropped) just before the guard unlocks, whether `leaf` returns or panics.
-            let #mutability #leaf_guard;
-            let mut #leaf_held = __cl::no_hold();
-            #leaf_guard = self.#held_descend(&mut #leaf_held, root, #deadline_arg #(#stage_args),*) #dot_await ?;
-            __cl::Ok(leaf(#borrow))
+            #body
         }
     })
 }

@@ -76,8 +76,8 @@ impl Flavor {
         }
     }
 
-    /// Acquires `level` through `handle` (the root or the handle its parent's stage found):
-    /// a `(guard, held)` pair, `held` the telemetry's record of the hold (a zero-sized no-op
+    /// Acquires `level` through `handle` (the root or the handle its parent's stage found),
+    /// inside a body wrapped by [`recording_branches`]: a `(guard, held)` pair, `held` the telemetry's record of the hold (a zero-sized no-op
     /// without chainlock's `telemetry` feature); a timed acquisition that fails returns
     /// [`Exit::TimedOut`] through `?`.
     /// `unheld`: the `_unheld` helper, for a leaf whose guard a `descend*` hands out (its
@@ -121,9 +121,10 @@ impl Flavor {
         let dot_await = self.is_async().then(|| quote!(.await));
         let declared = level.index;
         let probe = quote!(&__CL_LEVELS[#declared]);
+        // `__rec`: whether this call records, bound once per call by `recording_branches`.
         match deadline {
-            None => quote!(#function(#handle, #probe) #dot_await),
-            Some(index) => quote!(#function(#handle, deadline, #index, #probe) #dot_await ?),
+            None => quote!(#function(__rec, #handle, #probe) #dot_await),
+            Some(index) => quote!(#function(__rec, #handle, deadline, #index, #probe) #dot_await ?),
         }
     }
 
@@ -147,5 +148,17 @@ pub(super) fn runtime_note(flavor: Flavor) -> &'static str {
              is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them)."
         }
         _ => "",
+    }
+}
+
+/// Wraps a descent's body (every acquisition in it) so that the telemetry is asked once
+/// per call, not at each level: `__private::recording_branches!` binds `__rec` and runs the
+/// body recording or not (the body appears twice with the telemetry feature, once without).
+/// The body is a descent's: its value a `Res` (a blocking body's recording copy is a closure).
+pub(super) fn recording_branches(flavor: Flavor, body: &TokenStream) -> TokenStream {
+    if flavor.is_async() {
+        quote!(__cl::recording_branches!(async __rec => { #body }))
+    } else {
+        quote!(__cl::recording_branches!(__rec => { #body }))
     }
 }

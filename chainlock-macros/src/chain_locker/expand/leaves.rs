@@ -2,7 +2,7 @@
 
 use super::super::validate::Mode;
 use super::fixed::{Stages, hand_over_hand};
-use super::flavor::Flavor;
+use super::flavor::{Flavor, recording_branches};
 use super::keys::{keyed_levels, keys_signature};
 use super::{Docs, LevelCode, Signature, method_ident};
 use proc_macro2::{Ident, Span, TokenStream};
@@ -99,6 +99,13 @@ fn lock_leaves_method(
     } else {
         (quote!((#(&'__path #key_types),*)), quote!((#(#keys),*)))
     };
+    // `find_leaves` ends in a `Result` of its own (`LeavesExit`), given `?` outside.
+    let find_all = recording_branches(
+        flavor,
+        &quote! {
+            __cl::find_leaves(paths, |#path_pattern| { #(#find)* })
+        },
+    );
     let mut params = params;
     params.truncate(params.len() - keys.len());
     let doc = format!(
@@ -121,7 +128,7 @@ fn lock_leaves_method(
             #(#lifetime_bounds,)*
         {
             // Each leaf's lock, found hand over hand; every lock taken is released there.
-            let handles = __cl::find_leaves(paths, |#path_pattern| { #(#find)* })?;
+            let handles = #find_all?;
             let guards = #lock_all?;
             __cl::leaves_open(guards, #leaf_level, |guard| (&__cl::ClosedProbe(&**guard, #leaf_level)).level_is_closed())
         }

@@ -3,7 +3,7 @@
 
 use super::super::validate::{Mode, ValidLocker};
 use super::fixed::{Stages, hand_over_hand};
-use super::flavor::Flavor;
+use super::flavor::{Flavor, recording_branches};
 use super::keys::{keyed_levels, keys_signature, link};
 use super::{
     Docs, LevelCode, Signature, impl_allows, levels_static, locker_traits, method_ident, signature,
@@ -275,6 +275,13 @@ impl Mixed<'_, '_> {
         let (asyncness, _) = self.asyncness();
         let body = self.body(self.levels, Stages::Closures, &quote!(step));
         let leaf_guard = self.leaf_value();
+        let body = recording_branches(
+            self.flavor,
+            &quote! {
+                #body
+                __cl::Ok(#leaf_guard)
+            },
+        );
         let doc = format!(
             "Locks {summary} hand over hand and returns the leaf's owned guard{}. The repeated \
              level is walked by a [`Walker`]({krate}::walk::Walker): `step` answers at each \
@@ -297,7 +304,6 @@ impl Mixed<'_, '_> {
                 #(#bounds,)*
             {
                 #body
-                __cl::Ok(#leaf_guard)
             }
         })
     }
@@ -393,6 +399,13 @@ impl Mixed<'_, '_> {
         let (asyncness, _) = self.asyncness();
         let body = self.body(&keyed, Stages::Keys { root_lock }, &step);
         let leaf_guard = self.leaf_value();
+        let body = recording_branches(
+            self.flavor,
+            &quote! {
+                #body
+                __cl::Ok(#leaf_guard)
+            },
+        );
         let descend = method_ident("descend", self.flavor);
         let doc = format!(
             "Like [`{descend}`](Self::{descend}), each stage a key lookup and the repeated level \
@@ -409,7 +422,6 @@ impl Mixed<'_, '_> {
             {
                 let mut __keys = __cl::IntoIterator::into_iter(keys);
                 #body
-                __cl::Ok(#leaf_guard)
             }
         })
     }
