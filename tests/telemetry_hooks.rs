@@ -102,6 +102,44 @@ fn chain_levels_count_every_acquisition() {
     assert_eq!(root.lock().lecture.lock().class.lock().seats, 3);
 }
 
+/// Sampling 1 in 4: a call whose acquisitions the sampler does not pick runs without hooks
+/// (the countdown moves past its three levels at once), and one that stops early at level 1
+/// still counts as three in the countdown; each level's estimate stays near its true count.
+/// (Were the unvisited class level's chances given to the next call's levels instead, or a
+/// call's levels counted once, the estimates would be off by a third or more.)
+#[test]
+fn chain_levels_estimates_under_sampling_are_near_the_counts() {
+    let _turn = turn();
+    telemetry::enable(Config::new().sample_every(4));
+    let (root, _) = tree();
+    let lecture = |r: &mut Registry| Some(Arc::clone(&r.lecture));
+    let (mut full, mut stopped) = (0_u64, 0_u64);
+    for call in 0..12_000_u32 {
+        // Every third call stops at the lecture (no class): its class level is not taken.
+        let stops = call % 3 == 0;
+        let class = |l: &mut Lecture| (!stops).then(|| Arc::clone(&l.class));
+        if HooksLocker.run(&root, lecture, class, |_| ()).is_ok() {
+            full += 1;
+        } else {
+            stopped += 1;
+        }
+    }
+    let report = telemetry::report();
+    telemetry::enable(Config::new().sample_every(1));
+    assert_eq!((full, stopped), (8_000, 4_000));
+    for (index, name, count) in [
+        (0, "Registry", 12_000),
+        (1, "Lecture", 12_000),
+        (2, "Class", 8_000),
+    ] {
+        let estimate = stats(&report, &level(index, name)).acquisitions;
+        assert!(
+            estimate * 10 >= count * 8 && estimate * 10 <= count * 12,
+            "level {index}: {estimate} estimated for {count}\n{report}"
+        );
+    }
+}
+
 #[test]
 fn chain_contended_level_names_the_callers_line() {
     let _watchdog = watchdog("chain_contended_level_names_the_callers_line");

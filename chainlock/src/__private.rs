@@ -37,7 +37,7 @@ pub use core::marker::{Copy, Send, Sized, Sync};
 pub use core::mem::drop;
 pub use core::ops::{FnMut, FnOnce};
 pub use core::option::Option::{self, None, Some};
-pub use core::primitive::bool;
+pub use core::primitive::{bool, u32};
 pub use core::result::Result::{self, Err, Ok};
 pub use std::sync::Arc;
 pub use std::time::Instant;
@@ -97,19 +97,23 @@ pub use crate::__chainlock_tracked as tracked;
 pub use crate::chain::observed::{Off as RecOff, On as RecOn, Rec, out_of_line};
 pub use crate::telemetry::recording;
 
-/// Runs a generated descent's body once with `$rec` bound to [`RecOn`] while telemetry is
-/// enabled, and once with [`RecOff`] otherwise: the telemetry is asked once per call, and
-/// with `RecOff` every level's helper is its lock's own call (the body, duplicated, compiles
-/// to what it is without the feature). Without chainlock's `telemetry` feature: the body
-/// with `RecOff`, once.
+/// Runs a generated descent's body with `$rec` bound to [`RecOn`] when this call may record,
+/// with [`RecOff`] otherwise: the telemetry is asked once per call, and with `RecOff` every
+/// level's helper is its lock's own call (the body, duplicated, compiles to what it is
+/// without the feature). The call may record when the telemetry is enabled and this
+/// thread's sampling countdown ends within the call's `$levels` acquisitions
+/// ([`records`]): else the countdown moves past them all at once and the call runs
+/// without hooks, so that a call costs one check, not one per level, unless one of its
+/// acquisitions is sampled. Without chainlock's `telemetry` feature: the body with
+/// `RecOff`, once.
 #[cfg(feature = "telemetry")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __chainlock_recording_branches {
     // A blocking body: its recording copy runs out of line (`out_of_line`), the site taken
     // here, in the `#[track_caller]` method.
-    ($rec:ident => $body:block) => {
-        if $crate::__private::recording() {
+    ($rec:ident, $levels:expr => $body:block) => {
+        if $crate::__private::records($levels) {
             let $rec = $crate::__private::RecOn::here();
             $crate::__private::out_of_line(move || $body)
         } else {
@@ -119,8 +123,8 @@ macro_rules! __chainlock_recording_branches {
         }
     };
     // An async body: both copies in the future (`async fn`s are not `#[track_caller]`).
-    (async $rec:ident => $body:block) => {
-        if $crate::__private::recording() {
+    (async $rec:ident, $levels:expr => $body:block) => {
+        if $crate::__private::records($levels) {
             let $rec = $crate::__private::RecOn::here();
             $body
         } else {
@@ -136,14 +140,26 @@ macro_rules! __chainlock_recording_branches {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __chainlock_recording_branches {
-    (async $rec:ident => $body:block) => {
-        $crate::__private::recording_branches!($rec => $body)
+    (async $rec:ident, $levels:expr => $body:block) => {
+        $crate::__private::recording_branches!($rec, $levels => $body)
     };
-    ($rec:ident => $body:block) => {{
+    ($rec:ident, $levels:expr => $body:block) => {{
         let $rec = $crate::__private::RecOff;
         let _ = $rec;
         $body
     }};
+}
+
+/// Whether a generated call of (at most) `levels` acquisitions may record: the telemetry
+/// is enabled and this thread's sampling countdown ends within them. If not, the countdown
+/// moves past all of them (none is sampled; each real acquisition still had its chance of
+/// one in `sample_every`, so the estimates stay unbiased: a call that exits early only
+/// spends the chances of acquisitions that did not happen). `u32::MAX`: the count is not
+/// known (records whenever enabled).
+#[inline(always)]
+#[must_use]
+pub fn records(levels: u32) -> bool {
+    crate::telemetry::recording() && !crate::telemetry::skips_all(levels)
 }
 
 pub use crate::__chainlock_recording_branches as recording_branches;

@@ -33,6 +33,7 @@ mod tests {
 #[doc(hidden)]
 pub use probe::{
     Attempt, Held, KeyProbe, KeyRef, Label, LockAddr, Probe, ProbeKind, Sampled, recording,
+    skips_all,
 };
 
 /// What to record, given to [`enable`].

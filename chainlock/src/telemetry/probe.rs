@@ -470,6 +470,24 @@ std::thread_local! {
     static RANDOM: Cell<u64> = const { Cell::new(0) };
 }
 
+/// Whether none of this thread's next `n` acquisitions is sampled (the countdown ends after
+/// them; it is moved past them if so): a generated chain-locker call of `n` levels asks this
+/// once instead of each level asking [`Probe::skips`]. Called while enabled.
+#[doc(hidden)]
+#[inline(always)]
+pub fn skips_all(n: u32) -> bool {
+    COUNTDOWN
+        .try_with(|countdown| {
+            let left = countdown.get();
+            let skips = left > n;
+            if skips {
+                countdown.set(left - n);
+            }
+            skips
+        })
+        .unwrap_or(true)
+}
+
 /// Whether this thread's countdown is not at its end (counted down if so): the acquisition
 /// is not sampled. `false` when it is at its end or not drawn yet ([`sampled_now`] decides).
 #[inline(always)]

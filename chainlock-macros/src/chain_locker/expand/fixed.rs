@@ -130,6 +130,7 @@ pub(super) fn descend_method(
     let body = hand_over_hand(levels, flavor, Stages::Closures, true);
     let body = recording_branches(
         flavor,
+        Some(levels.len()),
         &quote! {
             #(#body)*
             __cl::Ok(__cl::leaf(#leaf_guard, #leaf_held))
@@ -242,6 +243,7 @@ pub(super) fn run_method(
     // is asked here, once, for the descent and the leaf (`__descend*_held` takes `__rec`).
     let body = recording_branches(
         flavor,
+        Some(levels.len()),
         &quote! {
             let #mutability #leaf_guard;
             let mut #leaf_held = __cl::no_hold();

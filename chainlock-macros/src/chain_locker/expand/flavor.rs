@@ -155,10 +155,20 @@ pub(super) fn runtime_note(flavor: Flavor) -> &'static str {
 /// per call, not at each level: `__private::recording_branches!` binds `__rec` and runs the
 /// body recording or not (the body appears twice with the telemetry feature, once without).
 /// The body is a descent's: its value a `Res` (a blocking body's recording copy is a closure).
-pub(super) fn recording_branches(flavor: Flavor, body: &TokenStream) -> TokenStream {
+/// `levels`: how many acquisitions the body makes at most (`None`: not known), so that a
+/// call none of whose acquisitions the sampler picks runs without hooks.
+pub(super) fn recording_branches(
+    flavor: Flavor,
+    levels: Option<usize>,
+    body: &TokenStream,
+) -> TokenStream {
+    let levels = match levels.and_then(|levels| u32::try_from(levels).ok()) {
+        Some(levels) => quote!(#levels),
+        None => quote!(__cl::u32::MAX),
+    };
     if flavor.is_async() {
-        quote!(__cl::recording_branches!(async __rec => { #body }))
+        quote!(__cl::recording_branches!(async __rec, #levels => { #body }))
     } else {
-        quote!(__cl::recording_branches!(__rec => { #body }))
+        quote!(__cl::recording_branches!(__rec, #levels => { #body }))
     }
 }

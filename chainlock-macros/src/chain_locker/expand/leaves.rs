@@ -100,8 +100,10 @@ fn lock_leaves_method(
         (quote!((#(&'__path #key_types),*)), quote!((#(#keys),*)))
     };
     // `find_leaves` ends in a `Result` of its own (`LeavesExit`), given `?` outside.
+    // How many paths, and so acquisitions, is not known here.
     let find_all = recording_branches(
         flavor,
+        None,
         &quote! {
             __cl::find_leaves(paths, |#path_pattern| { #(#find)* })
         },

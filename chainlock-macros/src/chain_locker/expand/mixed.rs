@@ -275,8 +275,10 @@ impl Mixed<'_, '_> {
         let (asyncness, _) = self.asyncness();
         let body = self.body(self.levels, Stages::Closures, &quote!(step));
         let leaf_guard = self.leaf_value();
+        // The fixed levels' acquisitions (the walk asks the telemetry for its own).
         let body = recording_branches(
             self.flavor,
+            Some(self.levels.len() - 1),
             &quote! {
                 #body
                 __cl::Ok(#leaf_guard)
@@ -399,8 +401,10 @@ impl Mixed<'_, '_> {
         let (asyncness, _) = self.asyncness();
         let body = self.body(&keyed, Stages::Keys { root_lock }, &step);
         let leaf_guard = self.leaf_value();
+        // The fixed levels' acquisitions (the walk asks the telemetry for its own).
         let body = recording_branches(
             self.flavor,
+            Some(self.levels.len() - 1),
             &quote! {
                 #body
                 __cl::Ok(#leaf_guard)
