@@ -1,6 +1,10 @@
 //! How a task waits on an engine: one cancel-safe future for every async face (the
 //! exclusive keyed locks, the keyed reader-writer locks and permits), generic over what it
 //! asks of which engine ([`Request`]).
+#![expect(
+    clippy::inline_always,
+    reason = "the first poll of an uncontended claim is one inlined path: measured with callgrind"
+)]
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};

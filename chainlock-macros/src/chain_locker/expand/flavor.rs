@@ -162,10 +162,9 @@ pub(super) fn recording_branches(
     levels: Option<usize>,
     body: &TokenStream,
 ) -> TokenStream {
-    let levels = match levels.and_then(|levels| u32::try_from(levels).ok()) {
-        Some(levels) => quote!(#levels),
-        None => quote!(__cl::u32::MAX),
-    };
+    let levels = levels
+        .and_then(|levels| u32::try_from(levels).ok())
+        .map_or_else(|| quote!(__cl::u32::MAX), |levels| quote!(#levels));
     if flavor.is_async() {
         quote!(__cl::recording_branches!(async __rec, #levels => { #body }))
     } else {
