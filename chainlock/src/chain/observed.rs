@@ -5,10 +5,11 @@
 //! Without chainlock's `telemetry` feature every helper is an `#[inline(always)]` call of
 //! the lock itself, [`Level`] and [`Held`] are zero-sized and the attempt is never
 //! recording: the generated code compiles to what it was before the telemetry existed (the
-//! zero-cost benchmark's callgrind counts are identical). With the feature and the
-//! telemetry not enabled, an acquisition costs one relaxed load and a branch more. Enabled,
-//! an acquisition first tries the lock (so that a wait is known as one), then waits for it
-//! as it would have.
+//! zero-cost benchmark's callgrind counts are identical). With the feature, a generated call
+//! asks once ([`Rec`], `__private::recording_branches!`): not enabled, or none of its levels
+//! due to be sampled, it runs with [`Off`] and every helper is its lock's own call; with
+//! [`On`], each level asks the sampler, and a sampled acquisition first tries the lock (so
+//! that a wait is known as one), then waits for it as it would have.
 //!
 //! The `_unheld` helpers are for the leaf of a `descend*`: its guard is the lock's own,
 //! handed to the caller, who releases it out of the telemetry's sight; it is counted and its
