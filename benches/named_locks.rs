@@ -456,15 +456,7 @@ criterion_group! {
 fn main() {
     if std::env::args().any(|arg| arg == "--instructions") {
         const CALLS: u64 = 10_000;
-        // With the suite's `telemetry` feature: `CHAINLOCK_BENCH_TELEMETRY_SAMPLE=n` enables
-        // telemetry sampling one acquisition in n (the budgets of `chainlock/docs/telemetry.md`).
-        #[cfg(feature = "telemetry")]
-        if let Ok(n) = std::env::var("CHAINLOCK_BENCH_TELEMETRY_SAMPLE") {
-            let n = n
-                .parse()
-                .expect("CHAINLOCK_BENCH_TELEMETRY_SAMPLE is a number");
-            chainlock::telemetry::enable(chainlock::telemetry::Config::new().sample_every(n));
-        }
+        chainlock_suite::bench::telemetry_from_env();
         let peers = Peers::new();
         for _ in 0..CALLS {
             cycle_parking_lot_mutex(black_box(&peers.mutex));

@@ -3,6 +3,7 @@
 //! compare against. The scheduling service is not here: it is the workspace member
 //! `scheduler/` (package `chainlock-scheduler`).
 
+pub mod bench;
 pub mod logged;
 pub mod rooms_baseline;
 pub mod watchdog;
