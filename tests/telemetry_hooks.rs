@@ -140,6 +140,58 @@ fn chain_levels_estimates_under_sampling_are_near_the_counts() {
     }
 }
 
+/// A stage or leaf that panics in a recorded call (the recording copy of the body runs out
+/// of line): every level is released, and no hold stays in the live table.
+#[test]
+fn chain_panic_in_a_recorded_call_releases_every_level() {
+    let _turn = turn();
+    let (root, lecture_lock) = tree();
+    let lecture = |r: &mut Registry| Some(Arc::clone(&r.lecture));
+    let stage = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        HooksLocker.run(
+            &root,
+            lecture,
+            |_: &mut Lecture| -> Option<Arc<Mutex<Class>>> { panic!("stage") },
+            |_| (),
+        )
+    }));
+    assert!(stage.is_err(), "the stage's panic reaches the caller");
+    let class = |l: &mut Lecture| Some(Arc::clone(&l.class));
+    let leaf = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        HooksLocker.run(&root, lecture, class, |_| panic!("leaf"))
+    }));
+    assert!(leaf.is_err(), "the leaf's panic reaches the caller");
+    assert!(root.try_lock().is_some(), "the registry is free");
+    assert!(lecture_lock.try_lock().is_some(), "the lecture is free");
+    assert!(
+        lecture_lock.lock().class.try_lock().is_some(),
+        "the class is free"
+    );
+    let live = telemetry::live();
+    assert!(
+        !live.holders.iter().any(|holding| matches!(
+            &holding.lock,
+            LockName::Level {
+                locker: "HooksLocker",
+                ..
+            }
+        )),
+        "no level is still held in the live table:\n{live}"
+    );
+    // Both calls were recorded up to where they panicked.
+    let report = telemetry::report();
+    assert_eq!(
+        stats(&report, &level(1, "Lecture")).acquisitions,
+        2,
+        "{report}"
+    );
+    assert_eq!(
+        stats(&report, &level(2, "Class")).acquisitions,
+        1,
+        "{report}"
+    );
+}
+
 #[test]
 fn chain_contended_level_names_the_callers_line() {
     let _watchdog = watchdog("chain_contended_level_names_the_callers_line");
