@@ -492,16 +492,7 @@ pub fn skips_all(n: u32) -> bool {
 /// is not sampled. `false` when it is at its end or not drawn yet ([`sampled_now`] decides).
 #[inline(always)]
 fn countdown_skips() -> bool {
-    COUNTDOWN
-        .try_with(|countdown| {
-            let left = countdown.get();
-            let skips = left > 1;
-            if skips {
-                countdown.set(left - 1);
-            }
-            skips
-        })
-        .unwrap_or(true)
+    skips_all(1)
 }
 
 /// Whether this acquisition is sampled: counts this thread's countdown down. Inlined into
