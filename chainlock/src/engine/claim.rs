@@ -35,7 +35,8 @@ pub(crate) trait Request {
     /// Whether telemetry surely skips this acquisition (see `Probe::skips`).
     fn skips(&self) -> bool;
     /// For an acquisition [`skips`](Self::skips) did not skip, out of line: its telemetry
-    /// attempt, recording if sampled.
+    /// attempt, recording if sampled (a task's: marked async here, so that the hot path
+    /// checks the attempt once).
     fn attempt(&self, start: &Self::Start, site: &'static Location<'static>) -> Attempt<'static>;
 }
 
@@ -66,7 +67,9 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Exclusive<'_, K, S> {
     fn attempt(&self, key: &K, site: &'static Location<'static>) -> Attempt<'static> {
         let registry = self.0;
         let hash = |key: &K| registry.hash(key);
-        registry.telemetry.begin_unskipped(key, hash, site).detach()
+        let mut attempt = registry.telemetry.begin_unskipped(key, hash, site).detach();
+        attempt.mark_async();
+        attempt
     }
 }
 
@@ -105,7 +108,9 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Weight<'_, K, S> {
     fn attempt(&self, key: &K, site: &'static Location<'static>) -> Attempt<'static> {
         let registry = self.registry;
         let hash = |key: &K| registry.hash(key);
-        registry.telemetry.begin_unskipped(key, hash, site).detach()
+        let mut attempt = registry.telemetry.begin_unskipped(key, hash, site).detach();
+        attempt.mark_async();
+        attempt
     }
 }
 
@@ -240,7 +245,6 @@ impl<R: Request> Claim<R> {
         mut attempt: Attempt<'static>,
         cx: &Context<'_>,
     ) -> Poll<(Ticket, Held)> {
-        attempt.mark_async();
         match self
             .request
             .start(start, || Wake::Task(Mutex::new(Some(cx.waker().clone()))))
