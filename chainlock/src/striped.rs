@@ -51,6 +51,7 @@ mod semaphore;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
+use crate::chain::observed::observe_unskipped;
 use crate::lock_order::ascending_unique;
 use crate::telemetry::{KeyRef, Label, Probe, ProbeKind, Sampled};
 use crossbeam_utils::CachePadded;
@@ -362,28 +363,25 @@ impl<L, S: BuildHasher> Striped<L, S> {
         try_take: impl FnOnce(&'a L) -> Option<G>,
         take: impl FnOnce(&'a L) -> Option<G>,
     ) -> Option<G> {
+        let key = KeyRef::Index(index);
+        if wait {
+            return observe_unskipped::<G, false>(
+                probe,
+                key,
+                site,
+                index,
+                || try_take(stripe),
+                || take(stripe),
+            )
+            .map(|(guard, _)| guard);
+        }
+        // A try (the `try_` forms): a busy stripe is not a wait.
         if !probe.is_sampled() {
             return take(stripe);
         }
         let sampled = Sampled::start(site);
-        let key = KeyRef::Index(index);
-        if !wait {
-            let taken = take(stripe);
-            let attempt = probe.attempt(key, sampled);
-            if taken.is_some() {
-                attempt.acquired_unheld(index);
-            } else {
-                attempt.gave_up();
-            }
-            return taken;
-        }
-        if let Some(guard) = try_take(stripe) {
-            probe.attempt(key, sampled).acquired_unheld(index);
-            return Some(guard);
-        }
-        let mut attempt = probe.attempt(key, sampled);
-        attempt.waiting(index);
         let taken = take(stripe);
+        let attempt = probe.attempt(key, sampled);
         if taken.is_some() {
             attempt.acquired_unheld(index);
         } else {

@@ -60,8 +60,8 @@ impl Level {
 }
 
 /// Whether a generated body records: asked once per call (`__private::recording_branches!`,
-/// which runs the body with [`On`] while telemetry is enabled and with [`Off`] otherwise),
-/// not at each level. With [`Off`] a helper is its lock's own call and an empty record, so
+/// which runs the body with [`On`] while telemetry is enabled and the sampler is due within
+/// the call's levels, with [`Off`] otherwise), not at each level. With [`Off`] a helper is its lock's own call and an empty record, so
 /// the whole descent compiles to what it is without the telemetry feature.
 pub trait Rec: Copy {
     /// Whether the helpers record (each still asks the sampler).
@@ -70,7 +70,7 @@ pub trait Rec: Copy {
     fn site(self) -> &'static Location<'static>;
 }
 
-/// Telemetry was enabled when the call began: each level asks the sampler, and records at
+/// The call may record (see [`Rec`]): each level asks the sampler, and records at
 /// the method's caller (taken when the call began: the recording copy of a blocking body
 /// runs in a closure, which cannot be `#[track_caller]`).
 #[derive(Clone, Copy, Debug)]
@@ -86,7 +86,8 @@ impl On {
     }
 }
 
-/// Telemetry was not enabled when the call began: no level records.
+/// The call does not record: telemetry not enabled, or none of its levels due to be
+/// sampled.
 #[derive(Clone, Copy, Debug)]
 pub struct Off;
 
@@ -134,9 +135,8 @@ fn granted<const HELD: bool>(attempt: Attempt<'_>, lock: LockAddr) -> Held {
 }
 
 /// A blocking acquisition of the lock `key` of `probe`: when sampled, `try_lock` first (a
-/// failed try is a contended acquisition), then `lock`, the record made after the try (at
-/// the caller's site: `#[track_caller]`). Not
-/// sampled (or the telemetry off at run time), the lock alone: the recording path is out of
+/// failed try is a contended acquisition), then `wait`, the record made after the try, at
+/// `site`. Not sampled (or the telemetry off at run time), `wait` alone: the rest is out of
 /// line.
 #[inline(always)]
 pub(crate) fn observe<G, const HELD: bool>(
@@ -150,7 +150,7 @@ pub(crate) fn observe<G, const HELD: bool>(
     if probe.skips() {
         return (wait(), Held::default());
     }
-    recording::<G, HELD>(probe, key, site, lock, try_lock, || Some(wait()))
+    observe_unskipped::<G, HELD>(probe, key, site, lock, try_lock, || Some(wait()))
         .expect("an untimed wait never gives up")
 }
 
@@ -167,14 +167,15 @@ pub(crate) fn observe_timed<G, const HELD: bool>(
     if probe.skips() {
         return wait().map(|guard| (guard, Held::default()));
     }
-    recording::<G, HELD>(probe, key, site, lock, try_lock, wait)
+    observe_unskipped::<G, HELD>(probe, key, site, lock, try_lock, wait)
 }
 
-/// The path of [`observe`] and [`observe_timed`] for an acquisition the sampler did not
-/// skip: if sampled, the try comes before the record is made (see [`Probe::is_sampled`]).
+/// The path of [`observe`] and [`observe_timed`] (and of a stripe's wait) for an
+/// acquisition the sampler did not skip: if sampled, the try comes before the record is
+/// made (see [`Probe::is_sampled`]); if not, `wait` alone.
 #[cold]
 #[inline(never)]
-fn recording<G, const HELD: bool>(
+pub(crate) fn observe_unskipped<G, const HELD: bool>(
     probe: &Probe,
     key: KeyRef<'_>,
     site: &'static Location<'static>,

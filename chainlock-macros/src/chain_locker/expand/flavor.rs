@@ -77,8 +77,9 @@ impl Flavor {
     }
 
     /// Acquires `level` through `handle` (the root or the handle its parent's stage found),
-    /// inside a body wrapped by [`recording_branches`]: a `(guard, held)` pair, `held` the telemetry's record of the hold (a zero-sized no-op
-    /// without chainlock's `telemetry` feature); a timed acquisition that fails returns
+    /// inside a body wrapped by [`recording_branches`]: a `(guard, held)` pair, `held` the
+    /// telemetry's record of the hold (a zero-sized no-op without chainlock's `telemetry`
+    /// feature); a timed acquisition that fails returns
     /// [`Exit::TimedOut`] through `?`.
     /// `unheld`: the `_unheld` helper, for a leaf whose guard a `descend*` hands out (its
     /// hold is not followed).
