@@ -3,8 +3,9 @@
 //!
 //! One concept per file: [`options`] (the options and every bound derived from them), [`sql`]
 //! (every statement, the session settings, creating the objects), [`epoch`] (the epoch/token
-//! protocol), [`session`] (a connection's driver, heartbeats and loss), [`pool`] (the bounded
-//! set of sessions: shared ones holding many locks, and sessions of their own for waits); this
+//! protocol), [`session`] (a connection's driver, heartbeats and loss), [`host`] (a session
+//! ready for the statements, and the keys it holds or asks for), [`pool`] (the bounded set of
+//! sessions: shared ones holding many locks, and sessions of their own for waits); this
 //! file puts them together and implements the seam ([`Backend`], [`Hold`]) for both modes: a
 //! shared hold is the same protocol with the `_shared` functions (`sql::SHARED`), on the same
 //! sessions, under the same bound. [`xact`] is the transaction-scoped mode (the caller's
@@ -84,6 +85,7 @@
 //!   anyone else writing to these two objects.
 
 mod epoch;
+mod host;
 mod options;
 mod pool;
 mod session;
@@ -98,7 +100,8 @@ pub use xact::{
 
 use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
 use super::{Error, FencingToken, Stage, name};
-use pool::{Conn, Host, Pick, Pool, Slot};
+use host::Host;
+use pool::{Conn, Pick, Pool, Slot};
 use session::Busy;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

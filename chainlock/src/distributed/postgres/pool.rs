@@ -10,8 +10,8 @@
 //! release of its locks could otherwise queue behind a wait that needs them (a deadlock the
 //! server cannot see).
 //!
-//! Both modes use one path: a reservation per key and session ([`Reserved`]: the mode and how
-//! many holds or asks of this client). Advisory locks are re-entrant per session, so within one
+//! Both modes use one path: a reservation per key and session ([`Host::reserve`]: the mode and
+//! how many holds or asks of this client). Advisory locks are re-entrant per session, so within one
 //! client a session never asks for a key it holds or asks for in another mode, and never asks
 //! twice for an exclusive key: a second grant would break mutual exclusion between guards of
 //! one client. Shared holds of one key may share a session (the server counts them, and each
@@ -23,10 +23,12 @@
 //! closed (the session's driver keeps it): the count of slots bounds the connections.
 //!
 //! **Ownership, one way only.** The client owns the pool ([`Pool`], an `Arc` of its state);
-//! the pool owns its serving sessions ([`Host`]); a session's driver task owns its [`Slot`],
-//! which refers to the pool *weakly*. Nothing a session or its task owns leads back to the
-//! pool, so dropping the last clone of the client and its last guard drops the pool, which
-//! drops its sessions, whose drop aborts their driver tasks and closes their connections.
+//! the pool owns its serving sessions ([`Host`], in `host.rs`); a host owns its session, whose
+//! driver task owns its [`Slot`], which refers to the pool *weakly*. Nothing a session or its
+//! task owns leads back to the pool, so dropping the last clone of the client and its last
+//! guard drops the pool, which drops its sessions, whose drop aborts their driver tasks and
+//! closes their connections. Imports run the same way: `pool` → `host` → `session`; the
+//! session keeps the slot as an opaque value and knows nothing of the pool.
 //!
 //! **Waiters at the bound queue.** A wait on the server needs a session of its own; when none
 //! can be had (every session holds locks or waits, and the bound is reached), the waiter takes
@@ -37,164 +39,13 @@
 use super::super::Error;
 use super::super::backend::Mode;
 use super::super::name::Advisory;
+use super::host::Host;
 use super::options::PostgresOptions;
-use super::session::Session;
-use super::sql;
 use parking_lot::Mutex;
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
-use std::time::Instant;
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
-use tokio_postgres::Statement;
-use tokio_postgres::types::{ToSql, Type};
-
-/// What a session holds of one key, for guards of this client, or asks the server for.
-#[derive(Clone, Copy, Debug)]
-struct Reserved {
-    mode: Mode,
-    /// Holds and asks (more than one only for [`Mode::Shared`]).
-    count: usize,
-}
-
-/// The statements of one mode, prepared on one session (the `bigint` key form).
-struct Prepared {
-    lock: Statement,
-    try_lock: Statement,
-    unlock: Statement,
-}
-
-/// One server session with its prepared statements; shared by the locks it holds.
-pub(super) struct Host {
-    pub(super) session: Session,
-    /// By mode: exclusive, shared.
-    prepared: [Prepared; 2],
-    /// An epoch known to be durable on this session's server (a server restart or crash ends
-    /// the session, so it stays true for the session's life).
-    durable: AtomicI64,
-    /// Keys this session holds for guards of this client, or is asking the server for.
-    keys: Mutex<HashMap<Advisory, Reserved>>,
-    /// Held while an epoch is recorded on this session (one transaction at a time).
-    pub(super) recording: tokio::sync::Mutex<()>,
-}
-
-impl std::ops::Deref for Host {
-    type Target = Session;
-    fn deref(&self) -> &Session {
-        &self.session
-    }
-}
-
-impl Host {
-    pub(super) fn is_lost(&self) -> bool {
-        self.liveness.is_lost()
-    }
-
-    pub(super) fn durable_epoch(&self) -> i64 {
-        self.durable.load(Ordering::Acquire)
-    }
-
-    pub(super) fn record_durable(&self, epoch: i64) {
-        self.durable.fetch_max(epoch, Ordering::AcqRel);
-    }
-
-    /// How many keys this session holds or asks for.
-    fn load(&self) -> usize {
-        self.keys.lock().len()
-    }
-
-    fn prepared(&self, mode: Mode) -> &Prepared {
-        match mode {
-            Mode::Exclusive => &self.prepared[0],
-            Mode::Shared => &self.prepared[1],
-        }
-    }
-
-    /// `pg_try_advisory_lock` (or `_shared`): a drawn token if the lock was free, `None` if
-    /// held in a conflicting mode.
-    pub(super) async fn try_lock(
-        &self,
-        key: Advisory,
-        mode: Mode,
-    ) -> Result<Option<i64>, tokio_postgres::Error> {
-        let row = match key {
-            Advisory::Int(key) => {
-                self.client
-                    .query_one(&self.prepared(mode).try_lock, &[&key])
-                    .await?
-            }
-            Advisory::Pair(high, low) => one_row(
-                self.client
-                    .query_typed(
-                        sql::statements(mode).try_lock_pair,
-                        &[(&high, Type::INT4), (&low, Type::INT4)],
-                    )
-                    .await?,
-            ),
-        };
-        Ok(row.get(0))
-    }
-
-    /// `pg_advisory_lock` (or `_shared`) under `lock_timeout = timeout_ms` (`"0"`: none): a
-    /// drawn token.
-    pub(super) async fn lock(
-        &self,
-        key: Advisory,
-        mode: Mode,
-        timeout_ms: &str,
-    ) -> Result<i64, tokio_postgres::Error> {
-        let row = match key {
-            Advisory::Int(key) => {
-                let params: [&(dyn ToSql + Sync); 2] = [&key, &timeout_ms];
-                self.client
-                    .query_one(&self.prepared(mode).lock, &params)
-                    .await?
-            }
-            Advisory::Pair(high, low) => one_row(
-                self.client
-                    .query_typed(
-                        sql::statements(mode).lock_pair,
-                        &[
-                            (&high, Type::INT4),
-                            (&timeout_ms, Type::TEXT),
-                            (&low, Type::INT4),
-                        ],
-                    )
-                    .await?,
-            ),
-        };
-        Ok(row.get(0))
-    }
-
-    /// `pg_advisory_unlock` (or `_shared`): whether this session held the lock.
-    pub(super) async fn unlock(
-        &self,
-        key: Advisory,
-        mode: Mode,
-    ) -> Result<bool, tokio_postgres::Error> {
-        let row = match key {
-            Advisory::Int(key) => {
-                self.client
-                    .query_one(&self.prepared(mode).unlock, &[&key])
-                    .await?
-            }
-            Advisory::Pair(high, low) => one_row(
-                self.client
-                    .query_typed(
-                        sql::statements(mode).unlock_pair,
-                        &[(&high, Type::INT4), (&low, Type::INT4)],
-                    )
-                    .await?,
-            ),
-        };
-        Ok(row.get(0))
-    }
-}
-
-fn one_row(mut rows: Vec<tokio_postgres::Row>) -> tokio_postgres::Row {
-    rows.pop().expect("the statement returns one row")
-}
 
 /// A session owned by one task: for a wait on the server, or a hold that needs a session of
 /// its own. It holds no lock when taken out of the pool, and must hold none when put back;
@@ -228,43 +79,7 @@ impl Conn {
         runtime: &Handle,
         slot: Slot,
     ) -> Result<Self, Error> {
-        let sent = Instant::now();
-        let (client, connection) = options.connect().await?;
-        // From here on, dropping `session` closes the connection.
-        let session = Session::start(client, connection, options, runtime, slot);
-        session
-            .client
-            .batch_execute(&sql::session_settings(options.server_release_after()))
-            .await?;
-        // Pipelined: one round trip's wait for all of them.
-        let client = &session.client;
-        let prepare = |mode: Mode| async move {
-            let texts = sql::statements(mode);
-            let (lock, try_lock, unlock) = tokio::try_join!(
-                client.prepare(texts.lock),
-                client.prepare(texts.try_lock),
-                client.prepare(texts.unlock),
-            )?;
-            Ok::<_, tokio_postgres::Error>(Prepared {
-                lock,
-                try_lock,
-                unlock,
-            })
-        };
-        let (exclusive, shared, durable) = tokio::try_join!(
-            prepare(Mode::Exclusive),
-            prepare(Mode::Shared),
-            client.query_one(sql::DURABLE_EPOCH, &[]),
-        )?;
-        let durable_epoch: i64 = durable.get(0);
-        session.liveness.contact(sent);
-        Ok(Self::new(Arc::new(Host {
-            session,
-            prepared: [exclusive, shared],
-            durable: AtomicI64::new(durable_epoch),
-            keys: Mutex::new(HashMap::new()),
-            recording: tokio::sync::Mutex::new(()),
-        })))
+        Ok(Self::new(Arc::new(Host::open(options, runtime, slot).await?)))
     }
 }
 
@@ -392,21 +207,18 @@ impl Pool {
         let mut join: Option<&Arc<Host>> = None;
         let mut here = false;
         for host in &state.serving {
-            let keys = host.keys.lock();
-            match keys.get(&key) {
-                Some(reserved) if mode == Mode::Shared && reserved.mode == Mode::Shared => {
-                    join = join.or(Some(host));
-                }
-                Some(_) => here = true,
-                None => {
-                    if best.is_none_or(|(_, load)| keys.len() > load) {
-                        best = Some((host, keys.len()));
+            match host.reserved(key) {
+                (Some(Mode::Shared), _) if mode == Mode::Shared => join = join.or(Some(host)),
+                (Some(_), _) => here = true,
+                (None, load) => {
+                    if best.is_none_or(|(_, best_load)| load > best_load) {
+                        best = Some((host, load));
                     }
                 }
             }
         }
         if let Some(host) = best.map(|(host, _)| host).or(join) {
-            reserve(host, key, mode);
+            host.reserve(key, mode);
             return Pick::Host(Arc::clone(host));
         }
         if here {
@@ -459,7 +271,7 @@ impl Pool {
     pub(super) fn share(&self, conn: Conn, key: Advisory, mode: Mode) -> Arc<Host> {
         let host = conn.host;
         host.record_durable(conn.durable_epoch);
-        reserve(&host, key, mode);
+        host.reserve(key, mode);
         self.0.state.lock().serving.push(Arc::clone(&host));
         self.0.changed.notify_waiters();
         host
@@ -469,15 +281,7 @@ impl Pool {
     /// or refused by the server (no notice: waiters asking in turn would wake each other for
     /// nothing, round after round).
     pub(super) fn forget(&self, host: Arc<Host>, key: Advisory, notify: bool) {
-        {
-            let mut keys = host.keys.lock();
-            if let Some(reserved) = keys.get_mut(&key) {
-                reserved.count -= 1;
-                if reserved.count == 0 {
-                    keys.remove(&key);
-                }
-            }
-        }
+        host.unreserve(key);
         drop(host);
         let mut dead = Vec::new();
         let mut state = self.0.state.lock();
@@ -518,15 +322,6 @@ impl Pool {
         state.serving = kept;
         dead.extend::<Vec<_>>(surplus);
     }
-}
-
-/// Reserves `key` in `mode` on `host` (one more hold or ask).
-fn reserve(host: &Host, key: Advisory, mode: Mode) {
-    host.keys
-        .lock()
-        .entry(key)
-        .and_modify(|reserved| reserved.count += 1)
-        .or_insert(Reserved { mode, count: 1 });
 }
 
 /// A waiter's place in the line at the bound ([`Pool::enqueue`]).

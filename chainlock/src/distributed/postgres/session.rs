@@ -9,7 +9,6 @@
 //! once seen, it stays, and the driver closes the connection.
 
 use super::options::PostgresOptions;
-use super::pool::Slot;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -119,18 +118,19 @@ impl Drop for Session {
 impl Session {
     /// Spawns the driver of a freshly connected session on `runtime`.
     ///
-    /// The driver keeps `slot` (the connection's place in its client's bound) for as long as
-    /// it owns the connection: the place is free again once the connection is closed, however
-    /// that happens, even while guards still refer to the lost session.
-    pub(super) fn start<F>(
+    /// The driver keeps `place` (the connection's place in its client's bound, opaque here)
+    /// for as long as it owns the connection and drops it once the connection is closed,
+    /// however that happens, even while guards still refer to the lost session.
+    pub(super) fn start<F, P>(
         client: Client,
         connection: F,
         options: &PostgresOptions,
         runtime: &tokio::runtime::Handle,
-        slot: Slot,
+        place: P,
     ) -> Self
     where
         F: Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
+        P: Send + 'static,
     {
         let client = Arc::new(client);
         let busy = Arc::new(AtomicBool::new(false));
@@ -143,7 +143,7 @@ impl Session {
                 LostOnDrop(Arc::clone(&liveness)),
                 options.heartbeat_interval,
                 options.heartbeat_timeout,
-                slot,
+                place,
             ))
             .abort_handle();
         Self {
@@ -204,14 +204,14 @@ impl Drop for Busy {
 }
 
 /// Polls the connection and sends heartbeats until the session is lost.
-async fn drive<F>(
+async fn drive<F, P>(
     connection: F,
     client: Weak<Client>,
     busy: Arc<AtomicBool>,
     liveness: LostOnDrop,
     interval: Duration,
     timeout: Duration,
-    slot: Slot,
+    place: P,
 ) where
     F: Future<Output = Result<(), tokio_postgres::Error>>,
 {
@@ -247,7 +247,7 @@ async fn drive<F>(
         _ = connection => {}
         () = heartbeat => {}
     }
-    // `liveness` drops here and marks the session lost; then `slot` frees the place.
+    // `liveness` drops here and marks the session lost; then `place` is freed.
     drop(liveness);
-    drop(slot);
+    drop(place);
 }
