@@ -598,8 +598,11 @@ impl Backend for PgBackend {
     }
 
     fn describe(&self, f: &mut std::fmt::DebugStruct<'_, '_>) {
+        let (open, in_line) = self.0.pool.occupancy();
         f.field("backend", &"postgres")
-            .field("max_connections", &self.0.options.max_connections);
+            .field("max_connections", &self.0.options.max_connections)
+            .field("open", &open)
+            .field("in_line", &in_line);
     }
 }
 

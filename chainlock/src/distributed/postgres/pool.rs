@@ -163,6 +163,12 @@ impl Pool {
         }))
     }
 
+    /// Sessions open (or opening), and waiters in line at the bound: what `Debug` shows.
+    pub(super) fn occupancy(&self) -> (usize, usize) {
+        let state = self.0.state.lock();
+        (state.open, state.line.len())
+    }
+
     /// A place for a new session, if the bound allows one.
     pub(super) fn slot(&self) -> Option<Slot> {
         let mut state = self.0.state.lock();
