@@ -79,7 +79,9 @@ impl Conn {
         runtime: &Handle,
         slot: Slot,
     ) -> Result<Self, Error> {
-        Ok(Self::new(Arc::new(Host::open(options, runtime, slot).await?)))
+        Ok(Self::new(Arc::new(
+            Host::open(options, runtime, slot).await?,
+        )))
     }
 }
 
