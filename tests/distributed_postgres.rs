@@ -50,7 +50,7 @@ fn kill_9_of_the_holder_frees_the_name_within_a_second() {
     let Some(url) = pg_url() else { return };
     let name = unique("orders");
     let mut holder = Holder::spawn("postgres", &url, &name);
-    let locks = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
+    let locks = LockClient::blocking_postgres_with(PostgresOptions::new(&url).unwrap()).unwrap();
     assert!(
         locks.blocking_try_lock(&name).unwrap().is_none(),
         "the holder holds it"
@@ -73,7 +73,7 @@ fn timeouts_zero_short_and_infinite() {
     let Some(url) = pg_url() else { return };
     let name = unique("t");
     let mut holder = Holder::spawn("postgres", &url, &name);
-    let locks = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
+    let locks = LockClient::blocking_postgres_with(PostgresOptions::new(&url).unwrap()).unwrap();
 
     let start = Instant::now();
     assert!(
@@ -120,11 +120,11 @@ fn a_grant_racing_a_timeout_is_released() {
     let name = unique("race");
     // One idle connection each: the racer's timed-out session is the one reused next.
     let options = PostgresOptions::new(&url).unwrap().max_idle_connections(1);
-    let locks = LockClient::blocking_postgres(options.clone()).unwrap();
-    let other = LockClient::blocking_postgres(options.clone()).unwrap();
+    let locks = LockClient::blocking_postgres_with(options.clone()).unwrap();
+    let other = LockClient::blocking_postgres_with(options.clone()).unwrap();
     // A session that kept the lock would re-enter it (advisory locks are reentrant per
     // session), so look from a third client.
-    let observer = LockClient::blocking_postgres(options).unwrap();
+    let observer = LockClient::blocking_postgres_with(options).unwrap();
     let racer_timeout = Duration::from_millis(20);
     // When the holder releases, relative to the racer's start: adapted after every step
     // towards the racer's timeout (later after a grant, earlier after a timeout), so that
@@ -295,7 +295,7 @@ fn blocking_and_async_clients_share_the_server() {
     let dir = Scratch::new("pg-mixed");
     drop(dir);
     let name = unique("mixed");
-    let blocking = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
+    let blocking = LockClient::blocking_postgres_with(PostgresOptions::new(&url).unwrap()).unwrap();
     let guard = blocking.blocking_lock(&name).unwrap();
     runtime().block_on(async {
         let locks = LockClient::postgres(&url).await.unwrap();

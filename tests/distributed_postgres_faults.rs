@@ -138,7 +138,8 @@ fn a_stalled_holder_knows_it_lost_the_lock_before_anyone_else_holds_it() {
     let taker = {
         let (url, name) = (url.clone(), name.clone());
         std::thread::spawn(move || {
-            let locks = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
+            let locks =
+                LockClient::blocking_postgres_with(PostgresOptions::new(&url).unwrap()).unwrap();
             let guard = locks
                 .blocking_try_lock_for(&name, Duration::from_secs(30))
                 .unwrap()
@@ -187,7 +188,7 @@ fn a_sigstopped_holder_sees_the_loss_the_instant_it_resumes() {
     let name = unique("sigstop");
     let mut holder = StalledHolder::spawn(&url, &name, INTERVAL_MS, TIMEOUT_MS);
     holder.signal("-STOP");
-    let locks = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
+    let locks = LockClient::blocking_postgres_with(PostgresOptions::new(&url).unwrap()).unwrap();
     let start = Instant::now();
     let guard = locks
         .blocking_try_lock_for(&name, Duration::from_secs(30))
@@ -248,7 +249,7 @@ fn a_listener_that_never_answers_bounds_opening_a_client() {
         assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
     });
     let start = Instant::now();
-    let outcome = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap());
+    let outcome = LockClient::blocking_postgres_with(PostgresOptions::new(&url).unwrap());
     assert!(
         matches!(outcome, Err(Error::Unresponsive { .. })),
         "{outcome:?}"

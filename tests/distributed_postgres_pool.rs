@@ -533,7 +533,7 @@ fn dropping_a_client_and_its_last_guard_closes_every_connection() {
     let control_runtime = runtime();
     let control = control_runtime.block_on(raw(&url));
     let before = control_runtime.block_on(chainlock_pids(&control));
-    let locks = LockClient::blocking_postgres(PostgresOptions::new(&url).unwrap()).unwrap();
+    let locks = LockClient::blocking_postgres_with(PostgresOptions::new(&url).unwrap()).unwrap();
     let guard = locks.blocking_lock_shared("blocking-lifecycle").unwrap();
     let opened = control_runtime.block_on(ours(&control, &before));
     assert!(!opened.is_empty());

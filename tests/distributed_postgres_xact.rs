@@ -206,9 +206,10 @@ fn blocking_twins_lock_inside_a_transaction_from_a_plain_thread() {
     let driver = runtime();
     let mut client = driver.block_on(connect(&url));
     let name = unique("xact-blocking");
-    let locks =
-        LockClient::blocking_postgres(chainlock::distributed::PostgresOptions::new(&url).unwrap())
-            .unwrap();
+    let locks = LockClient::blocking_postgres_with(
+        chainlock::distributed::PostgresOptions::new(&url).unwrap(),
+    )
+    .unwrap();
     let held = locks.blocking_lock(&name).unwrap();
     let transaction = driver.block_on(client.transaction()).unwrap();
     std::thread::scope(|scope| {

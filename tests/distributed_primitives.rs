@@ -23,9 +23,8 @@ impl Under {
     fn client(&self) -> LockClient {
         match self.backend {
             "file" => LockClient::file(&self.target).unwrap(),
-            _ => {
-                LockClient::blocking_postgres(PostgresOptions::new(&self.target).unwrap()).unwrap()
-            }
+            _ => LockClient::blocking_postgres_with(PostgresOptions::new(&self.target).unwrap())
+                .unwrap(),
         }
     }
 

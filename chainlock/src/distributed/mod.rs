@@ -369,7 +369,7 @@ impl LockClient {
     /// ```no_run
     /// use chainlock::distributed::{LockClient, PostgresOptions};
     ///
-    /// let locks = LockClient::blocking_postgres(PostgresOptions::new("postgres://locks@db.internal/app")?)?;
+    /// let locks = LockClient::blocking_postgres_with(PostgresOptions::new("postgres://locks@db.internal/app")?)?;
     /// let guard = locks.blocking_lock("orders")?;
     /// guard.blocking_release()?;
     /// # Ok::<(), chainlock::distributed::Error>(())
@@ -377,12 +377,30 @@ impl LockClient {
     #[cfg(feature = "postgres")]
     #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
     #[track_caller]
-    pub fn blocking_postgres(options: PostgresOptions) -> Result<Self, Error> {
+    pub fn blocking_postgres_with(options: PostgresOptions) -> Result<Self, Error> {
         let handle = runtime::handle().clone();
         let backend = runtime::block_on(Box::pin(postgres::PgBackend::connect(options, handle)))?;
         Ok(Self {
             backend: Arc::new(backend),
         })
+    }
+
+    /// The old name of [`LockClient::blocking_postgres_with`] (the blocking twin of
+    /// [`LockClient::postgres_with`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::blocking_postgres_with`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    #[deprecated(note = "renamed `blocking_postgres_with`, the twin of `postgres_with`")]
+    #[track_caller]
+    pub fn blocking_postgres(options: PostgresOptions) -> Result<Self, Error> {
+        Self::blocking_postgres_with(options)
     }
 
     /// A client of the etcd backend at `endpoints` (client URLs of the cluster's members, such
@@ -468,7 +486,7 @@ impl LockClient {
     /// ```no_run
     /// use chainlock::distributed::{EtcdOptions, LockClient};
     ///
-    /// let locks = LockClient::blocking_etcd(EtcdOptions::new(["http://10.0.0.1:2379"]))?;
+    /// let locks = LockClient::blocking_etcd_with(EtcdOptions::new(["http://10.0.0.1:2379"]))?;
     /// let guard = locks.blocking_lock("orders")?;
     /// guard.blocking_release()?;
     /// # Ok::<(), chainlock::distributed::Error>(())
@@ -476,12 +494,30 @@ impl LockClient {
     #[cfg(feature = "etcd")]
     #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
     #[track_caller]
-    pub fn blocking_etcd(options: EtcdOptions) -> Result<Self, Error> {
+    pub fn blocking_etcd_with(options: EtcdOptions) -> Result<Self, Error> {
         let handle = runtime::handle().clone();
         let backend = runtime::block_on(Box::pin(etcd::EtcdBackend::connect(options, handle)))?;
         Ok(Self {
             backend: Arc::new(backend),
         })
+    }
+
+    /// The old name of [`LockClient::blocking_etcd_with`] (the blocking twin of
+    /// [`LockClient::etcd_with`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::etcd`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    #[cfg(feature = "etcd")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "etcd")))]
+    #[deprecated(note = "renamed `blocking_etcd_with`, the twin of `etcd_with`")]
+    #[track_caller]
+    pub fn blocking_etcd(options: EtcdOptions) -> Result<Self, Error> {
+        Self::blocking_etcd_with(options)
     }
 
     /// The one acquisition every primitive goes through: `key` in `mode`, as `wait` allows.

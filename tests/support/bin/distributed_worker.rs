@@ -36,7 +36,7 @@ use std::path::Path;
 fn client(backend: &str, target: &str) -> LockClient {
     match backend {
         "file" => LockClient::file(target).expect("lock directory"),
-        "postgres" => LockClient::blocking_postgres(
+        "postgres" => LockClient::blocking_postgres_with(
             PostgresOptions::new(target)
                 .expect("url")
                 .max_idle_connections(2),
@@ -50,7 +50,7 @@ fn client(backend: &str, target: &str) -> LockClient {
 
 #[cfg(feature = "etcd")]
 fn etcd_client(target: &str, ttl: u64) -> LockClient {
-    LockClient::blocking_etcd(
+    LockClient::blocking_etcd_with(
         chainlock::distributed::EtcdOptions::new(target.split(','))
             .ttl(std::time::Duration::from_secs(ttl)),
     )
