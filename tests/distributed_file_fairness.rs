@@ -43,3 +43,54 @@ fn a_writer_is_served_within_a_bound_under_a_continuous_reader_stream() {
         "a writer waited {slowest:?} under the reader stream"
     );
 }
+
+#[test]
+fn a_writer_is_not_overtaken_by_try_lock_shared_readers_of_its_own_client() {
+    let scratch = Scratch::new("fair-try");
+    let locks = LockClient::file(scratch.path()).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Two reader threads of the writer's own client, each taking a new shared hold with
+    // `try_lock_shared` before it leaves the one it has (a hand-over): the name is never free
+    // while new readers are granted.
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (locks, stop) = (locks.clone(), std::sync::Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut held = None;
+                while !stop.load(std::sync::atomic::Ordering::Acquire) {
+                    // The previous hold leaves only after the next was asked for.
+                    held = locks.blocking_try_lock_shared("catalog").unwrap();
+                    // The reader's work (a load, not a synchronization).
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                drop(held);
+            })
+        })
+        .collect();
+    let start = Instant::now();
+    while let Some(writer) = locks.blocking_try_lock("catalog").unwrap() {
+        drop(writer);
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no reader stream"
+        );
+    }
+    let mut slowest = Duration::ZERO;
+    for round in 0..3 {
+        let start = Instant::now();
+        let writer = locks
+            .blocking_try_lock_for("catalog", Duration::from_secs(3))
+            .unwrap()
+            .unwrap_or_else(|| {
+                panic!("round {round}: the writer waited 3 s under try_lock_shared readers")
+            });
+        slowest = slowest.max(start.elapsed());
+        writer.blocking_release().unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    for reader in readers {
+        reader.join().unwrap();
+    }
+    eprintln!("slowest writer under try_lock_shared readers of its client: {slowest:?}");
+    assert!(slowest < Duration::from_secs(1), "{slowest:?}");
+}

@@ -210,6 +210,54 @@ impl Drop for Holder {
     }
 }
 
+/// A worker process holding `name` until told to release it (`hold-release`); killed (SIGKILL)
+/// on drop.
+pub struct Releaser {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Releaser {
+    /// The worker, once it holds `name`.
+    pub fn spawn(backend: &str, target: &str, name: &str) -> Self {
+        let mut child = worker()
+            .args(["hold-release", backend, target, name])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn releaser");
+        let stdin = child.stdin.take();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.starts_with("held "), "releaser said {line:?}");
+        Self {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// Tells the worker to release its lock; returns once its `release` returned.
+    pub fn release(&mut self) {
+        use std::io::Write;
+        let mut stdin = self.stdin.take().expect("released once");
+        stdin.write_all(b"release\n").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "released", "releaser said {line:?}");
+    }
+}
+
+impl Drop for Releaser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Names that a careless mapping would turn into paths, injections or oversized files.
 pub fn hostile_names() -> Vec<String> {
     vec![

@@ -10,8 +10,9 @@
 //! it took the turnstile, plus its turn at the turnstile, where each acquirer ahead of it
 //! (served in order within a process; across processes in the kernel's order) stays only until
 //! its own lock is granted. `try_lock` and `try_lock_shared` do not wait, so they do not pass
-//! the turnstile: they ask the kernel directly (a `try_lock_shared` may thus overtake a waiting
-//! writer, once).
+//! the turnstile: they ask the kernel directly, and a `try_lock_shared` granted the lock gives
+//! it back if someone is in the turnstile (asked shared, a few times: a passing acquirer
+//! leaves it at once), so that it never overtakes a waiting writer.
 //!
 //! Within a process, acquirers of one name queue on an in-process gate (a FIFO async mutex) in
 //! front of the turnstile, so at most one thread per name and process ever sleeps in the
@@ -101,6 +102,35 @@ async fn open_and_try(path: &Path, mode: Mode) -> Result<(File, bool), Error> {
     .await
 }
 
+/// Opens the lock file at `path` and tries to lock it shared, unless an acquisition is in the
+/// turnstile at `turn_path` (a waiting writer, above all): then it reports it not free. A reader passing the turnstile stays there only until its own lock
+/// is granted, so the turnstile is asked a few times before it counts as taken.
+async fn open_and_try_shared(path: &Path, turn_path: &Path) -> Result<(File, bool), Error> {
+    /// How often a taken turnstile is asked again (a passing acquirer leaves it at once).
+    const TURNSTILE_ASKS: usize = 3;
+    let (opened, turn_opened) = (path.to_path_buf(), turn_path.to_path_buf());
+    off_executor(move || {
+        let file = open_lock_file(&opened)?;
+        if !try_lock_in(&file, Mode::Shared, &opened)? {
+            return Ok((file, false));
+        }
+        // Granted: unless someone is in the turnstile. Asked shared, so that readers asking
+        // at once do not turn each other away; released at once.
+        let turn = open_lock_file(&turn_opened)?;
+        for ask in 1..=TURNSTILE_ASKS {
+            if try_lock_in(&turn, Mode::Shared, &turn_opened)? {
+                return Ok((file, true));
+            }
+            if ask < TURNSTILE_ASKS {
+                std::thread::yield_now();
+            }
+        }
+        // An acquisition waits in the turnstile: not free (dropping `file` gives it back).
+        Ok((file, false))
+    })
+    .await
+}
+
 /// Locks `path` in `mode`, waiting in the kernel on a helper thread (which keeps `keep`
 /// meanwhile) if it is held; `None` once `deadline` passed (the helper then releases what it
 /// is granted, and drops `keep`). Returns the locked file and `keep` back.
@@ -171,18 +201,21 @@ impl FileBackend {
         let path = self.dir.join(name::key_file_name(key));
         let wait = wait.now();
         let deadline = wait.deadline().map(Instant::from_std);
+        let mut turn_path = path.clone().into_os_string();
+        turn_path.push(".turn");
+        let turn_path = PathBuf::from(turn_path);
         loop {
             let file = if matches!(wait, Wait::Never) {
-                // No wait, no turnstile: ask the kernel.
-                let (file, free) = open_and_try(&path, mode).await?;
+                // No wait: ask the kernel (a shared ask yields to the turnstile).
+                let (file, free) = match mode {
+                    Mode::Exclusive => open_and_try(&path, mode).await?,
+                    Mode::Shared => open_and_try_shared(&path, &turn_path).await?,
+                };
                 if !free {
                     return Ok(None);
                 }
                 file
             } else {
-                let mut turn_path = path.clone().into_os_string();
-                turn_path.push(".turn");
-                let turn_path = PathBuf::from(turn_path);
                 let gate = Self::gate(&turn_path);
                 let gate_guard: GateGuard = match deadline {
                     Some(deadline) => match timeout_at(deadline, gate.lock_owned()).await {

@@ -21,6 +21,9 @@
 //!     without a gap)
 //! distributed-worker hold-all BACKEND TARGET NAME...
 //!     acquires every NAME at once, prints `held 0`, then sleeps until killed
+//! distributed-worker hold-release BACKEND TARGET NAME
+//!     acquires NAME, prints `held <token>`, releases it (`release`, not a drop) at the first
+//!     line or the end of stdin, prints `released`, then sleeps until killed
 //! distributed-worker hold-report BACKEND TARGET NAME TTL_SECS
 //!     acquires NAME (etcd: with a lease TTL of TTL_SECS), prints `held <token>`, then answers
 //!     every line on stdin with `lost <is_lost()>`
@@ -141,6 +144,16 @@ fn main() {
             }
         }
         "hold-report" => hold_report(&arg),
+        "hold-release" => {
+            let locks = client(arg(1), arg(2));
+            let guard = locks.blocking_lock(arg(3)).expect("acquire");
+            println!("held {}", guard.token());
+            std::io::stdout().flush().expect("stdout");
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).expect("stdin");
+            guard.blocking_release().expect("release");
+            hold_forever_saying("released", locks);
+        }
         "hold-all" => {
             let locks = client(arg(1), arg(2));
             let all = locks.blocking_lock_all(&args[3..]).expect("acquire");
@@ -170,9 +183,14 @@ fn hold_report<'a>(arg: &impl Fn(usize) -> &'a str) {
 
 /// Prints `held <token>` and keeps `held` until killed.
 fn hold_forever<T>(token: u64, held: T) -> ! {
-    println!("held {token}");
+    hold_forever_saying(&format!("held {token}"), held)
+}
+
+/// Prints `line` and keeps `kept` until killed.
+fn hold_forever_saying<T>(line: &str, kept: T) -> ! {
+    println!("{line}");
     std::io::stdout().flush().expect("stdout");
-    let _held = held;
+    let _kept = kept;
     loop {
         std::thread::park();
     }

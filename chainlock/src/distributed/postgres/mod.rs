@@ -29,10 +29,15 @@
 //!   asks again, on another session, while its wait allows; likewise when a session ends while
 //!   it is being set up. A session that ends after a grant is never retried: its guards report
 //!   the loss.
-//! - At most `max_connections` sessions are open at once; at that bound waiters wait in line
-//!   (first come, first served) for a session that holds nothing, and the first in line asks
-//!   again when a lock of its client is released; nothing polls. See
-//!   [`PostgresOptions::max_connections`].
+//! - At most `max_connections` sessions are open at once; at that bound (or when the server
+//!   refuses one more connection: a role's `CONNECTION LIMIT`) waiters wait in line (first
+//!   come, first served) for a session that holds nothing; the first in line asks again when
+//!   a lock of its client is released, and the first in line for each key every
+//!   `heartbeat_interval` (another client's unlock notifies nobody); a timed wait asks once
+//!   more at its deadline. See [`PostgresOptions::max_connections`].
+//! - Writers first, within a client too: while an exclusive acquisition of the client waits
+//!   for a key, new shared asks of it by the client do not join a shared hold of it (the
+//!   server would grant them at once, ahead of its queue); they queue behind the writer.
 //! - Lifecycle: the client owns the pool, the pool its sessions, a session's driver task its
 //!   slot, and the slot refers to the pool weakly: dropping the client's last clone and its
 //!   last guard drops the sessions, which aborts their drivers and closes the connections.
@@ -142,6 +147,22 @@ fn ended_while_opening(error: &Error) -> bool {
     matches!(error, Error::Postgres(error) if session_ended(error))
 }
 
+/// Whether opening a session failed because the server has no room for it: a role's or a
+/// database's `CONNECTION LIMIT`, or the server's `max_connections` (they count every client).
+fn connection_refused(error: &Error) -> bool {
+    matches!(error, Error::Postgres(error) if error.code() == Some(&SqlState::TOO_MANY_CONNECTIONS))
+}
+
+/// What one non-waiting ask found.
+enum Asked {
+    Held(PgHeld),
+    /// Held in a conflicting mode: by another client, by a guard of this one, or (for a
+    /// shared ask) waited for by an exclusive acquisition of this one.
+    NotFree,
+    /// No session could ask: the bound is reached, or the server refused a new connection.
+    NoSession,
+}
+
 /// How a wait on the server ended without an error.
 enum Waited {
     Held(PgHeld),
@@ -172,7 +193,11 @@ impl PgBackend {
     /// within `connect_timeout`.
     pub(super) async fn connect(options: PostgresOptions, runtime: Handle) -> Result<Self, Error> {
         let backend = Self(Arc::new(Shared {
-            pool: Pool::new(options.max_connections, options.max_idle),
+            pool: Pool::new(
+                options.max_connections,
+                options.max_idle,
+                options.heartbeat_interval,
+            ),
             options,
             runtime,
         }));
@@ -243,23 +268,32 @@ impl PgBackend {
 
     /// Asks on a shared session first (one round trip when the lock is free); if it is held,
     /// waits on the server on a session of its own; at the bound on connections, where no
-    /// session is free for a wait, waits in line ([`Pool::enqueue`]).
+    /// session is free for a wait, waits in line ([`Pool::enqueue`]). In line it asks again
+    /// on a change of its client (the first in line) and every `heartbeat_interval` (the first
+    /// in line for its key): an advisory unlock by another client notifies nobody. A timed
+    /// wait in line asks once more at its deadline.
     async fn acquire_now(
         &self,
         key: name::Advisory,
         mode: Mode,
         wait: Wait,
     ) -> Result<Option<PgHeld>, Error> {
+        let pool = &self.0.pool;
+        let queue = !matches!(wait, Wait::Never);
         let mut ticket = None;
+        // Set while this is an exclusive acquisition that found its key held: new readers of
+        // this client queue behind it.
+        let mut writer = None;
+        let mut recheck = false;
+        let mut next_recheck = None;
         let mut ends = 0;
         loop {
-            let changed = self.0.pool.changed();
-            // A newcomer asks once; in line, only the first asks again (on a change): the
-            // others sleep until they are first.
-            if ticket.is_none() || self.0.pool.is_first(ticket.as_ref()) {
-                match self.try_shared(key, mode).await {
-                    Ok(Some(held)) => return Ok(Some(held)),
-                    Ok(None) => {}
+            let changed = pool.changed();
+            if pool.may_ask(ticket.as_ref(), recheck) {
+                recheck = false;
+                match self.try_shared(key, mode, queue).await {
+                    Ok(Asked::Held(held)) => return Ok(Some(held)),
+                    Ok(Asked::NotFree | Asked::NoSession) => {}
                     // The shared session ended before answering: this acquisition holds
                     // nothing on it (the ask, and a lock granted before its token, died with
                     // it; the other guards on it report the loss). A wait asks again while
@@ -279,11 +313,14 @@ impl PgBackend {
                     Wait::Until { .. } => wait.remaining(),
                     Wait::Forever => None,
                 };
+                if mode == Mode::Exclusive && writer.is_none() {
+                    writer = Some(pool.wait_as_writer(key));
+                }
                 // A session of its own, unless others are in line before this one.
-                if self.0.pool.is_first(ticket.as_ref()) {
-                    let conn = match self.0.pool.take(true) {
+                if pool.is_first(ticket.as_ref()) {
+                    let conn = match pool.take(true) {
                         Some(conn) => Some(conn),
-                        None => match self.0.pool.slot() {
+                        None => match pool.slot() {
                             Some(slot) => match self.open(slot).await {
                                 Ok(conn) => Some(conn),
                                 // Nothing held on it: try again while the wait allows.
@@ -293,6 +330,12 @@ impl PgBackend {
                                 {
                                     ends += 1;
                                     continue;
+                                }
+                                // The server has no room for another connection of ours
+                                // (a `CONNECTION LIMIT`): wait in line as at the bound.
+                                Err(error) if connection_refused(&error) => {
+                                    pool.refused();
+                                    None
                                 }
                                 Err(error) => return Err(error),
                             },
@@ -321,49 +364,84 @@ impl PgBackend {
                 }
             }
             // At the bound: every session holds locks or waits. Wait in line for a change (a
-            // lock released, a session freed, the one before leaving the line); `changed` was
-            // created before the checks above, so no change in between is missed.
+            // lock released, a session freed, the one before leaving the line) or the next
+            // re-check; `changed` was created before the checks above, so no change in
+            // between is missed.
             if ticket.is_none() {
-                ticket = Some(self.0.pool.enqueue());
+                ticket = Some(pool.enqueue(key));
             }
-            match wait.now() {
-                Wait::Never => return Ok(None),
-                Wait::Until { deadline, .. } => {
-                    let deadline = tokio::time::Instant::from_std(deadline);
-                    tokio::select! {
-                        () = changed => {}
-                        () = tokio::time::sleep_until(deadline) => return Ok(None),
-                    }
+            let recheck_at = *next_recheck.get_or_insert_with(|| {
+                tokio::time::Instant::now() + self.0.options.heartbeat_interval
+            });
+            let deadline = match wait.now() {
+                Wait::Never => return self.last_ask(key, mode).await,
+                Wait::Until { deadline, .. } => Some(tokio::time::Instant::from_std(deadline)),
+                Wait::Forever => None,
+            };
+            let expired = async {
+                match deadline {
+                    Some(deadline) => tokio::time::sleep_until(deadline).await,
+                    None => std::future::pending().await,
                 }
-                Wait::Forever => changed.await,
+            };
+            tokio::select! {
+                () = changed => {}
+                () = tokio::time::sleep_until(recheck_at) => {
+                    recheck = true;
+                    next_recheck = None;
+                }
+                () = expired => return self.last_ask(key, mode).await,
             }
         }
     }
 
+    /// The ask of a timed wait at its deadline: the lock if it is free now (another client
+    /// may have released it since the last ask; nothing told us), else `None`.
+    async fn last_ask(&self, key: name::Advisory, mode: Mode) -> Result<Option<PgHeld>, Error> {
+        match self.try_shared(key, mode, true).await? {
+            Asked::Held(held) => Ok(Some(held)),
+            Asked::NotFree | Asked::NoSession => Ok(None),
+        }
+    }
+
     /// `pg_try_advisory_lock` of `key` on a shared session (opening one if none can ask and
-    /// the bound allows; waiting for one if not): the guard, or `None` if the key is held
-    /// (by someone else, or by a guard of this client).
-    async fn try_shared(&self, key: name::Advisory, mode: Mode) -> Result<Option<PgHeld>, Error> {
+    /// the bound allows): the guard, or why not. When no session can ask, a waiting
+    /// acquisition (`queue`) returns [`Asked::NoSession`] to wait in line; a non-waiting one
+    /// waits for a session (bounded by its caller).
+    async fn try_shared(
+        &self,
+        key: name::Advisory,
+        mode: Mode,
+        queue: bool,
+    ) -> Result<Asked, Error> {
         let mut ends = 0;
         let host = loop {
             let changed = self.0.pool.changed();
             match self.0.pool.pick(key, mode) {
                 Pick::Host(host) => break host,
-                Pick::HeldHere => return Ok(None),
+                Pick::HeldHere => return Ok(Asked::NotFree),
                 Pick::Open(slot) => match self.open(slot).await {
                     Ok(conn) => break self.0.pool.share(conn, key, mode),
                     // It held nothing: open another (a few times: see SESSION_ENDS_TOLERATED).
                     Err(error) if ended_while_opening(&error) && ends < SESSION_ENDS_TOLERATED => {
                         ends += 1;
                     }
+                    Err(error) if queue && connection_refused(&error) => {
+                        self.0.pool.refused();
+                        return Ok(Asked::NoSession);
+                    }
                     Err(error) => return Err(error),
                 },
+                Pick::Full if queue => return Ok(Asked::NoSession),
                 Pick::Full => changed.await,
             }
         };
         // Bounded by the caller (`acquire`, below its timeout); a session that stops answering is closed by its
         // driver once a heartbeat goes unanswered, which fails this ask.
-        self.ask(host, key, mode).await
+        Ok(match self.ask(host, key, mode).await? {
+            Some(held) => Asked::Held(held),
+            None => Asked::NotFree,
+        })
     }
 
     /// Asks for `key` on the shared `host` (where it is reserved) and draws the token, on a

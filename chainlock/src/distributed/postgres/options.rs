@@ -283,10 +283,16 @@ impl PostgresOptions {
     /// waits in line, first come first served: the first in line takes the next connection
     /// that holds nothing (one whose last lock is released, or one freed), then waits on the
     /// server there; it also asks again (one non-waiting ask) each time a lock of this client
-    /// is released. Nothing polls. A waiter in line therefore does not see its key freed by
-    /// another client until one of these happens: size the bound above the number of locks
-    /// this client holds *while waiting for others* (a task holding one key while it waits for
-    /// another pins a connection). Its timeout and cancel safety are unchanged. A `try_lock`
+    /// is released. Another client's release notifies nobody, so the first waiter in line for
+    /// each key also asks again every [`heartbeat_interval`](Self::heartbeat_interval): a key
+    /// freed by another client is seen within that interval (plus a round trip), and a timed
+    /// wait asks once more at its deadline. A connection the server refuses (a role's or
+    /// database's `CONNECTION LIMIT` below this bound, or the server's own `max_connections`)
+    /// makes the bound the connections open for a `heartbeat_interval` (or until one of them
+    /// closes): waiters wait in line meanwhile instead of failing. Size the bound above the
+    /// number of locks this client holds *while waiting for others* (a task holding one key
+    /// while it waits for another pins a connection), so that waits happen on the server,
+    /// which grants at once. Its timeout and cancel safety are unchanged. A `try_lock`
     /// never waits for a connection while one is serving (a wait never takes the last serving
     /// connection at the bound), except with `max_connections(1)`: the one connection then
     /// also serves waits, and acquisitions that come during a wait on it wait for it (a

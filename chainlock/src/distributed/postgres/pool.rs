@@ -31,10 +31,19 @@
 //! session keeps the slot as an opaque value and knows nothing of the pool.
 //!
 //! **Waiters at the bound queue.** A wait on the server needs a session of its own; when none
-//! can be had (every session holds locks or waits, and the bound is reached), the waiter takes
-//! a ticket ([`Pool::enqueue`]) and waits in line: only the first in line takes the next
-//! session freed, and asks again for its key (a non-waiting ask on a serving session) when a
-//! lock of the client is released; the others sleep until they are first. Nothing polls.
+//! can be had (every session holds locks or waits, and the bound is reached, or the server
+//! refused one more connection: [`Pool::refused`]), the waiter takes a ticket
+//! ([`Pool::enqueue`]) and waits in line: only the first in line takes the next session freed,
+//! and asks again for its key (a non-waiting ask on a serving session) at every change of the
+//! client (a lock released, a session freed). An advisory unlock by another client notifies
+//! nobody, so every `heartbeat_interval` the first in line for each key asks again too
+//! ([`Pool::may_ask`]): a bounded re-check, one round trip per key waited for in line.
+//!
+//! **Writers first within the client.** The server grants a session a lock it already holds
+//! without looking at its queue, so a reader joining a shared hold of its own client would
+//! overtake every writer queued on the server. While an exclusive acquisition of the client
+//! waits for a key ([`Pool::wait_as_writer`]), new shared asks of that key by the client do
+//! not join: they count the key as held and queue behind the writer.
 
 use super::super::Error;
 use super::super::backend::Mode;
@@ -42,8 +51,9 @@ use super::super::name::Advisory;
 use super::host::Host;
 use super::options::PostgresOptions;
 use parking_lot::Mutex;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
 
@@ -92,7 +102,11 @@ pub(super) struct Slot(Weak<Inner>);
 impl Drop for Slot {
     fn drop(&mut self) {
         if let Some(inner) = self.0.upgrade() {
-            inner.state.lock().open -= 1;
+            let mut state = inner.state.lock();
+            state.open -= 1;
+            // A connection of ours closed: the server has room for one again.
+            state.refused_until = None;
+            drop(state);
             inner.changed.notify_waiters();
         }
     }
@@ -102,7 +116,8 @@ impl Drop for Slot {
 pub(super) enum Pick {
     /// A serving session, with the key reserved on it.
     Host(Arc<Host>),
-    /// A session of this client holds the key, or is asking for it: it is not free.
+    /// A session of this client holds the key, or is asking for it, or (for a shared ask) an
+    /// exclusive acquisition of this client waits for it: it is not free.
     HeldHere,
     /// No serving session can ask; a new one may be opened in this slot.
     Open(Slot),
@@ -115,10 +130,13 @@ pub(super) struct Pool(Arc<Inner>);
 
 struct Inner {
     state: Mutex<State>,
-    /// Notified when a session closes, becomes free or serves again, or a lock is released.
+    /// Notified when a session closes, becomes free or serves again, a lock is released, or a
+    /// waiting writer gives up.
     changed: Notify,
     max: usize,
     max_idle: usize,
+    /// How long the server's refusal of a new connection holds the bound at the open count.
+    refusal: Duration,
 }
 
 struct State {
@@ -126,12 +144,27 @@ struct State {
     serving: Vec<Arc<Host>>,
     /// Slots taken: sessions open (serving or owned) or being opened.
     open: usize,
-    /// Tickets of the waiters at the bound, first come first.
-    line: VecDeque<u64>,
+    /// The waiters at the bound, first come first: their tickets and keys.
+    line: VecDeque<(u64, Advisory)>,
     next_ticket: u64,
+    /// Exclusive acquisitions of this client waiting for a key (on the server or in line):
+    /// new shared asks of the key queue behind them instead of joining a shared hold.
+    writers: HashMap<Advisory, usize>,
+    /// Until then no session is opened beyond those open: the server refused one (a role's
+    /// or database's `CONNECTION LIMIT`, or its own `max_connections`, counts other clients
+    /// too). Lifted when a session of ours closes.
+    refused_until: Option<Instant>,
 }
 
 impl State {
+    /// Whether another session may be opened now.
+    fn can_open(&self, max: usize) -> bool {
+        self.open < max
+            && self
+                .refused_until
+                .is_none_or(|until| Instant::now() >= until)
+    }
+
     /// Forgets lost sessions (they close once their guards let go of them) into `dead`.
     ///
     /// Sessions leave the state into `dead`, dropped by the caller after unlocking: dropping
@@ -151,17 +184,22 @@ fn unused(host: &Arc<Host>) -> bool {
 }
 
 impl Pool {
-    pub(super) fn new(max: usize, max_idle: usize) -> Self {
+    /// A pool of at most `max` sessions, keeping `max_idle` idle ones; a server's refusal of
+    /// a connection holds the bound at the open count for `refusal` (or until one closes).
+    pub(super) fn new(max: usize, max_idle: usize, refusal: Duration) -> Self {
         Self(Arc::new(Inner {
             state: Mutex::new(State {
                 serving: Vec::new(),
                 open: 0,
                 line: VecDeque::new(),
                 next_ticket: 0,
+                writers: HashMap::new(),
+                refused_until: None,
             }),
             changed: Notify::new(),
             max,
             max_idle,
+            refusal,
         }))
     }
 
@@ -174,18 +212,24 @@ impl Pool {
     /// A place for a new session, if the bound allows one.
     pub(super) fn slot(&self) -> Option<Slot> {
         let mut state = self.0.state.lock();
-        (state.open < self.0.max).then(|| {
+        state.can_open(self.0.max).then(|| {
             state.open += 1;
             Slot(Arc::downgrade(&self.0))
         })
     }
 
-    /// A place in the line of waiters at the bound; leaves the line when dropped.
-    pub(super) fn enqueue(&self) -> Ticket<'_> {
+    /// The server refused a new connection: hold the bound at the sessions open for a while
+    /// (waiters wait in line meanwhile, and the first tries again after it).
+    pub(super) fn refused(&self) {
+        self.0.state.lock().refused_until = Some(Instant::now() + self.0.refusal);
+    }
+
+    /// A place in the line of waiters at the bound, for `key`; leaves the line when dropped.
+    pub(super) fn enqueue(&self, key: Advisory) -> Ticket<'_> {
         let mut state = self.0.state.lock();
         let number = state.next_ticket;
         state.next_ticket += 1;
-        state.line.push_back(number);
+        state.line.push_back((number, key));
         Ticket { pool: self, number }
     }
 
@@ -193,9 +237,41 @@ impl Pool {
     pub(super) fn is_first(&self, ticket: Option<&Ticket<'_>>) -> bool {
         let state = self.0.state.lock();
         match ticket {
-            Some(ticket) => state.line.front() == Some(&ticket.number),
+            Some(ticket) => state.line.front().map(|&(number, _)| number) == Some(ticket.number),
             None => state.line.is_empty(),
         }
+    }
+
+    /// Whether the waiter holding `ticket` may ask for its key now: a newcomer always; in
+    /// line, the first on any change, and on a re-check (`recheck`) the first in line for its
+    /// key (the others of that key queue behind it).
+    pub(super) fn may_ask(&self, ticket: Option<&Ticket<'_>>, recheck: bool) -> bool {
+        let Some(ticket) = ticket else {
+            return true;
+        };
+        let state = self.0.state.lock();
+        let mut ahead = state
+            .line
+            .iter()
+            .take_while(|&&(number, _)| number != ticket.number);
+        let Some(&(_, key)) = state
+            .line
+            .iter()
+            .find(|&&(number, _)| number == ticket.number)
+        else {
+            return true;
+        };
+        let first = state.line.front().map(|&(number, _)| number) == Some(ticket.number);
+        first || (recheck && !ahead.any(|&(_, other)| other == key))
+    }
+
+    /// Registers an exclusive acquisition of this client waiting for `key` until the returned
+    /// value is dropped: meanwhile new shared asks of `key` by this client do not join a
+    /// shared hold of it (they would overtake the writer: the server grants a session a lock
+    /// it holds already without looking at its queue), they queue on the server behind it.
+    pub(super) fn wait_as_writer(&self, key: Advisory) -> WaitingWriter<'_> {
+        *self.0.state.lock().writers.entry(key).or_insert(0) += 1;
+        WaitingWriter { pool: self, key }
     }
 
     /// Completes at the next change that may let a waiter on the bound go on. Create it
@@ -211,6 +287,9 @@ impl Pool {
         let mut dead = Vec::new();
         let mut state = self.0.state.lock();
         state.prune(&mut dead);
+        if mode == Mode::Shared && state.writers.contains_key(&key) {
+            return Pick::HeldHere;
+        }
         let mut best: Option<(&Arc<Host>, usize)> = None;
         let mut join: Option<&Arc<Host>> = None;
         let mut here = false;
@@ -232,7 +311,7 @@ impl Pool {
         if here {
             return Pick::HeldHere;
         }
-        if state.open < self.0.max {
+        if state.can_open(self.0.max) {
             state.open += 1;
             return Pick::Open(Slot(Arc::downgrade(&self.0)));
         }
@@ -249,7 +328,10 @@ impl Pool {
         state.prune(&mut dead);
         // With one connection in all, a wait takes it when it holds nothing: the acquisitions
         // that come meanwhile wait for it (there is no other).
-        if keep_one_serving && self.0.max > 1 && state.serving.len() < 2 && state.open >= self.0.max
+        if keep_one_serving
+            && self.0.max > 1
+            && state.serving.len() < 2
+            && !state.can_open(self.0.max)
         {
             return None;
         }
@@ -341,8 +423,8 @@ pub(super) struct Ticket<'a> {
 impl Drop for Ticket<'_> {
     fn drop(&mut self) {
         let mut state = self.pool.0.state.lock();
-        let first = state.line.front() == Some(&self.number);
-        state.line.retain(|&number| number != self.number);
+        let first = state.line.front().map(|&(number, _)| number) == Some(self.number);
+        state.line.retain(|&(number, _)| number != self.number);
         drop(state);
         if first {
             // The next in line may take what this one leaves.
@@ -351,17 +433,48 @@ impl Drop for Ticket<'_> {
     }
 }
 
+/// An exclusive acquisition of this client waiting for a key ([`Pool::wait_as_writer`]).
+pub(super) struct WaitingWriter<'a> {
+    pool: &'a Pool,
+    key: Advisory,
+}
+
+impl Drop for WaitingWriter<'_> {
+    fn drop(&mut self) {
+        let mut state = self.pool.0.state.lock();
+        if let Some(count) = state.writers.get_mut(&self.key) {
+            *count -= 1;
+            if *count == 0 {
+                state.writers.remove(&self.key);
+            }
+        }
+        drop(state);
+        // Readers in line behind it may ask again.
+        self.pool.0.changed.notify_waiters();
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Pool;
+    use super::super::super::backend::Mode;
+    use super::super::super::name::Advisory;
+    use super::{Pick, Pool};
+    use std::time::Duration;
+
+    const A: Advisory = Advisory::Int(1);
+    const B: Advisory = Advisory::Pair(1, 2);
+
+    fn pool(max: usize) -> Pool {
+        Pool::new(max, 1, Duration::from_mins(1))
+    }
 
     #[test]
     fn waiters_at_the_bound_are_first_in_the_order_they_came() {
-        let pool = Pool::new(1, 1);
+        let pool = pool(1);
         assert!(pool.is_first(None), "nobody in line: a newcomer may go");
-        let first = pool.enqueue();
-        let second = pool.enqueue();
-        let third = pool.enqueue();
+        let first = pool.enqueue(A);
+        let second = pool.enqueue(A);
+        let third = pool.enqueue(A);
         assert!(!pool.is_first(None), "a newcomer does not pass the line");
         assert!(pool.is_first(Some(&first)));
         assert!(!pool.is_first(Some(&second)) && !pool.is_first(Some(&third)));
@@ -375,8 +488,68 @@ mod tests {
     }
 
     #[test]
+    fn on_a_recheck_the_first_in_line_for_each_key_asks() {
+        let pool = pool(1);
+        let first_a = pool.enqueue(A);
+        let second_a = pool.enqueue(A);
+        let first_b = pool.enqueue(B);
+        assert!(pool.may_ask(None, false), "a newcomer asks");
+        // On a change, only the first in line.
+        assert!(pool.may_ask(Some(&first_a), false));
+        assert!(!pool.may_ask(Some(&second_a), false));
+        assert!(!pool.may_ask(Some(&first_b), false));
+        // On a re-check, the first for each key: another client may have freed it.
+        assert!(pool.may_ask(Some(&first_a), true));
+        assert!(
+            !pool.may_ask(Some(&second_a), true),
+            "behind a waiter of its key"
+        );
+        assert!(pool.may_ask(Some(&first_b), true));
+        drop(first_a);
+        assert!(pool.may_ask(Some(&second_a), false));
+        drop((second_a, first_b));
+    }
+
+    #[test]
+    fn a_waiting_writer_turns_new_readers_of_its_key_away() {
+        let pool = pool(2);
+        let writer = pool.wait_as_writer(A);
+        let again = pool.wait_as_writer(A);
+        assert!(matches!(pool.pick(A, Mode::Shared), Pick::HeldHere));
+        assert!(
+            matches!(pool.pick(B, Mode::Shared), Pick::Open(_)),
+            "other keys are not concerned"
+        );
+        drop(writer);
+        assert!(
+            matches!(pool.pick(A, Mode::Shared), Pick::HeldHere),
+            "one still waits"
+        );
+        drop(again);
+        assert!(matches!(pool.pick(A, Mode::Shared), Pick::Open(_)));
+    }
+
+    #[test]
+    fn a_refused_connection_holds_the_bound_until_one_of_ours_closes() {
+        let pool = pool(3);
+        let slot = pool.slot().expect("a free slot");
+        pool.refused();
+        assert!(pool.slot().is_none(), "the server refused: no more for now");
+        assert!(matches!(pool.pick(A, Mode::Exclusive), Pick::Full));
+        drop(slot);
+        let again = pool.slot().expect("one of ours closed: room again");
+        drop(again);
+        let expired = Pool::new(3, 1, Duration::ZERO);
+        expired.refused();
+        assert!(
+            expired.slot().is_some(),
+            "the refusal holds for a while only"
+        );
+    }
+
+    #[test]
     fn a_slot_does_not_keep_its_pool_alive() {
-        let pool = Pool::new(2, 1);
+        let pool = pool(2);
         let slot = pool.slot().expect("a free slot");
         let weak = std::sync::Arc::downgrade(&pool.0);
         drop(pool);
