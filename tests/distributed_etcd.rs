@@ -509,8 +509,13 @@ fn readers_share_writers_exclude_in_arrival_order() {
             late.token().get() >= wt,
             "a reader's token is at least the last writer's"
         );
-        // etcdctl lock (exclusive) waits for readers too: the reader's key is under NAME/.
-        assert!(queue(&name)[0].starts_with(&format!("{name}/read/")));
+        // etcdctl lock (exclusive) waits for readers too: the reader's key is under NAME/
+        // (`NAME/r<lease>`: no other name's range holds it).
+        let first = &queue(&name)[0];
+        let rest = first
+            .strip_prefix(&format!("{name}/r"))
+            .expect("a reader's key");
+        assert!(rest.bytes().all(|b| b.is_ascii_hexdigit()), "{first}");
     });
 }
 
@@ -910,5 +915,83 @@ fn an_unreachable_cluster_is_unresponsive_within_the_connect_timeout_with_or_wit
                 "user {user}: after {took:?}"
             );
         }
+    });
+}
+
+/// Whether `name` nests in `ancestor` by etcd's own layout: a hold of `name` has its key in
+/// `ancestor/`'s range, so `ancestor`'s acquisitions wait for it (as `etcdctl lock` does).
+fn nests_in(name: &str, ancestor: &str) -> bool {
+    name.len() > ancestor.len()
+        && name.starts_with(ancestor)
+        && name.as_bytes()[ancestor.len()] == b'/'
+}
+
+#[test]
+fn hostile_names_never_exclude_each_other_but_by_etcds_nesting() {
+    let _cluster = shared_cluster();
+    let base = unique("etcd-hostile");
+    let long = "x".repeat(4000);
+    // Each name below `base` (so that no other test's keys are in any range).
+    let suffixes = [
+        "", "/read", "/r", "/r1", "/", "//b", "/..", "..", "\0", "\0read", "/\0", "/a", &long,
+    ];
+    let names: Vec<String> = suffixes.iter().map(|s| format!("{base}{s}")).collect();
+    runtime().block_on(async {
+        let holder = client(10).await;
+        let other = client(10).await;
+        let start = Instant::now();
+        let mut checked = 0;
+        for held in &names {
+            for held_shared in [false, true] {
+                let guard = if held_shared {
+                    holder.lock_shared(held.as_str()).await.unwrap()
+                } else {
+                    holder.lock(held.as_str()).await.unwrap()
+                };
+                // One try at a time: tries of nested names at once would exclude each other.
+                let mut outcomes = Vec::new();
+                for tried in names.iter().filter(|tried| *tried != held) {
+                    for tried_shared in [false, true] {
+                        let got = if tried_shared {
+                            other.try_lock_shared(tried.as_str()).await.unwrap()
+                        } else {
+                            other.try_lock(tried.as_str()).await.unwrap()
+                        };
+                        let free = got.is_some();
+                        if let Some(got) = got {
+                            got.release().await.unwrap();
+                        }
+                        outcomes.push((tried, tried_shared, free));
+                    }
+                }
+                for (tried, tried_shared, free) in outcomes {
+                    let expected = !nests_in(held, tried);
+                    assert_eq!(
+                        free,
+                        expected,
+                        "{} of {:?} while {:?} is held {}: {}",
+                        if tried_shared {
+                            "a shared try"
+                        } else {
+                            "a try"
+                        },
+                        tried.get(..80).unwrap_or(tried),
+                        held.get(..80).unwrap_or(held),
+                        if held_shared { "shared" } else { "exclusively" },
+                        if expected {
+                            "should be free"
+                        } else {
+                            "should wait (etcd's nesting)"
+                        },
+                    );
+                    checked += 1;
+                }
+                guard.release().await.unwrap();
+            }
+        }
+        eprintln!(
+            "hostile names: {checked} pairs of distinct names and modes checked in {:?}",
+            start.elapsed()
+        );
     });
 }

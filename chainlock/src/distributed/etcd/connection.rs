@@ -74,7 +74,10 @@ pub(super) const INVALID_ARGUMENT: i32 = 3;
 
 impl EtcdBackend {
     /// Connects within `connect_timeout`.
-    pub(in crate::distributed) async fn connect(options: EtcdOptions, runtime: Handle) -> Result<Self, Error> {
+    pub(in crate::distributed) async fn connect(
+        options: EtcdOptions,
+        runtime: Handle,
+    ) -> Result<Self, Error> {
         let (endpoints, connect) = options.connection();
         let limit = options.connect_timeout;
         let unresponsive = Error::EtcdUnresponsive {

@@ -3,6 +3,7 @@
 
 use super::super::backend::{Mode, Wait};
 use super::super::{Error, FencingToken, LockKey};
+use super::keys::Keys;
 use super::lease::Lease;
 use super::{EtcdBackend, EtcdHeld};
 use etcd_client::{
@@ -10,15 +11,6 @@ use etcd_client::{
     TxnOpResponse, WatchOptions,
 };
 use std::time::{Duration, Instant};
-
-/// The prefix of a key: the name itself (as `etcdctl lock NAME`), or an integer key's display
-/// form.
-fn prefix(key: LockKey<'_>) -> String {
-    match key {
-        LockKey::Name(name) => name.to_owned(),
-        other => other.to_string(),
-    }
-}
 
 impl EtcdBackend {
     pub(super) async fn acquire(
@@ -46,13 +38,9 @@ impl EtcdBackend {
             sent,
             Duration::from_secs(grant.ttl().cast_unsigned()),
         );
-        let prefix = prefix(key);
-        let own = match mode {
-            Mode::Exclusive => format!("{prefix}/{:x}", grant.id()),
-            Mode::Shared => format!("{prefix}/read/{:x}", grant.id()),
-        };
-        let prefix = format!("{prefix}/");
-        let readers = format!("{prefix}read/");
+        let keys = Keys::new(key);
+        let own = keys.own(mode, grant.id());
+        let prefix = keys.range().to_owned();
         let id = grant.id();
         let response = self
             .call("an acquisition", |mut client| {
@@ -101,10 +89,7 @@ impl EtcdBackend {
         // Uncontended: our key is the earliest under the prefix (one round trip).
         let mut held = first == Some(revision);
         if !held && mode == Mode::Shared {
-            held = self
-                .predecessor(&prefix, &readers, revision, mode)
-                .await?
-                .is_none();
+            held = self.predecessor(&keys, revision, mode).await?.is_none();
         }
         if !held {
             if matches!(wait, Wait::Never) {
@@ -112,7 +97,7 @@ impl EtcdBackend {
                 return Ok(None);
             }
             let turn = self
-                .wait_for_turn(&prefix, &readers, &own, revision, mode, wait, &lease)
+                .wait_for_turn(&keys, &own, revision, mode, wait, &lease)
                 .await?;
             if !turn {
                 lease.revoke(self).await.ok();
@@ -126,19 +111,19 @@ impl EtcdBackend {
         }))
     }
 
-    /// The last key under `prefix` created before `revision` that conflicts with `mode` (any
-    /// key for an exclusive hold, a key outside `readers` for a shared one), with the revision
+    /// The last key in the name's range created before `revision` that conflicts with `mode`
+    /// (any key for an exclusive hold, a key that is not a shared hold of the name for a shared
+    /// one), with the revision
     /// of the read.
     async fn predecessor(
         &self,
-        prefix: &str,
-        readers: &str,
+        keys: &Keys,
         revision: i64,
         mode: Mode,
     ) -> Result<Option<(Vec<u8>, i64)>, Error> {
         let response = self
             .call("a read of the queue", |mut client| {
-                let prefix = prefix.to_owned();
+                let prefix = keys.range().to_owned();
                 async move {
                     let mut options = GetOptions::new()
                         .with_prefix()
@@ -158,17 +143,15 @@ impl EtcdBackend {
         Ok(response
             .kvs()
             .iter()
-            .find(|kv| mode == Mode::Exclusive || !kv.key().starts_with(readers.as_bytes()))
+            .find(|kv| mode == Mode::Exclusive || !keys.is_shared(kv.key()))
             .map(|kv| (kv.key().to_vec(), at)))
     }
 
     /// Waits until no conflicting key created before `revision` is left: `true`, or `false`
     /// once the wait's deadline passed.
-    #[allow(clippy::too_many_arguments)]
     async fn wait_for_turn(
         &self,
-        prefix: &str,
-        readers: &str,
+        keys: &Keys,
         own: &str,
         revision: i64,
         mode: Mode,
@@ -190,7 +173,7 @@ impl EtcdBackend {
                     after: lease.state.ttl,
                 });
             }
-            let Some((key, at)) = self.predecessor(prefix, readers, revision, mode).await? else {
+            let Some((key, at)) = self.predecessor(keys, revision, mode).await? else {
                 break;
             };
             let mut watch = self

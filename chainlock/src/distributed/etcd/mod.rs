@@ -5,15 +5,14 @@
 //! - A **lease** is granted with a TTL ([`EtcdOptions::ttl`], 10 s by default; never lease 0,
 //!   which the server's own lock API silently turns into a 60 s lease nobody renews) and kept
 //!   alive by a task of the hold, every TTL / 3, for as long as the hold waits or holds.
-//! - The key `<prefix>/<lease id in lower-case hex>` (exclusive) or
-//!   `<prefix>/read/<lease id in hex>` (shared) is put with the lease in a transaction, if
-//!   absent. The prefix is the name itself (an integer key's display form, `advisory(42)`), as
-//!   `etcdctl lock NAME` and `concurrency.NewMutex(session, NAME)` do: they and chainlock
-//!   exclude each other on the same name.
-//! - **Ownership** by create revision (FIFO): an exclusive hold owns the name once no key under
-//!   the prefix has a lower create revision; a shared hold once no exclusive key (a key not under
-//!   `<prefix>/read/`) has one. `etcdctl lock` treats every key under the prefix as a holder, so it
-//!   excludes readers too.
+//! - The key `NAME/<lease id in lower-case hex>` (exclusive) or `NAME/r<lease id in hex>`
+//!   (shared) is put with the lease in a transaction, if absent (the layout: `keys.rs`). An
+//!   exclusive key is the one `etcdctl lock NAME` and `concurrency.NewMutex(session, NAME)`
+//!   put: they and chainlock exclude each other on the same name.
+//! - **Ownership** by create revision (FIFO): an exclusive hold owns the name once no key in
+//!   `NAME/` has a lower create revision; a shared hold once no key but the name's shared
+//!   holds has one. `etcdctl lock` treats every key in `NAME/` as a holder, so it excludes
+//!   readers too.
 //! - A waiter **watches only its predecessor** (the last conflicting key created before its
 //!   own) for its delete, then looks again: no polling, no thundering herd.
 //! - The **fencing token** is the hold's create revision: revisions are global to the cluster
@@ -39,6 +38,7 @@
 //!   not at the first lock. Neither a refused credential nor a refused certificate is retried.
 
 mod connection;
+mod keys;
 mod lease;
 mod lock;
 mod options;

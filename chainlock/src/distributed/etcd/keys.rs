@@ -1,0 +1,90 @@
+//! Where the keys of a name lie (the layout `chainlock/docs/distributed.md` writes down, and
+//! a leader election builds on).
+//!
+//! - A name's **range** is `NAME/`: every key of every hold of `NAME` lies in it, and nothing
+//!   else of chainlock's does. An integer key's name is its display form (`advisory(42)`).
+//! - An **exclusive** hold is `NAME/<lease id in lower-case hex>`, etcd's own layout (Go's
+//!   `concurrency.Mutex`, `etcdctl lock NAME`), so that they and chainlock exclude each other.
+//! - Every key chainlock adds under a name is `NAME/<tag><rest>`, with `<tag>` a lower-case
+//!   letter past `f` (never a hex digit, so never an etcd lock key) and no `/` in `<rest>`:
+//!   a **shared** hold is `NAME/r<lease id in hex>`. The other letters are reserved for what
+//!   chainlock adds later (a leader election's keys).
+//! - A key `NAME/<no '/'>` lies in the range of `NAME` and of no other name except `NAME`'s
+//!   ancestors (`a` for `a/b`: the prefixes of `NAME` that end before one of its `/`): etcd's
+//!   own nesting, which `etcdctl lock` has too. So no key of chainlock's lies in another name's
+//!   range but by that nesting.
+
+use super::super::LockKey;
+use super::super::backend::Mode;
+
+/// The tag of a shared hold's key (`NAME/r<lease>`).
+const SHARED: u8 = b'r';
+
+/// The keys of one name.
+pub(super) struct Keys {
+    /// `NAME/`.
+    range: String,
+}
+
+impl Keys {
+    pub(super) fn new(key: LockKey<'_>) -> Self {
+        let mut range = match key {
+            LockKey::Name(name) => name.to_owned(),
+            other => other.to_string(),
+        };
+        range.push('/');
+        Self { range }
+    }
+
+    /// `NAME/`: every key of every hold of the name (and of the names nested in it).
+    pub(super) fn range(&self) -> &str {
+        &self.range
+    }
+
+    /// The key of a hold in `mode` on `lease`.
+    pub(super) fn own(&self, mode: Mode, lease: i64) -> String {
+        match mode {
+            Mode::Exclusive => format!("{}{lease:x}", self.range),
+            Mode::Shared => format!("{}{}{lease:x}", self.range, char::from(SHARED)),
+        }
+    }
+
+    /// Whether `key` (a key in the range) is a shared hold of this very name: a shared hold
+    /// conflicts with every other key in the range (exclusive holds of the name, etcd's and Go's
+    /// lock keys, and the holds of nested names).
+    pub(super) fn is_shared(&self, key: &[u8]) -> bool {
+        key.strip_prefix(self.range.as_bytes())
+            .is_some_and(|rest| rest.first() == Some(&SHARED) && !rest.contains(&b'/'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Keys, Mode};
+    use crate::distributed::LockKey;
+
+    #[test]
+    fn a_shared_key_of_one_name_is_never_in_another_names_range_but_an_ancestors() {
+        let a = Keys::new(LockKey::Name("a"));
+        let a_read = Keys::new(LockKey::Name("a/read"));
+        let shared = a.own(Mode::Shared, 0x2a);
+        assert_eq!(shared, "a/r2a");
+        assert!(a.is_shared(shared.as_bytes()));
+        assert!(
+            !shared.starts_with(a_read.range()),
+            "a/read's range is a/read/"
+        );
+        assert_eq!(a.own(Mode::Exclusive, 0x2a), "a/2a", "etcd's own layout");
+        assert!(!a.is_shared(b"a/2a"));
+        // A nested name's shared hold is not a's: a's readers wait for it (the nesting).
+        assert!(
+            !a.is_shared(
+                Keys::new(LockKey::Name("a/x"))
+                    .own(Mode::Shared, 1)
+                    .as_bytes()
+            )
+        );
+        assert!(!a.is_shared(b"a/r/1"));
+        assert_eq!(Keys::new(LockKey::Int(42)).range(), "advisory(42)/");
+    }
+}
