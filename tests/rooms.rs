@@ -4,7 +4,7 @@
 
 use chainlock_suite::rooms_baseline as baseline;
 
-use chainlock::rooms::{RoomError, Rooms};
+use chainlock::rooms::Rooms;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
@@ -31,7 +31,6 @@ fn locks_guards_and_futures_cross_threads() {
     send_sync::<Rooms>();
     send_sync::<chainlock::rooms::RoomGuard<'static>>();
     send_sync::<chainlock::rooms::OwnedRoomGuard>();
-    send_sync::<RoomError>();
     // The entry future is `Send` (checked on a value: its type is not named).
     let rooms = Rooms::new(1);
     send(&rooms.enter_async(0));
@@ -41,24 +40,16 @@ fn locks_guards_and_futures_cross_threads() {
 fn same_room_is_shared_other_rooms_are_excluded() {
     let rooms = Rooms::new(3);
     let a = rooms.enter(1);
-    let b = rooms
-        .try_enter(1)
-        .unwrap()
-        .expect("same room, nobody waiting");
+    let b = rooms.try_enter(1).expect("same room, nobody waiting");
     assert_eq!((a.room(), b.room()), (1, 1));
     assert_eq!(rooms.current_room(), Some(1));
-    assert!(matches!(rooms.try_enter(0), Ok(None)));
-    assert_eq!(
-        rooms
-            .try_enter_for(2, Duration::from_millis(5))
-            .map(|g| g.is_none()),
-        Ok(true)
-    );
+    assert!(rooms.try_enter(0).is_none());
+    assert!(rooms.try_enter_for(2, Duration::from_millis(5)).is_none());
     drop(a);
-    assert!(matches!(rooms.try_enter(0), Ok(None)), "b is still in");
+    assert!(rooms.try_enter(0).is_none(), "b is still in");
     drop(b);
     assert_eq!(rooms.current_room(), None);
-    assert_eq!(rooms.try_enter(0).map(|g| g.map(|g| g.room())), Ok(Some(0)));
+    assert_eq!(rooms.try_enter(0).map(|g| g.room()), Some(0));
     let stats = rooms.stats();
     assert_eq!(
         (stats.waits, stats.withdrawn, stats.futile_wakeups),
@@ -66,39 +57,40 @@ fn same_room_is_shared_other_rooms_are_excluded() {
     );
 }
 
+/// The message of the panic `call` makes.
+fn panic_message(call: impl FnOnce()) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(call)).expect_err("a panic");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .expect("a formatted message")
+}
+
 #[test]
-fn out_of_range_rooms_are_errors() {
+fn out_of_range_rooms_panic_in_every_form() {
     let rooms = Rooms::new(2);
-    let out = Err(RoomError::OutOfRange { room: 2, rooms: 2 });
-    assert_eq!(rooms.try_enter(2).map(|_| ()), out);
+    let message = |room: usize| format!("room {room} is out of range: the lock has 2 rooms");
+    assert_eq!(panic_message(|| drop(rooms.try_enter(2))), message(2));
     assert_eq!(
-        rooms.try_enter_for(2, Duration::from_secs(1)).map(|_| ()),
-        out
+        panic_message(|| drop(rooms.try_enter_for(2, Duration::from_secs(1)))),
+        message(2)
     );
     assert_eq!(
-        rooms.try_enter_for(7, Duration::MAX).map(|_| ()).err(),
-        Some(RoomError::OutOfRange { room: 7, rooms: 2 })
+        panic_message(|| drop(rooms.try_enter_for(7, Duration::MAX))),
+        message(7)
     );
     assert_eq!(
-        rooms
-            .try_enter_until(usize::MAX, Instant::now())
-            .map(|_| ())
-            .err(),
-        Some(RoomError::OutOfRange {
-            room: usize::MAX,
-            rooms: 2
-        })
+        panic_message(|| drop(rooms.try_enter_until(usize::MAX, Instant::now()))),
+        message(usize::MAX)
     );
+    // Even while another room is occupied: a panic at once, not a wait.
+    let held = rooms.enter(0);
     assert_eq!(
-        RoomError::OutOfRange { room: 2, rooms: 2 }.to_string(),
-        "room 2 is out of range: the lock has 2 rooms"
+        panic_message(|| drop(rooms.try_enter_for(5, Duration::MAX))),
+        message(5)
     );
-    // Even while another room is occupied: an error, not a wait.
-    let _held = rooms.enter(0);
-    assert_eq!(
-        rooms.try_enter_for(5, Duration::MAX).map(|_| ()).err(),
-        Some(RoomError::OutOfRange { room: 5, rooms: 2 })
-    );
+    drop(held);
+    assert_eq!(rooms.current_room(), None, "nothing was entered");
 }
 
 #[test]
@@ -157,6 +149,24 @@ fn a_bad_room_panics_at_the_caller() {
     let line = line!() + 1;
     let action = panic_location(|| drop(Rooms::new(1).with_exit_action(1, || {})));
     assert_eq!(action, (file!().to_owned(), line));
+    let line = line!() + 1;
+    let try_enter = panic_location(|| drop(rooms.try_enter(2)));
+    assert_eq!(try_enter, (file!().to_owned(), line));
+    let line = line!() + 1;
+    let try_for = panic_location(|| drop(rooms.try_enter_for(2, Duration::from_millis(1))));
+    assert_eq!(try_for, (file!().to_owned(), line));
+    let line = line!() + 1;
+    let try_for_ever = panic_location(|| drop(rooms.try_enter_for(2, Duration::MAX)));
+    assert_eq!(try_for_ever, (file!().to_owned(), line));
+    let line = line!() + 1;
+    let try_until = panic_location(|| drop(rooms.try_enter_until(2, Instant::now())));
+    assert_eq!(try_until, (file!().to_owned(), line));
+    let line = line!() + 1;
+    let try_for_async = panic_location(|| drop(rooms.try_enter_for_async(2, Duration::ZERO)));
+    assert_eq!(try_for_async, (file!().to_owned(), line));
+    let line = line!() + 1;
+    let try_until_async = panic_location(|| drop(rooms.try_enter_until_async(2, Instant::now())));
+    assert_eq!(try_until_async, (file!().to_owned(), line));
 }
 
 #[test]
@@ -176,14 +186,10 @@ fn untimed_try_enter_for_still_waits_and_enters() {
     let rooms = Rooms::new(2);
     let held = rooms.enter(0);
     thread::scope(|s| {
-        let waiter = s.spawn(|| {
-            rooms
-                .try_enter_for(1, Duration::MAX)
-                .map(|g| g.map(|g| g.room()))
-        });
+        let waiter = s.spawn(|| rooms.try_enter_for(1, Duration::MAX).map(|g| g.room()));
         until_waits(&rooms, 1);
         drop(held);
-        assert_eq!(waiter.join().unwrap(), Ok(Some(1)));
+        assert_eq!(waiter.join().unwrap(), Some(1));
     });
 }
 
@@ -200,7 +206,7 @@ fn owned_guards_leave_from_another_thread() {
             .iter()
             .all(|g| g.room() == 1 && Arc::ptr_eq(g.rooms(), &rooms))
     );
-    assert!(matches!(rooms.try_enter(0), Ok(None)));
+    assert!(rooms.try_enter(0).is_none());
     thread::spawn(move || drop(guards)).join().unwrap();
     assert_eq!(exits.load(SeqCst), 1);
     assert_eq!(rooms.current_room(), None);
@@ -215,8 +221,8 @@ fn exit_action_runs_once_per_occupancy_with_the_room_still_occupied() {
             let rooms = me.upgrade().expect("lock alive");
             // Still counts as occupied: nobody enters any room while the action runs.
             assert_eq!(rooms.current_room(), Some(0));
-            assert!(matches!(rooms.try_enter(0), Ok(None)));
-            assert!(matches!(rooms.try_enter(1), Ok(None)));
+            assert!(rooms.try_enter(0).is_none());
+            assert!(rooms.try_enter(1).is_none());
             exits.fetch_add(1, SeqCst);
         })
     });
@@ -326,26 +332,22 @@ fn timed_out_waiter_leaves_no_trace() {
     let rooms = Rooms::new(2);
     let held = rooms.enter(0);
     thread::scope(|s| {
-        let quitter = s.spawn(|| {
-            rooms
-                .try_enter_for(1, Duration::from_millis(50))
-                .map(|g| g.is_none())
-        });
+        let quitter = s.spawn(|| rooms.try_enter_for(1, Duration::from_millis(50)).is_none());
         until_waits(&rooms, 1);
         // Arrivals to the open room queue behind the waiter for room 1 ...
         let queued = s.spawn(|| rooms.enter(0).room());
         until_waits(&rooms, 2);
-        assert_eq!(quitter.join().unwrap(), Ok(true), "timed out");
+        assert!(quitter.join().unwrap(), "timed out");
         // ... and get in once it gave up, while room 0 is still held.
         assert_eq!(queued.join().unwrap(), 0);
     });
     assert!(
-        matches!(rooms.try_enter(0), Ok(Some(_))),
+        rooms.try_enter(0).is_some(),
         "no phantom waiter blocks the open room"
     );
     drop(held);
     assert_eq!(rooms.current_room(), None, "no phantom occupant");
-    assert!(matches!(rooms.try_enter(1), Ok(Some(_))));
+    assert!(rooms.try_enter(1).is_some());
     let stats = rooms.stats();
     assert_eq!((stats.withdrawn, stats.futile_wakeups), (1, 0));
 }
@@ -366,7 +368,7 @@ fn a_stream_of_arrivals_cannot_starve_another_room() {
         for _ in 0..20 {
             thread::sleep(Duration::from_millis(1));
             let entered = rooms.try_enter_for(1, PATIENCE);
-            assert_eq!(entered.map(|g| g.map(|g| g.room())), Ok(Some(1)));
+            assert_eq!(entered.map(|g| g.room()), Some(1));
         }
         stop.store(true, SeqCst);
     });
@@ -452,17 +454,13 @@ fn stress_invariants_with_timeouts_and_try_enter() {
                         0 => rooms.try_enter(room),
                         1 => rooms
                             .try_enter_for(room, Duration::from_micros(rng.random_range(0..200))),
-                        _ => Ok(Some(rooms.enter(room))),
+                        _ => Some(rooms.enter(room)),
                     };
-                    match guard {
-                        Ok(Some(guard)) => {
-                            checker.inside(guard.room());
-                            outcomes[0].fetch_add(1, SeqCst);
-                        }
-                        Ok(None) => {
-                            outcomes[1].fetch_add(1, SeqCst);
-                        }
-                        Err(e) => panic!("unexpected {e}"),
+                    if let Some(guard) = guard {
+                        checker.inside(guard.room());
+                        outcomes[0].fetch_add(1, SeqCst);
+                    } else {
+                        outcomes[1].fetch_add(1, SeqCst);
                     }
                 }
             });
@@ -486,7 +484,7 @@ fn stress_invariants_with_timeouts_and_try_enter() {
     assert!(outcomes[0].load(SeqCst) > THREADS * OPS / 2);
     // Everything is free again for everyone.
     for room in 0..ROOMS {
-        checker.inside(rooms.try_enter(room).unwrap().expect("free").room());
+        checker.inside(rooms.try_enter(room).expect("free").room());
     }
 }
 
@@ -564,7 +562,7 @@ mod async_rooms {
         let waiting = tokio::time::timeout(Duration::from_millis(20), rooms.enter_async(1)).await;
         assert!(waiting.is_err(), "room 0 is held");
         assert!(
-            matches!(rooms.try_enter(0), Ok(Some(_))),
+            rooms.try_enter(0).is_some(),
             "no phantom waiter blocks the open room"
         );
         drop(held);
@@ -714,26 +712,13 @@ async fn async_timed_entries_expire_while_another_room_is_held() {
     let rooms = Rooms::new(2);
     let short = Duration::from_millis(5);
     let held = rooms.enter_async(0).await;
-    assert!(matches!(
-        rooms.try_enter_for_async(1, short).await,
-        Ok(None)
-    ));
+    assert!(rooms.try_enter_for_async(1, short).await.is_none());
     let deadline = Instant::now() + short;
-    assert!(matches!(
-        rooms.try_enter_until_async(1, deadline).await,
-        Ok(None)
-    ));
-    assert_eq!(
-        rooms.try_enter_for_async(2, short).await.map(|_| ()),
-        Err(RoomError::OutOfRange { room: 2, rooms: 2 })
-    );
+    assert!(rooms.try_enter_until_async(1, deadline).await.is_none());
     drop(held);
     let entered = rooms.try_enter_for_async(1, short).await;
-    assert_eq!(entered.map(|g| g.map(|g| g.room())), Ok(Some(1)));
+    assert_eq!(entered.map(|g| g.room()), Some(1));
     let deadline = Instant::now() + short;
-    assert!(matches!(
-        rooms.try_enter_until_async(0, deadline).await,
-        Ok(Some(_))
-    ));
+    assert!(rooms.try_enter_until_async(0, deadline).await.is_some());
     assert_eq!(rooms.stats().withdrawn, 2, "the timed-out waiters withdrew");
 }

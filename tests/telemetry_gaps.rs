@@ -147,12 +147,12 @@ fn owned_and_timed_async_room_entries_are_the_callers() {
             let for_line = line!() + 1;
             let entered = rooms.try_enter_for_async(0, Duration::from_secs(30)).await;
             let for_site = holder_line(&serving);
-            drop(entered.unwrap().expect("a free room"));
+            drop(entered.expect("a free room"));
             let deadline = std::time::Instant::now() + Duration::from_secs(30);
             let until_line = line!() + 1;
             let entered = rooms.try_enter_until_async(0, deadline).await;
             let until_site = holder_line(&serving);
-            drop(entered.unwrap().expect("a free room"));
+            drop(entered.expect("a free room"));
             assert_eq!(
                 [owned_site, for_site, until_site],
                 [Some(owned_line), Some(for_line), Some(until_line)]
@@ -160,7 +160,7 @@ fn owned_and_timed_async_room_entries_are_the_callers() {
             // Timed out: gave up, not counted.
             let maintaining = rooms.enter(1);
             let late = rooms.try_enter_for_async(0, Duration::from_millis(1)).await;
-            assert!(late.unwrap().is_none());
+            assert!(late.is_none());
             drop(maintaining);
         });
     let stats = stats(&serving);

@@ -91,7 +91,6 @@ mod future;
 #[cfg(all(test, loom))]
 mod tests;
 
-pub use error::RoomError;
 use error::out_of_range;
 pub use guards::{OwnedRoomGuard, RoomGuard};
 
@@ -129,10 +128,10 @@ type ExitAction = Box<dyn Fn() + Send + Sync>;
 /// });
 /// let a = rooms.enter(0);
 /// let b = rooms.enter(0); // same room: shared
-/// assert!(rooms.try_enter(1).unwrap().is_none()); // other room: excluded
+/// assert!(rooms.try_enter(1).is_none()); // other room: excluded
 /// drop((a, b)); // the last one out runs the exit action
 /// assert_eq!(FLUSHES.load(Ordering::Relaxed), 1);
-/// assert!(rooms.try_enter(1).unwrap().is_some());
+/// assert!(rooms.try_enter(1).is_some());
 /// ```
 pub struct Rooms {
     /// The lock word (see `state.rs`); the only thing the fast paths touch.
@@ -273,7 +272,7 @@ impl Rooms {
     ) -> Self {
         let rooms = self.room_count();
         let Some(slot) = self.exit_actions.get_mut(room) else {
-            panic!("{}", RoomError::OutOfRange { room, rooms });
+            out_of_range(room, rooms);
         };
         *slot = Some(Box::new(action));
         self
@@ -330,8 +329,8 @@ impl Rooms {
     ///
     /// # Panics
     ///
-    /// If `room` is out of range (use [`Rooms::try_enter`] or [`Rooms::try_enter_until`]
-    /// for an error instead).
+    /// If `room` is out of range (as every method that takes a room: compare an index that
+    /// comes from outside with [`Rooms::room_count`] first).
     ///
     /// # Examples
     ///
@@ -359,49 +358,57 @@ impl Rooms {
         guard
     }
 
-    /// Enters `room` if that is possible without waiting: `Ok(None)` if another room is
-    /// occupied, the room is closing, or someone waits.
+    /// Enters `room` if that is possible without waiting: `None` if another room is
+    /// occupied, the room is closing, or someone waits (lock_api's `try_lock` shape).
     ///
-    /// # Errors
+    /// Until 0.1.0 this returned `Result<RoomGuard, RoomError>`; a check written for that,
+    /// `rooms.try_enter(room).is_ok()` or `if let Ok(guard) = rooms.try_enter(room)`, no
+    /// longer compiles, so it cannot pass without entering.
     ///
-    /// [`RoomError::OutOfRange`] for a bad room index.
+    /// # Panics
+    ///
+    /// If `room` is out of range, as [`Rooms::enter`] (compare an index that comes from
+    /// outside with [`Rooms::room_count`] first).
     ///
     /// # Examples
     ///
     /// ```
-    /// use chainlock::rooms::{RoomError, Rooms};
+    /// use chainlock::rooms::Rooms;
     ///
     /// let rooms = Rooms::new(2);
-    /// let _guard = rooms.try_enter(0)?.expect("a free lock");
-    /// assert!(rooms.try_enter(1)?.is_none());
-    /// assert!(matches!(rooms.try_enter(2), Err(RoomError::OutOfRange { room: 2, rooms: 2 })));
-    /// # Ok::<(), RoomError>(())
+    /// let guard = rooms.try_enter(0).expect("a free lock");
+    /// assert_eq!(guard.room(), 0);
+    /// assert!(rooms.try_enter(1).is_none(), "another room is occupied");
+    /// ```
+    ///
+    /// 0.1.0's way of asking does not compile (an `Option` has no `is_ok`):
+    ///
+    /// ```compile_fail,E0599
+    /// let rooms = chainlock::rooms::Rooms::new(2);
+    /// assert!(rooms.try_enter(0).is_ok());
     /// ```
     #[inline]
-    #[cfg_attr(feature = "telemetry", track_caller)]
-    pub fn try_enter(&self, room: usize) -> Result<Option<RoomGuard<'_>>, RoomError> {
-        self.check_room(room)?;
+    #[track_caller]
+    #[must_use = "if unused the room is left at once; `if let Some(guard) = ..` to stay in"]
+    pub fn try_enter(&self, room: usize) -> Option<RoomGuard<'_>> {
+        self.assert_room(room);
         let attempt = self.telemetry.begin(KeyRef::Index(room));
         if self.enter_fast(room) {
-            Ok(Some(RoomGuard::with_held(
-                self,
-                room,
-                attempt.acquired(room),
-            )))
+            Some(RoomGuard::with_held(self, room, attempt.acquired(room)))
         } else {
             attempt.gave_up();
-            Ok(None)
+            None
         }
     }
 
-    /// Enters `room`, waiting at most `timeout`: `Ok(None)` if the room could not be
-    /// entered in time (the waiter then leaves no trace). A zero timeout is
+    /// Enters `room`, waiting at most `timeout`: `None` if the room could not be entered
+    /// in time (the waiter then leaves no trace). A zero timeout is
     /// [`try_enter`](Self::try_enter); a timeout beyond what the clock can represent waits
     /// forever.
     ///
-    /// # Errors
+    /// # Panics
     ///
-    /// [`RoomError::OutOfRange`] for a bad room index.
+    /// If `room` is out of range, as [`Rooms::enter`].
     ///
     /// # Examples
     ///
@@ -412,32 +419,28 @@ impl Rooms {
     /// let rooms = Rooms::new(2);
     /// let held = rooms.enter(0);
     /// std::thread::scope(|s| {
-    ///     let waiter = s.spawn(|| rooms.try_enter_for(1, Duration::from_millis(10)).map(|g| g.is_none()));
-    ///     assert_eq!(waiter.join().unwrap(), Ok(true));
+    ///     let waiter = s.spawn(|| rooms.try_enter_for(1, Duration::from_millis(10)).is_none());
+    ///     assert!(waiter.join().unwrap(), "room 0 stayed occupied");
     /// });
     /// drop(held);
-    /// assert!(rooms.try_enter_for(1, Duration::from_millis(10))?.is_some());
-    /// # Ok::<(), chainlock::rooms::RoomError>(())
+    /// assert!(rooms.try_enter_for(1, Duration::from_millis(10)).is_some());
     /// ```
-    #[cfg_attr(feature = "telemetry", track_caller)]
-    pub fn try_enter_for(
-        &self,
-        room: usize,
-        timeout: Duration,
-    ) -> Result<Option<RoomGuard<'_>>, RoomError> {
+    #[track_caller]
+    #[must_use = "if unused the room is left at once; `if let Some(guard) = ..` to stay in"]
+    pub fn try_enter_for(&self, room: usize, timeout: Duration) -> Option<RoomGuard<'_>> {
         match Instant::now().checked_add(timeout) {
             Some(deadline) => self.try_enter_until(room, deadline),
-            None => self.check_room(room).map(|()| Some(self.enter(room))),
+            None => Some(self.enter(room)),
         }
     }
 
-    /// Enters `room`, waiting until `deadline` at the latest: `Ok(None)` if it passed
-    /// first (the waiter then leaves no trace). If the deadline passes just as the room is
+    /// Enters `room`, waiting until `deadline` at the latest: `None` if it passed first
+    /// (the waiter then leaves no trace). If the deadline passes just as the room is
     /// opened for this thread, it enters.
     ///
-    /// # Errors
+    /// # Panics
     ///
-    /// [`RoomError::OutOfRange`] for a bad room index.
+    /// If `room` is out of range, as [`Rooms::enter`].
     ///
     /// # Examples
     ///
@@ -446,28 +449,19 @@ impl Rooms {
     ///
     /// let rooms = chainlock::rooms::Rooms::new(2);
     /// let deadline = Instant::now() + Duration::from_millis(10);
-    /// let guard = rooms.try_enter_until(0, deadline)?.expect("a free lock");
+    /// let guard = rooms.try_enter_until(0, deadline).expect("a free lock");
     /// std::thread::scope(|s| {
-    ///     assert!(s.spawn(|| rooms.try_enter_until(1, deadline).map(|g| g.is_none())).join().unwrap()?);
-    ///     Ok::<(), chainlock::rooms::RoomError>(())
-    /// })?;
+    ///     assert!(s.spawn(|| rooms.try_enter_until(1, deadline).is_none()).join().unwrap());
+    /// });
     /// # drop(guard);
-    /// # Ok::<(), chainlock::rooms::RoomError>(())
     /// ```
-    #[cfg_attr(feature = "telemetry", track_caller)]
-    pub fn try_enter_until(
-        &self,
-        room: usize,
-        deadline: Instant,
-    ) -> Result<Option<RoomGuard<'_>>, RoomError> {
-        self.check_room(room)?;
+    #[track_caller]
+    #[must_use = "if unused the room is left at once; `if let Some(guard) = ..` to stay in"]
+    pub fn try_enter_until(&self, room: usize, deadline: Instant) -> Option<RoomGuard<'_>> {
+        self.assert_room(room);
         let mut attempt = self.telemetry.begin(KeyRef::Index(room));
         if self.enter_fast(room) {
-            return Ok(Some(RoomGuard::with_held(
-                self,
-                room,
-                attempt.acquired(room),
-            )));
+            return Some(RoomGuard::with_held(self, room, attempt.acquired(room)));
         }
         attempt.waiting(room);
         let entered = self.enter_slow(room, |condvar, guard| {
@@ -475,10 +469,10 @@ impl Rooms {
         });
         if let Some(mut guard) = entered {
             guard.held = attempt.acquired(room);
-            Ok(Some(guard))
+            Some(guard)
         } else {
             attempt.gave_up();
-            Ok(None)
+            None
         }
     }
 
@@ -509,20 +503,8 @@ impl Rooms {
     #[inline]
     #[track_caller]
     fn assert_room(&self, room: usize) {
-        if let Err(error) = self.check_room(room) {
-            out_of_range(error);
-        }
-    }
-
-    #[inline]
-    fn check_room(&self, room: usize) -> Result<(), RoomError> {
-        if room < self.room_count() {
-            Ok(())
-        } else {
-            Err(RoomError::OutOfRange {
-                room,
-                rooms: self.room_count(),
-            })
+        if room >= self.room_count() {
+            out_of_range(room, self.room_count());
         }
     }
 

@@ -1,23 +1,11 @@
-//! What can go wrong with a [`Rooms`](super::Rooms) lock: only misuse, a bad room index.
-
-/// A misuse of a [`Rooms`](super::Rooms) lock (a room that cannot be waited for would be `Ok(None)`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RoomError {
-    /// The room index is not below the number of rooms.
-    #[error("room {room} is out of range: the lock has {rooms} rooms")]
-    OutOfRange {
-        /// The requested room.
-        room: usize,
-        /// The number of rooms of the lock.
-        rooms: usize,
-    },
-}
+//! The one misuse of a [`Rooms`](super::Rooms) lock, a room index out of range: a panic
+//! at the caller, from every method that takes a room (as slice indexing, and as lock_api's
+//! locks, whose `try_` methods return only `Option`).
 
 /// The panic of a bad room index, out of line; reported where the public method was called.
 #[cold]
 #[inline(never)]
 #[track_caller]
-pub(super) fn out_of_range(error: RoomError) -> ! {
-    panic!("{error}")
+pub(super) fn out_of_range(room: usize, rooms: usize) -> ! {
+    panic!("room {room} is out of range: the lock has {rooms} rooms")
 }

@@ -1,8 +1,6 @@
 //! Entering a room from async code: the same queues, with a waker instead of a
 //! condition variable. Needs no particular runtime.
 
-#[cfg(feature = "tokio")]
-use super::RoomError;
 use super::{OwnedRoomGuard, Registration, RoomGuard, Rooms};
 use crate::telemetry::{Attempt, KeyRef};
 use std::fmt;
@@ -122,16 +120,13 @@ impl Rooms {
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl Rooms {
-    /// Enters `room` asynchronously, waiting at most `timeout` on Tokio's timer: `Ok(None)`
+    /// Enters `room` asynchronously, waiting at most `timeout` on Tokio's timer: `None`
     /// if the room could not be entered in time (the waiter then leaves no trace).
-    ///
-    /// # Errors
-    ///
-    /// [`RoomError::OutOfRange`] for a bad room index.
     ///
     /// # Panics
     ///
-    /// Panics outside a Tokio runtime with the time driver enabled.
+    /// If `room` is out of range (checked here, before the future is polled); the future
+    /// panics outside a Tokio runtime with the time driver enabled.
     ///
     /// # Cancel safety
     ///
@@ -141,37 +136,33 @@ impl Rooms {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), chainlock::rooms::RoomError> {
+    /// # async fn main() {
     /// use std::time::Duration;
     ///
     /// let rooms = chainlock::rooms::Rooms::new(2);
     /// let held = rooms.enter_async(0).await;
-    /// assert!(rooms.try_enter_for_async(1, Duration::from_millis(5)).await?.is_none());
+    /// assert!(rooms.try_enter_for_async(1, Duration::from_millis(5)).await.is_none());
     /// drop(held);
-    /// assert!(rooms.try_enter_for_async(1, Duration::from_millis(5)).await?.is_some());
-    /// # Ok(())
+    /// assert!(rooms.try_enter_for_async(1, Duration::from_millis(5)).await.is_some());
     /// # }
     /// ```
-    #[cfg_attr(feature = "telemetry", track_caller)]
+    #[track_caller]
     pub fn try_enter_for_async(
         &self,
         room: usize,
         timeout: std::time::Duration,
-    ) -> impl Future<Output = Result<Option<RoomGuard<'_>>, RoomError>> + Send + '_ {
+    ) -> impl Future<Output = Option<RoomGuard<'_>>> + Send + '_ {
         let enter = self.enter_checked(room);
-        async move { Ok(tokio::time::timeout(timeout, enter?).await.ok()) }
+        async move { tokio::time::timeout(timeout, enter).await.ok() }
     }
 
     /// Enters `room` asynchronously, waiting until `deadline` at the latest on Tokio's
-    /// timer: `Ok(None)` if it passed first (the waiter then leaves no trace).
-    ///
-    /// # Errors
-    ///
-    /// [`RoomError::OutOfRange`] for a bad room index.
+    /// timer: `None` if it passed first (the waiter then leaves no trace).
     ///
     /// # Panics
     ///
-    /// Panics outside a Tokio runtime with the time driver enabled.
+    /// If `room` is out of range (checked here, before the future is polled); the future
+    /// panics outside a Tokio runtime with the time driver enabled.
     ///
     /// # Cancel safety
     ///
@@ -181,34 +172,33 @@ impl Rooms {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), chainlock::rooms::RoomError> {
+    /// # async fn main() {
     /// use std::time::{Duration, Instant};
     ///
     /// let rooms = chainlock::rooms::Rooms::new(2);
     /// let deadline = Instant::now() + Duration::from_millis(5);
-    /// let held = rooms.try_enter_until_async(0, deadline).await?.expect("a free lock");
-    /// assert!(rooms.try_enter_until_async(1, deadline).await?.is_none());
+    /// let held = rooms.try_enter_until_async(0, deadline).await.expect("a free lock");
+    /// assert!(rooms.try_enter_until_async(1, deadline).await.is_none());
     /// # drop(held);
-    /// # Ok(())
     /// # }
     /// ```
-    #[cfg_attr(feature = "telemetry", track_caller)]
+    #[track_caller]
     pub fn try_enter_until_async(
         &self,
         room: usize,
         deadline: std::time::Instant,
-    ) -> impl Future<Output = Result<Option<RoomGuard<'_>>, RoomError>> + Send + '_ {
+    ) -> impl Future<Output = Option<RoomGuard<'_>>> + Send + '_ {
         let enter = self.enter_checked(room);
-        async move { Ok(tokio::time::timeout_at(deadline.into(), enter?).await.ok()) }
+        async move { tokio::time::timeout_at(deadline.into(), enter).await.ok() }
     }
 
-    /// The entry future of `room` if it is in range, its telemetry begun at the caller's
-    /// site (that of a timed entry's caller).
-    #[cfg_attr(feature = "telemetry", track_caller)]
-    fn enter_checked(&self, room: usize) -> Result<Enter<'_>, RoomError> {
-        self.check_room(room)?;
+    /// The entry future of `room`, checked (a panic at the caller's line if out of range),
+    /// its telemetry begun at the caller's site (that of a timed entry's caller).
+    #[track_caller]
+    fn enter_checked(&self, room: usize) -> Enter<'_> {
+        self.assert_room(room);
         let attempt = self.telemetry.begin(KeyRef::Index(room)).detach();
-        Ok(Enter::new(self, room, attempt))
+        Enter::new(self, room, attempt)
     }
 }
 
