@@ -995,3 +995,119 @@ fn hostile_names_never_exclude_each_other_but_by_etcds_nesting() {
         );
     });
 }
+
+/// p50 and max of `durations`.
+fn p50_max(durations: &mut [Duration]) -> (Duration, Duration) {
+    durations.sort();
+    (
+        durations[durations.len() / 2],
+        durations[durations.len() - 1],
+    )
+}
+
+/// `n` cycles of lock + release of free names, round robin over `clients`: p50 and max.
+async fn cycles(clients: &[LockClient], name: &str, n: usize) -> (Duration, Duration) {
+    let mut durations = Vec::new();
+    for i in 0..n {
+        let cycle = Instant::now();
+        let guard = clients[i % clients.len()]
+            .lock(format!("{name}-{i}").as_str())
+            .await
+            .unwrap();
+        guard.release().await.unwrap();
+        durations.push(cycle.elapsed());
+    }
+    p50_max(&mut durations)
+}
+
+#[test]
+fn a_stopped_follower_slows_no_connected_client_and_no_fresh_one() {
+    let _alone = CLUSTER
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let leader = member(&["leader"]);
+    let follower = ["1", "2", "3"]
+        .into_iter()
+        .find(|n| *n != leader)
+        .unwrap()
+        .to_owned();
+    let hung = member(&["endpoint", &follower]);
+    let all: Vec<String> = endpoints().split(',').map(str::to_owned).collect();
+    // Every endpoint first once: one of these clients' current member is the follower.
+    let rotations: Vec<Vec<String>> = (0..all.len())
+        .map(|first| all[first..].iter().chain(&all[..first]).cloned().collect())
+        .collect();
+    let name = unique("etcd-hung-follower");
+    runtime().block_on(async {
+        let mut clients = Vec::new();
+        for endpoints in &rotations {
+            let options = EtcdOptions::new(endpoints.clone()).ttl(Duration::from_secs(3));
+            clients.push(LockClient::etcd_with(options).await.unwrap());
+        }
+        // Holders on healthy leases, one per client, kept through the stop.
+        let mut holders = Vec::new();
+        for (i, locks) in clients.iter().enumerate() {
+            holders.push(
+                locks
+                    .lock(format!("{name}-held-{i}").as_str())
+                    .await
+                    .unwrap(),
+            );
+        }
+        // The same cycles with every member healthy, for comparison.
+        let (healthy_p50, healthy_max) = cycles(&clients, &format!("{name}-healthy"), 30).await;
+        let stopped = Continue(vec![follower.clone()]);
+        member(&["stop", &follower]);
+        let start = Instant::now();
+        let (p50, max) = cycles(&clients, &name, 30).await;
+        // Which member is unhealthy shows in Debug: at once where a request went to it, else
+        // once the prober asked it (every second by default, 500 ms to answer).
+        let unhealthy = format!("{hung:?}: \"unhealthy\"");
+        let judged = Instant::now();
+        for locks in &clients {
+            while !format!("{locks:?}").contains(&unhealthy) {
+                assert!(judged.elapsed() < Duration::from_secs(3), "{locks:?}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        let judged = judged.elapsed();
+        // A fresh client with the hung member listed first connects in about a round trip.
+        let mut fresh_endpoints = vec![hung.clone()];
+        fresh_endpoints.extend(all.iter().filter(|e| **e != hung).cloned());
+        let connecting = Instant::now();
+        let fresh = LockClient::etcd_with(EtcdOptions::new(fresh_endpoints))
+            .await
+            .unwrap();
+        let connected = connecting.elapsed();
+        let (_, fresh_max) = cycles(&[fresh], &format!("{name}-fresh"), 5).await;
+        // The holders outlive their TTL (3 s) with the follower stopped: never told lost.
+        tokio::time::sleep_until((start + Duration::from_millis(3500)).into()).await;
+        for holder in &holders {
+            assert!(
+                !holder.is_lost(),
+                "a holder on a healthy lease was told lost"
+            );
+        }
+        eprintln!(
+            "every member healthy: lock + release p50 {healthy_p50:?}, max {healthy_max:?}; \
+             follower {follower} stopped: p50 {p50:?}, max {max:?} (30 cycles each); \
+             judged unhealthy by every client within {judged:?} more; a fresh client connected in \
+             {connected:?}, its first 5 cycles max {fresh_max:?}"
+        );
+        assert!(p50 < Duration::from_millis(50), "p50 {p50:?}");
+        assert!(max < Duration::from_secs(1), "max {max:?}");
+        assert!(
+            connected < Duration::from_millis(100),
+            "connected in {connected:?}"
+        );
+        assert!(
+            fresh_max < Duration::from_secs(1),
+            "fresh max {fresh_max:?}"
+        );
+        drop(stopped);
+        for holder in holders {
+            holder.release().await.unwrap();
+        }
+    });
+    wait_for("a leader again", Duration::from_secs(30), has_leader);
+}

@@ -1,8 +1,10 @@
-//! The connection to the cluster: connecting (and showing refused credentials, certificates
-//! or an unreachable cluster at once), and every request bounded and retried on transient
-//! errors.
+//! The connection to the cluster: connecting (one healthy member is enough, and refused
+//! credentials, certificates or an unreachable cluster show at once), and every request
+//! bounded, sent to a healthy member ([`Members`](super::members::Members)) and retried on
+//! another, or again, on transient errors.
 
 use super::super::Error;
+use super::members::{self, Members};
 use super::{EtcdBackend, EtcdOptions, Inner};
 use etcd_client::Client;
 use std::future::Future;
@@ -45,13 +47,8 @@ pub(super) fn refusal(error: &etcd_client::Error) -> Option<Error> {
     None
 }
 
-/// An error of the client crate as chainlock's.
-fn etcd_error(error: etcd_client::Error) -> Error {
-    refusal(&error).unwrap_or(Error::Etcd(error))
-}
-
 /// Whether an error may pass when asked again (a member died, no leader yet).
-fn transient(error: &etcd_client::Error) -> bool {
+pub(super) fn transient(error: &etcd_client::Error) -> bool {
     match error {
         etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
         // gRPC codes (tonic's `Code`, not re-exported by etcd-client): Unknown, DeadlineExceeded,
@@ -73,133 +70,150 @@ pub(super) const NOT_FOUND: i32 = 5;
 pub(super) const INVALID_ARGUMENT: i32 = 3;
 
 impl EtcdBackend {
-    /// Connects within `connect_timeout`.
+    /// Connects within `connect_timeout`: returns as soon as one member answers (the others
+    /// are connected and judged in the background), or with the first error that no member
+    /// can cure (refused credentials or certificate, an invalid endpoint).
     pub(in crate::distributed) async fn connect(
         options: EtcdOptions,
         runtime: Handle,
     ) -> Result<Self, Error> {
         let (endpoints, connect) = options.connection();
+        if endpoints.is_empty() {
+            return Err(Error::Etcd(etcd_client::Error::InvalidArgs(
+                "empty endpoints".to_owned(),
+            )));
+        }
         let limit = options.connect_timeout;
         let unresponsive = Error::EtcdUnresponsive {
             operation: "connect",
             after: limit,
         };
         let deadline = deadline_in(limit);
-        // With a user, connecting authenticates: retried as a request is, within the bound.
-        let client = loop {
-            match tokio::time::timeout_at(
-                deadline,
-                Client::connect(&endpoints, Some(connect.clone())),
-            )
-            .await
-            {
-                Ok(Ok(client)) => break client,
-                Ok(Err(error)) if refusal(&error).is_none() && transient(&error) => {
-                    let pause = tokio::time::Instant::now() + Duration::from_millis(50);
-                    if pause >= deadline {
-                        return Err(unresponsive);
+        let members = Arc::new(Members::new(endpoints, options.attempt_timeout));
+        // Every member at once; each retried on transient errors until the deadline.
+        let (sender, mut answers) = tokio::sync::mpsc::unbounded_channel();
+        for index in 0..members.len() {
+            let (members, connect, sender) = (members.clone(), connect.clone(), sender.clone());
+            drop(runtime.spawn(async move {
+                let outcome = loop {
+                    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                    let outcome =
+                        members::probe(&members, index, &connect, left.min(ATTEMPT)).await;
+                    match outcome {
+                        Err(error) if !members::is_final(&error) => {
+                            let pause = tokio::time::Instant::now() + Duration::from_millis(50);
+                            if pause >= deadline {
+                                break Err(error);
+                            }
+                            tokio::time::sleep_until(pause).await;
+                        }
+                        other => break other,
                     }
-                    tokio::time::sleep_until(pause).await;
+                };
+                sender.send((index, outcome)).ok();
+            }));
+        }
+        drop(sender);
+        loop {
+            match tokio::time::timeout_at(deadline, answers.recv()).await {
+                Ok(Some((index, Ok(())))) => {
+                    members.prefer(index);
+                    break;
                 }
-                Ok(Err(error)) => return Err(etcd_error(error)),
-                Err(_) => return Err(unresponsive),
+                Ok(Some((_, Err(error)))) if members::is_final(&error) => return Err(error),
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => return Err(unresponsive),
             }
-        };
-        // The connection is lazy (and authenticates only with a user): one request shows
-        // refused credentials or certificates, and an unreachable cluster, now.
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        request(
-            &client,
-            left,
-            "connect",
-            &mut |mut client: Client| async move { client.status().await.map(drop) },
-        )
-        .await
-        .or_else(|error| match error {
-            Error::EtcdUnresponsive { .. } => Err(Error::EtcdUnresponsive {
-                operation: "connect",
-                after: limit,
-            }),
-            // The cluster answered (a user without the right to ask for its status, say).
-            Error::Etcd(etcd_client::Error::GRpcStatus(_)) => Ok(()),
-            other => Err(other),
-        })?;
+        }
+        drop(runtime.spawn(members::watch_over(
+            Arc::downgrade(&members),
+            connect,
+            options.probe_interval,
+        )));
         Ok(Self(Arc::new(Inner {
-            client,
+            members,
             options,
             runtime,
         })))
     }
 
-    /// `call` with a clone of the client, retried on transient errors until `limit` passed.
-    pub(super) async fn call<T, F, Fut>(
-        &self,
-        operation: &'static str,
-        mut call: F,
-    ) -> Result<T, Error>
+    /// `call` with a client of a healthy member, retried on transient errors (on another
+    /// member at once while one is healthy) until `request_timeout` passed.
+    pub(super) async fn call<T, F, Fut>(&self, operation: &'static str, call: F) -> Result<T, Error>
     where
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
-        request(
-            &self.0.client,
-            self.0.options.request_timeout,
+        self.call_on(operation, call).await.map(|(value, _)| value)
+    }
+
+    /// [`call`](Self::call), and which member answered.
+    pub(super) async fn call_on<T, F, Fut>(
+        &self,
+        operation: &'static str,
+        mut call: F,
+    ) -> Result<(T, usize), Error>
+    where
+        F: FnMut(Client) -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let limit = self.0.options.request_timeout;
+        let members = &self.0.members;
+        let deadline = deadline_in(limit);
+        let unresponsive = Error::EtcdUnresponsive {
             operation,
-            &mut call,
-        )
-        .await
+            after: limit,
+        };
+        loop {
+            if let Some((index, client)) = members.pick() {
+                let member = members.member(index);
+                // One attempt waits at most the attempt timeout while another member is
+                // healthy, else `ATTEMPT`: a request stuck on a member that hangs, died or
+                // lost its leader is asked again, of another member, within the bound.
+                let attempt = deadline
+                    .min(tokio::time::Instant::now() + members.attempt_bound(index, ATTEMPT));
+                match tokio::time::timeout_at(attempt, call(client)).await {
+                    Ok(Ok(value)) => {
+                        member.answered();
+                        return Ok((value, index));
+                    }
+                    Ok(Err(error)) => {
+                        if let Some(refused) = refusal(&error) {
+                            return Err(refused);
+                        }
+                        if !transient(&error) {
+                            member.answered();
+                            return Err(Error::Etcd(error));
+                        }
+                        member.failed();
+                    }
+                    Err(_) => member.failed(),
+                }
+                if members.any_healthy() {
+                    if tokio::time::Instant::now() >= deadline {
+                        return Err(unresponsive);
+                    }
+                    continue;
+                }
+            }
+            let pause = tokio::time::Instant::now() + Duration::from_millis(50);
+            if pause >= deadline {
+                return Err(unresponsive);
+            }
+            tokio::time::sleep_until(pause).await;
+        }
     }
 }
 
-/// The longest single attempt of a request.
+/// The longest single attempt of a request while no other member is healthy.
 const ATTEMPT: Duration = Duration::from_millis(1500);
 
 /// `limit` from now; a limit too large for an `Instant` (`Duration::MAX`: no bound) is a
 /// deadline thirty years away, as Tokio's own timer does, instead of an overflow.
-fn deadline_in(limit: Duration) -> tokio::time::Instant {
+pub(super) fn deadline_in(limit: Duration) -> tokio::time::Instant {
     let now = tokio::time::Instant::now();
     now.checked_add(limit)
         .unwrap_or_else(|| now + Duration::from_hours(30 * 365 * 24))
-}
-
-/// A request to the cluster, retried on transient errors, bounded by `limit` in all.
-async fn request<T, F, Fut>(
-    client: &Client,
-    limit: Duration,
-    operation: &'static str,
-    call: &mut F,
-) -> Result<T, Error>
-where
-    F: FnMut(Client) -> Fut,
-    Fut: Future<Output = Result<T, etcd_client::Error>>,
-{
-    let deadline = deadline_in(limit);
-    let unresponsive = Error::EtcdUnresponsive {
-        operation,
-        after: limit,
-    };
-    loop {
-        // One attempt waits at most `ATTEMPT`: a request stuck on a member that died or lost
-        // its leader is asked again (possibly of another member) within the bound.
-        let attempt = deadline.min(tokio::time::Instant::now() + ATTEMPT);
-        match tokio::time::timeout_at(attempt, call(client.clone())).await {
-            Ok(Ok(value)) => return Ok(value),
-            Ok(Err(error)) => {
-                if let Some(refused) = refusal(&error) {
-                    return Err(refused);
-                }
-                if !transient(&error) {
-                    return Err(Error::Etcd(error));
-                }
-            }
-            Err(_) => {}
-        }
-        let pause = tokio::time::Instant::now() + Duration::from_millis(50);
-        if pause >= deadline {
-            return Err(unresponsive);
-        }
-        tokio::time::sleep_until(pause).await;
-    }
 }
 
 #[cfg(test)]

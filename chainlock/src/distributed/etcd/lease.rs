@@ -3,8 +3,8 @@
 
 use super::super::Error;
 use super::connection::NOT_FOUND;
+use super::members::Members;
 use super::{EtcdBackend, EtcdOptions};
-use etcd_client::Client;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -88,7 +88,7 @@ impl Lease {
             backend
                 .0
                 .runtime
-                .spawn(keep_alive(backend.0.client.clone(), id, state.clone()));
+                .spawn(keep_alive(backend.0.members.clone(), id, state.clone()));
         Self {
             id,
             state,
@@ -146,17 +146,25 @@ impl Drop for Lease {
     }
 }
 
-/// Keeps lease `id` alive every TTL / 3, reopening the stream when it breaks, until the lease
-/// is lost (the server says it is gone, or the clock passed its deadline).
-async fn keep_alive(client: Client, id: i64, state: Arc<LeaseState>) {
+/// Keeps lease `id` alive every TTL / 3, on a healthy member, until the lease is lost (the
+/// server says it is gone, or the clock passed its deadline). The stream is opened again, on
+/// another member while one is healthy, when it breaks, when an answer does not come within an
+/// attempt, or when its member is judged unhealthy by anyone (a request, the prober).
+async fn keep_alive(members: Arc<Members>, id: i64, state: Arc<LeaseState>) {
     let every = state.ttl / 3;
     let pause = Duration::from_millis(250).min(every);
     while !state.is_lost() {
+        let Some((index, mut client)) = members.pick() else {
+            tokio::time::sleep(pause).await;
+            continue;
+        };
+        let member = members.member(index);
+        let failures = member.failures();
         let sent = Instant::now();
-        let opened = tokio::time::timeout(every, {
-            let mut client = client.clone();
-            async move { client.lease_keep_alive(id).await }
-        })
+        let opened = tokio::time::timeout(
+            members.attempt_bound(index, every),
+            client.lease_keep_alive(id),
+        )
         .await;
         let (mut keeper, mut stream) = match opened {
             Ok(Ok(pair)) => pair,
@@ -166,32 +174,48 @@ async fn keep_alive(client: Client, id: i64, state: Arc<LeaseState>) {
                 return;
             }
             _ => {
-                tokio::time::sleep(pause).await;
+                member.failed();
+                if !members.any_healthy() {
+                    tokio::time::sleep(pause).await;
+                }
                 continue;
             }
         };
+        member.answered();
         // Opening the stream sent a keep-alive and read its answer (TTL > 0).
         state.confirmed(sent, state.ttl);
         loop {
-            tokio::time::sleep(every).await;
+            tokio::select! {
+                () = tokio::time::sleep(every) => {}
+                // Judged unhealthy since the stream opened: move now.
+                () = member.trouble_since(failures) => break,
+            }
             let sent = Instant::now();
             if keeper.keep_alive().await.is_err() {
+                member.failed();
                 break;
             }
-            match tokio::time::timeout(every, stream.message()).await {
+            match tokio::time::timeout(members.attempt_bound(index, every), stream.message()).await
+            {
                 Ok(Ok(Some(response))) if response.ttl() > 0 => {
+                    member.answered();
                     state.confirmed(sent, Duration::from_secs(response.ttl().cast_unsigned()));
                 }
                 Ok(Ok(Some(_))) => {
                     state.mark_lost();
                     return;
                 }
-                _ => break,
+                _ => {
+                    member.failed();
+                    break;
+                }
             }
             if state.is_lost() {
                 return;
             }
         }
-        tokio::time::sleep(pause).await;
+        if !members.any_healthy() {
+            tokio::time::sleep(pause).await;
+        }
     }
 }

@@ -176,8 +176,8 @@ impl EtcdBackend {
             let Some((key, at)) = self.predecessor(keys, revision, mode).await? else {
                 break;
             };
-            let mut watch = self
-                .call("a watch", |mut client| {
+            let (mut watch, index) = self
+                .call_on("a watch", |mut client| {
                     let key = key.clone();
                     async move {
                         client
@@ -186,12 +186,19 @@ impl EtcdBackend {
                     }
                 })
                 .await?;
-            // Until the predecessor's delete, our lease's loss, or the deadline.
+            // Until the predecessor's delete, our lease's loss, the deadline, or the watch's
+            // member judged unhealthy (a member that hangs sends no event: the watch moves).
+            let member = self.0.members.member(index);
+            let failures = member.failures();
             let mut trouble = false;
             loop {
                 tokio::select! {
                     () = &mut expired => return Ok(false),
                     () = lease.state.lost() => break,
+                    () = member.trouble_since(failures) => {
+                        trouble = true;
+                        break;
+                    }
                     message = watch.message() => {
                         let Ok(Some(response)) = message else {
                             trouble = true;
@@ -211,9 +218,9 @@ impl EtcdBackend {
                     }
                 }
             }
-            if trouble {
-                // The stream broke (a member died): look again after a short pause, within
-                // the deadline.
+            if trouble && !self.0.members.any_healthy() {
+                // The stream broke (a member died) and no member is judged healthy: look
+                // again after a short pause, within the deadline.
                 tokio::select! {
                     () = &mut expired => return Ok(false),
                     () = tokio::time::sleep(Duration::from_millis(100)) => {}

@@ -29,36 +29,44 @@
 //!   errors, such as a member that died, until then): [`Error::EtcdUnresponsive`]. A waiter's
 //!   watch is bounded by its deadline and by its own lease: a waiter whose lease lapses (the
 //!   cluster stopped answering) returns [`Error::EtcdUnresponsive`].
+//! - **Members** (`members.rs`): a connection to each endpoint and a judgement of each
+//!   member's health. A request goes to a healthy member; an attempt waits at most
+//!   [`EtcdOptions::attempt_timeout`] while another member is healthy, then moves there (and
+//!   the member is judged unhealthy); keep-alive streams and watches move off a member judged
+//!   unhealthy; a prober asks every member every [`EtcdOptions::probe_interval`]. So a hung or
+//!   cut-off minority member costs at most one attempt timeout, once, not a wait per request.
 //! - Release revokes the lease (which deletes the key). A lease nobody revokes (a holder killed
 //!   with `kill -9`) expires after its TTL and frees the name then.
-//! - **Connecting** makes one request (the status of a member) within the connect timeout, so
+//! - **Connecting** asks every member for its status at once and returns when the first
+//!   answers (within the connect timeout), so
 //!   that wrong credentials ([`Error::EtcdAuthentication`]), a certificate that does not verify
 //!   (`Error::EtcdTls`, feature `etcd-tls`) and an unreachable cluster
-//!   ([`Error::EtcdUnresponsive`]) show at [`LockClient::etcd_with`](super::LockClient::etcd_with),
+//!   ([`Error::EtcdUnresponsive`]) show at [`LockClient::etcd_with`](crate::distributed::LockClient::etcd_with),
 //!   not at the first lock. Neither a refused credential nor a refused certificate is retried.
 
 mod connection;
 mod keys;
 mod lease;
 mod lock;
+mod members;
 mod options;
 
 use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
 use super::{Error, FencingToken, LockKey};
-use etcd_client::Client;
 use lease::{Lease, LeaseState};
+use members::Members;
 pub use options::EtcdOptions;
 use std::fmt;
 use std::sync::Arc;
 use tokio::runtime::Handle;
 
 struct Inner {
-    client: Client,
+    members: Arc<Members>,
     options: EtcdOptions,
     runtime: Handle,
 }
 
-/// The etcd backend: a connection (balanced over the endpoints) shared by every hold.
+/// The etcd backend: a connection to each member, judged healthy or not, shared by every hold.
 #[derive(Clone)]
 pub(super) struct EtcdBackend(Arc<Inner>);
 
@@ -82,7 +90,7 @@ impl Backend for EtcdBackend {
 
     fn describe(&self, f: &mut fmt::DebugStruct<'_, '_>) {
         f.field("backend", &"etcd")
-            .field("endpoints", &self.0.options.endpoints)
+            .field("members", &self.0.members)
             .field("ttl", &self.0.options.ttl);
     }
 }

@@ -6,7 +6,7 @@ use etcd_client::ConnectOptions;
 use std::fmt;
 use std::time::Duration;
 
-/// The options of an etcd [`LockClient`](super::LockClient): the cluster's endpoints, the
+/// The options of an etcd [`LockClient`](crate::distributed::LockClient): the cluster's endpoints, the
 /// lease TTL, the bounds of network waits and the credentials.
 ///
 /// # Examples
@@ -29,6 +29,8 @@ pub struct EtcdOptions {
     pub(super) ttl: Duration,
     pub(super) request_timeout: Duration,
     pub(super) connect_timeout: Duration,
+    pub(super) attempt_timeout: Duration,
+    pub(super) probe_interval: Duration,
     user: Option<(String, String)>,
     #[cfg(feature = "etcd-tls")]
     tls: Option<TlsSettings>,
@@ -51,6 +53,8 @@ impl fmt::Debug for EtcdOptions {
             .field("ttl", &self.ttl)
             .field("request_timeout", &self.request_timeout)
             .field("connect_timeout", &self.connect_timeout)
+            .field("attempt_timeout", &self.attempt_timeout)
+            .field("probe_interval", &self.probe_interval)
             .field("user", &self.user.as_ref().map(|(name, _)| name))
             .field("tls", &self.uses_tls())
             .finish()
@@ -78,6 +82,8 @@ impl EtcdOptions {
             ttl: Duration::from_secs(10),
             request_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(5),
+            attempt_timeout: Duration::from_millis(500),
+            probe_interval: Duration::from_secs(1),
             user: None,
             #[cfg(feature = "etcd-tls")]
             tls: None,
@@ -162,11 +168,56 @@ impl EtcdOptions {
         self
     }
 
+    /// The longest one attempt of a request (or a keep-alive) waits on one member while
+    /// another member is judged healthy; 500 ms by default. The client keeps a connection to
+    /// each endpoint and judges each member's health: a member on which an attempt times out
+    /// (it hangs, is stopped, or its packets are dropped) or fails with a transient error is
+    /// judged unhealthy, the request is asked of a healthy member at once, and keep-alive
+    /// streams and waiters' watches move off it. With no other member healthy, an attempt
+    /// waits up to 1.5 s (within [`request_timeout`](Self::request_timeout)). An attempt that
+    /// timed out on a member that was only slow is safe: every request is one that may be
+    /// asked again. Which members are judged unhealthy shows in the client's `Debug`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = chainlock::distributed::EtcdOptions::new(["http://127.0.0.1:2379"])
+    ///     .attempt_timeout(Duration::from_millis(300));
+    /// # drop(options);
+    /// ```
+    #[must_use]
+    pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.attempt_timeout = timeout;
+        self
+    }
+
+    /// How often every member is asked for its status (within the
+    /// [`attempt_timeout`](Self::attempt_timeout)) to judge its health; 1 s by default. A
+    /// member that answers and knows a leader is healthy (used again once it comes back); one
+    /// that does not answer in time is unhealthy, so a hung member is found even when no
+    /// request goes to it (a waiter's watch on it then moves within this interval and the
+    /// attempt timeout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = chainlock::distributed::EtcdOptions::new(["http://127.0.0.1:2379"])
+    ///     .probe_interval(Duration::from_millis(500));
+    /// # drop(options);
+    /// ```
+    #[must_use]
+    pub fn probe_interval(mut self, interval: Duration) -> Self {
+        self.probe_interval = interval;
+        self
+    }
+
     /// Authenticates as `name` with `password` (etcd's auth must be enabled on the cluster),
     /// when the client connects; the client crate renews the token etcd gives. The user needs
     /// read and write rights on the keys under each name it locks (`NAME/`): etcd grants them
     /// per prefix (`etcdctl role grant-permission --prefix=true ROLE readwrite NAME/`). Wrong
-    /// credentials are refused at [`LockClient::etcd_with`](super::LockClient::etcd_with) with
+    /// credentials are refused at [`LockClient::etcd_with`](crate::distributed::LockClient::etcd_with) with
     /// [`Error::EtcdAuthentication`]; a lock outside the user's rights fails with
     /// [`Error::Etcd`] (`permission denied`). Without TLS (feature `etcd-tls`) the password
     /// crosses the network in the clear.
