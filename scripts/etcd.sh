@@ -32,6 +32,9 @@
 #   CHAINLOCK_ETCD_AUTH_ENDPOINT   http://127.0.0.1:PORT with auth enabled: user `root` and user
 #                                  `locks` (read-write on keys under `locks/` only), both with the
 #                                  password in CHAINLOCK_ETCD_AUTH_PASSWORD
+# The partition tests cut a worker process (run as a uid of its own with `setpriv`) from members
+# with iptables rules that match that uid only (installs `iptables`, and `util-linux` for
+# setpriv, if missing); they need root, as the rest of this script's set-up.
 # And Go's own lock client, for the interop test (installs Debian's `golang-go` and
 # `golang-etcd-server-dev` if missing, and builds scripts/go-mutex offline in GOPATH mode):
 #   CHAINLOCK_ETCD_GO_MUTEX        the built `go-mutex` (see scripts/go-mutex/main.go)
@@ -42,8 +45,9 @@ chainlock_etcd_start() {
     echo "etcd.sh: using the cluster at CHAINLOCK_ETCD_ENDPOINTS"
     return 0
   fi
-  local packages="etcd-server etcd-client protobuf-compiler openssl golang-go golang-etcd-server-dev"
+  local packages="etcd-server etcd-client protobuf-compiler openssl golang-go golang-etcd-server-dev iptables util-linux"
   if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1 \
+    || ! command -v iptables >/dev/null 2>&1 || ! command -v setpriv >/dev/null 2>&1 \
     || ! command -v protoc >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1 \
     || ! command -v go >/dev/null 2>&1 || [[ ! -d /usr/share/gocode/src/go.etcd.io/etcd/clientv3 ]]; then
     echo "etcd.sh: installing $packages (apt-get)"

@@ -1111,3 +1111,240 @@ fn a_stopped_follower_slows_no_connected_client_and_no_fresh_one() {
     });
     wait_for("a leader again", Duration::from_secs(30), has_leader);
 }
+
+/// Packets of the processes of one user id to some members' ports dropped both ways
+/// (iptables: that uid's packets to the ports, and the replies on its connections, marked with
+/// CONNMARK), until dropped. Matches the test's own worker processes only (they run as that
+/// uid, which no other process uses); touches no other address or process.
+struct Cut {
+    uid: u32,
+    ports: Vec<String>,
+}
+
+impl Cut {
+    fn rules(&self, add: bool) -> Vec<Vec<String>> {
+        let op = if add { "-A" } else { "-D" };
+        let (uid, comment) = (self.uid.to_string(), format!("chainlock-test-{}", self.uid));
+        let mut rules = vec![vec![
+            "-t",
+            "mangle",
+            op,
+            "OUTPUT",
+            "-m",
+            "owner",
+            "--uid-owner",
+            &uid,
+            "-m",
+            "comment",
+            "--comment",
+            &comment,
+            "-j",
+            "CONNMARK",
+            "--set-mark",
+            &uid,
+        ]]
+        .into_iter()
+        .map(|rule| rule.into_iter().map(str::to_owned).collect::<Vec<_>>())
+        .collect::<Vec<_>>();
+        for port in &self.ports {
+            for rule in [
+                vec![
+                    op,
+                    "OUTPUT",
+                    "-p",
+                    "tcp",
+                    "-d",
+                    "127.0.0.1",
+                    "--dport",
+                    port,
+                    "-m",
+                    "owner",
+                    "--uid-owner",
+                    &uid,
+                    "-m",
+                    "comment",
+                    "--comment",
+                    &comment,
+                    "-j",
+                    "DROP",
+                ],
+                vec![
+                    op,
+                    "INPUT",
+                    "-p",
+                    "tcp",
+                    "-s",
+                    "127.0.0.1",
+                    "--sport",
+                    port,
+                    "-m",
+                    "connmark",
+                    "--mark",
+                    &uid,
+                    "-m",
+                    "comment",
+                    "--comment",
+                    &comment,
+                    "-j",
+                    "DROP",
+                ],
+            ] {
+                rules.push(rule.into_iter().map(str::to_owned).collect());
+            }
+        }
+        rules
+    }
+
+    /// Cuts the processes of `uid` from the members `members` (1..3).
+    fn new(uid: u32, members: &[&str]) -> Self {
+        let ports = members
+            .iter()
+            .map(|n| {
+                member(&["endpoint", n])
+                    .rsplit(':')
+                    .next()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        let cut = Self { uid, ports };
+        for rule in cut.rules(true) {
+            let out = Command::new("iptables")
+                .arg("-w")
+                .args(&rule)
+                .output()
+                .expect("iptables (the partition tests need it: scripts/etcd.sh installs it)");
+            assert!(out.status.success(), "iptables {rule:?}: {out:?}");
+        }
+        cut
+    }
+}
+
+impl Drop for Cut {
+    fn drop(&mut self) {
+        for rule in self.rules(false) {
+            Command::new("iptables").arg("-w").args(&rule).output().ok();
+        }
+    }
+}
+
+/// A user id no process uses, for one test's workers (`offset` tells the tests apart).
+fn test_uid(offset: u32) -> u32 {
+    200_000 + (std::process::id() % 100_000) * 4 + offset
+}
+
+/// A worker process running as `uid` (so that only it is cut by a [`Cut`] for `uid`).
+fn worker_as(uid: u32, args: &[&str]) -> (Killed, BufReader<std::process::ChildStdout>) {
+    let id = uid.to_string();
+    let mut child = Command::new("setpriv")
+        .args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_distributed-worker"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("setpriv (util-linux)");
+    let out = BufReader::new(child.stdout.take().unwrap());
+    (Killed(child), out)
+}
+
+/// Sends `line` to the worker and reads its answer.
+fn ask(child: &mut Child, out: &mut impl BufRead, line: &str) -> String {
+    let stdin = child.stdin.as_mut().unwrap();
+    writeln!(stdin, "{line}").unwrap();
+    stdin.flush().unwrap();
+    let mut answer = String::new();
+    out.read_line(&mut answer).unwrap();
+    answer.trim().to_owned()
+}
+
+#[test]
+fn a_client_cut_from_one_member_keeps_locking() {
+    let _cluster = shared_cluster();
+    let uid = test_uid(0);
+    let name = unique("etcd-cut-one");
+    let (mut worker, mut out) = worker_as(uid, &["cycles", "etcd", &endpoints(), &name]);
+    let mut ready = String::new();
+    out.read_line(&mut ready).unwrap();
+    assert_eq!(ready.trim(), "ready", "the worker could not connect");
+    // Each member in turn: one of them is the member the client was using.
+    for n in ["1", "2", "3"] {
+        let cut = Cut::new(uid, &[n]);
+        let answer = ask(&mut worker.0, &mut out, "30");
+        drop(cut);
+        let numbers: Vec<u64> = answer
+            .strip_prefix("cycles ")
+            .unwrap_or_else(|| panic!("worker said {answer:?}"))
+            .split(' ')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let (p50, max, errors) = (
+            Duration::from_micros(numbers[0]),
+            Duration::from_micros(numbers[1]),
+            numbers[2],
+        );
+        eprintln!(
+            "cut from member {n}: lock + release p50 {p50:?}, max {max:?}, {errors} errors (30 cycles)"
+        );
+        assert_eq!(errors, 0, "cut from member {n}");
+        assert!(
+            p50 < Duration::from_millis(50),
+            "cut from member {n}: p50 {p50:?}"
+        );
+        assert!(
+            max < Duration::from_secs(1),
+            "cut from member {n}: max {max:?}"
+        );
+    }
+}
+
+#[test]
+fn a_holder_cut_from_every_member_is_told_lost_before_anyone_else_holds() {
+    let _cluster = shared_cluster();
+    let uid = test_uid(1);
+    let name = unique("etcd-cut-all");
+    let (mut holder, mut out) = worker_as(uid, &["hold-report", "etcd", &endpoints(), &name, "2"]);
+    let token = read_held(&mut out);
+    assert_eq!(ask(&mut holder.0, &mut out, "?"), "lost false");
+    let cut = Cut::new(uid, &["1", "2", "3"]);
+    let cut_at = Instant::now();
+    // The holder is asked every 10 ms whether it lost, until it says so.
+    let asking = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if ask(&mut holder.0, &mut out, "?") == "lost true" {
+                return (Instant::now(), holder);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the cut-off holder never said lost"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    let held = runtime().block_on(async {
+        let locks = client(5).await;
+        let guard = locks
+            .try_lock_for(&name, Duration::from_secs(20))
+            .await
+            .unwrap()
+            .expect("the name after the cut-off holder's lease expired");
+        let held = Instant::now();
+        assert!(guard.token().get() > token);
+        guard.release().await.unwrap();
+        held
+    });
+    let (lost, holder) = asking.join().unwrap();
+    drop(cut);
+    assert!(
+        lost < held,
+        "another client held the name before the cut-off holder said lost"
+    );
+    eprintln!(
+        "holder cut from every member (TTL 2 s, margin 0.5 s): said lost {:?} after the cut, \
+         {:?} before another client held the name",
+        lost - cut_at,
+        held - lost
+    );
+    drop(holder);
+}

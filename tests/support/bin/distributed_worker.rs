@@ -28,6 +28,9 @@
 //!     acquires NAME (etcd: with a lease TTL of TTL_SECS), prints `held <token>`, then answers
 //!     every line on stdin with `lost <is_lost()>`
 //! ```
+//! distributed-worker cycles BACKEND TARGET NAME
+//!     connects, prints `ready`, then for every line `N` on stdin runs N lock + release cycles
+//!     of free names (`NAME-<i>`) and prints `cycles <p50 µs> <max µs> <errors>`
 //! BACKEND is `file` (TARGET: lock directory), `postgres` (TARGET: URL) or, with the suite's
 //! feature `etcd`, `etcd` (TARGET: endpoints, comma-separated; lease TTL 2 s).
 
@@ -144,6 +147,7 @@ fn main() {
             }
         }
         "hold-report" => hold_report(&arg),
+        "cycles" => cycles(&client(arg(1), arg(2)), arg(3)),
         "hold-release" => {
             let locks = client(arg(1), arg(2));
             let guard = locks.blocking_lock(arg(3)).expect("acquire");
@@ -160,6 +164,37 @@ fn main() {
             hold_forever(0, all);
         }
         other => panic!("unknown command {other}"),
+    }
+}
+
+/// `cycles BACKEND TARGET NAME` (see the module docs).
+fn cycles(locks: &LockClient, name: &str) {
+    println!("ready");
+    std::io::stdout().flush().expect("stdout");
+    let mut next = 0_u64;
+    for line in std::io::stdin().lines() {
+        let n: usize = line.expect("stdin").trim().parse().expect("N");
+        let mut took = Vec::with_capacity(n);
+        let mut errors = 0;
+        for _ in 0..n {
+            next += 1;
+            let start = std::time::Instant::now();
+            let outcome = locks
+                .blocking_lock(format!("{name}-{next}").as_str())
+                .and_then(chainlock::distributed::DistributedGuard::blocking_release);
+            took.push(start.elapsed());
+            if let Err(error) = outcome {
+                eprintln!("cycle {next}: {error}");
+                errors += 1;
+            }
+        }
+        took.sort();
+        println!(
+            "cycles {} {} {errors}",
+            took[n / 2].as_micros(),
+            took[n - 1].as_micros()
+        );
+        std::io::stdout().flush().expect("stdout");
     }
 }
 
