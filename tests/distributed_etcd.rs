@@ -1020,6 +1020,53 @@ async fn cycles(clients: &[LockClient], name: &str, n: usize) -> (Duration, Dura
     p50_max(&mut durations)
 }
 
+/// A queued waiter: the holder it waits for, and its task (when it held, and its guard).
+type Waiter = (
+    chainlock::distributed::DistributedGuard,
+    tokio::task::JoinHandle<(Instant, chainlock::distributed::DistributedGuard)>,
+);
+
+/// One waiter on each client, each queued behind a holder of another client.
+async fn queue_waiters(clients: &[LockClient], name: &str) -> Vec<Waiter> {
+    let mut waiters = Vec::new();
+    for i in 0..clients.len() {
+        let waited = format!("{name}-waited-{i}");
+        let holder = clients[(i + 1) % clients.len()]
+            .lock(waited.as_str())
+            .await
+            .unwrap();
+        let locks = clients[i].clone();
+        let queued = waited.clone();
+        let task = tokio::spawn(async move {
+            let guard = locks.lock(queued.as_str()).await.unwrap();
+            (Instant::now(), guard)
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while queue(&waited).len() < 2 {
+            assert!(Instant::now() < deadline, "the waiter never queued");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        waiters.push((holder, task));
+    }
+    waiters
+}
+
+/// Releases each waiter's holder; the longest time from a release to its waiter's hold.
+async fn serve_waiters(waiters: Vec<Waiter>) -> Duration {
+    let mut longest = Duration::ZERO;
+    for (holder, task) in waiters {
+        let released = Instant::now();
+        holder.release().await.unwrap();
+        let (held, guard) = tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("a queued waiter was never served")
+            .unwrap();
+        longest = longest.max(held - released);
+        guard.release().await.unwrap();
+    }
+    longest
+}
+
 #[test]
 fn a_stopped_follower_slows_no_connected_client_and_no_fresh_one() {
     let _alone = CLUSTER
@@ -1056,6 +1103,8 @@ fn a_stopped_follower_slows_no_connected_client_and_no_fresh_one() {
         }
         // The same cycles with every member healthy, for comparison.
         let (healthy_p50, healthy_max) = cycles(&clients, &format!("{name}-healthy"), 30).await;
+        // A waiter per client, queued (its watch open on its client's member) before the stop.
+        let waiters = queue_waiters(&clients, &name).await;
         let stopped = Continue(vec![follower.clone()]);
         member(&["stop", &follower]);
         let start = Instant::now();
@@ -1080,6 +1129,8 @@ fn a_stopped_follower_slows_no_connected_client_and_no_fresh_one() {
             .unwrap();
         let connected = connecting.elapsed();
         let (_, fresh_max) = cycles(&[fresh], &format!("{name}-fresh"), 5).await;
+        // The waiters' watches moved off the stopped member: each is served on its release.
+        let served = serve_waiters(waiters).await;
         // The holders outlive their TTL (3 s) with the follower stopped: never told lost.
         tokio::time::sleep_until((start + Duration::from_millis(3500)).into()).await;
         for holder in &holders {
@@ -1092,7 +1143,12 @@ fn a_stopped_follower_slows_no_connected_client_and_no_fresh_one() {
             "every member healthy: lock + release p50 {healthy_p50:?}, max {healthy_max:?}; \
              follower {follower} stopped: p50 {p50:?}, max {max:?} (30 cycles each); \
              judged unhealthy by every client within {judged:?} more; a fresh client connected in \
-             {connected:?}, its first 5 cycles max {fresh_max:?}"
+             {connected:?}, its first 5 cycles max {fresh_max:?}; queued waiters served within \
+             {served:?} of the release"
+        );
+        assert!(
+            served < Duration::from_secs(1),
+            "a waiter served after {served:?}"
         );
         assert!(p50 < Duration::from_millis(50), "p50 {p50:?}");
         assert!(max < Duration::from_secs(1), "max {max:?}");
