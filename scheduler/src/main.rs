@@ -215,9 +215,22 @@ fn print_table(rows: &[(LeafWork, Report)], threads: u16) {
 /// The hottest lock classes of each run, and the SVG; `false` if the SVG could not be written.
 fn print_stats(args: &Args, runs: &[RunStats]) -> bool {
     println!();
+    let scale = if args.sample_every == 1 {
+        "every acquisition recorded".to_owned()
+    } else {
+        format!(
+            "estimates: one acquisition in {0} recorded, each counted {0} times",
+            args.sample_every
+        )
+    };
+    println!("## the lock each run waited for most, and who held it ({scale})");
+    for run in runs {
+        println!("{}", stats::headline(run));
+    }
+    println!();
     println!(
-        "## the {} hottest lock classes of each run (by total wait; one acquisition in {} recorded, counts scaled by it)",
-        args.stats_top, args.sample_every
+        "## the {} hottest lock classes of each run, by total wait",
+        args.stats_top
     );
     for run in runs {
         println!();

@@ -153,6 +153,84 @@ fn unknown_names_list_the_known_ones() {
     }
 }
 
+/// A duration as the table prints it: `850ns`, `12.3µs`, `1.50ms`, `2.00s`.
+fn duration(text: &str) -> f64 {
+    let (number, unit) = text
+        .find(|c: char| c.is_alphabetic())
+        .map_or_else(|| panic!("a duration: {text}"), |at| text.split_at(at));
+    let number: f64 = number
+        .parse()
+        .unwrap_or_else(|_| panic!("a duration: {text}"));
+    number
+        * match unit {
+            "ns" => 1e-9,
+            "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            _ => panic!("a unit: {text}"),
+        }
+}
+
+/// Whether two totals agree within the rounding of three significant figures per printed
+/// figure (each is off by at most 0.5 %).
+fn agree(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 0.011 * a.max(b) + 1e-9
+}
+
+/// One lock class of a `--stats` table: its estimated total wait and contentions, and the
+/// same summed over its waiter line.
+struct Row {
+    name: String,
+    wait_total: f64,
+    contentions: u64,
+    waiters: (u64, f64),
+}
+
+/// The rows of one run's table (`section`: from its `### ` heading on).
+fn rows(section: &str) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    for line in section.lines().skip(3).take_while(|line| !line.is_empty()) {
+        if let Some(sites) = line.strip_prefix("  waiters:") {
+            let row = rows.last_mut().expect("a waiter line under a row");
+            for site in sites.split(", ") {
+                let mut words = site.split_whitespace();
+                let count: u64 = words.next().and_then(|w| w.parse().ok()).expect("a count");
+                let total = words.next().expect("a total");
+                row.waiters.0 += count;
+                row.waiters.1 += duration(total.trim_matches(['[', ']']));
+            }
+        } else if !line.starts_with(' ') && !line.is_empty() {
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            assert!(cells.len() > 10, "a row of ten figures: {line}");
+            let figures = &cells[cells.len() - 10..];
+            rows.push(Row {
+                name: cells[..cells.len() - 10].join(" "),
+                wait_total: duration(figures[0]),
+                contentions: figures[1].parse().expect("contentions"),
+                waiters: (0, 0.0),
+            });
+        }
+    }
+    rows
+}
+
+/// The rows of one run's table, each checked: one scale in a table, so each row's
+/// contentions and total wait are its waiter line's, summed.
+fn rows_agreeing_with_their_waiter_lines(section: &str) -> Vec<Row> {
+    let rows = rows(section);
+    for row in &rows {
+        assert_eq!(row.contentions, row.waiters.0, "{}: {section}", row.name);
+        assert!(
+            agree(row.wait_total, row.waiters.1),
+            "{}: wait-total {} s, waiters {} s: {section}",
+            row.name,
+            row.wait_total,
+            row.waiters.1
+        );
+    }
+    rows
+}
+
 #[test]
 fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() {
     let svg_path = std::env::temp_dir().join(format!(
@@ -163,6 +241,12 @@ fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() 
         "--stats",
         "--stats-svg",
         svg_path.to_str().expect("a UTF-8 temp dir"),
+        // Sampled, so that a figure left unscaled shows; every class in the table, so
+        // that the tables sum to the SVG's figures.
+        "--sample-every",
+        "10",
+        "--stats-top",
+        "100",
         "--leaf",
         "none",
         "--threads",
@@ -174,8 +258,21 @@ fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() 
     ]);
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    // One table per run, each headed by the lock_stat columns, the strategy's own lockers
-    // in it (counted acquisitions, so present whatever the contention).
+    // First, per run, the lock waited for most, how long, and who held it.
+    let headlines: Vec<&str> = stdout
+        .lines()
+        .skip_while(|line| !line.starts_with("## the lock each run waited for most"))
+        .skip(1)
+        .take_while(|line| !line.is_empty())
+        .collect();
+    assert_eq!(headlines.len(), 3, "{stdout}");
+    assert!(
+        headlines[0].starts_with("none chain: ChainToClass level"),
+        "{stdout}"
+    );
+    let mut tables = Vec::new();
+    // One table per run, each headed by its scale and the lock_stat columns, the strategy's
+    // own lockers in it (counted acquisitions, so present whatever the contention).
     for (strategy, locker) in [
         ("chain", "ChainToClass level 0 (Registry)"),
         ("crab", "CrabToClass level 0 (Registry)"),
@@ -187,9 +284,14 @@ fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() 
             .find(|section| heading.ends_with(section.lines().next().unwrap_or("?")))
             .unwrap_or_else(|| panic!("no {heading} in\n{stdout}"));
         assert!(
+            section.lines().nth(1).is_some_and(|line| line
+                .starts_with("1 acquisition in 10 sampled: counts and totals are estimates")),
+            "{section}"
+        );
+        assert!(
             section
                 .lines()
-                .nth(1)
+                .nth(2)
                 .is_some_and(|line| line.starts_with("class")
                     && line.contains("contentions")
                     && line.contains("acquisitions")),
@@ -202,11 +304,20 @@ fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() 
         let acquisitions: u64 = row
             .trim_start_matches(locker)
             .split_whitespace()
-            .nth(7)
+            .nth(5)
             .and_then(|cell| cell.parse().ok())
             .unwrap_or_else(|| panic!("an acquisitions cell in {row}"));
         assert!(acquisitions > 0, "{row}");
+        let rows = rows_agreeing_with_their_waiter_lines(section);
+        tables.push((strategy, rows));
     }
+    assert!(
+        tables
+            .iter()
+            .flat_map(|(_, rows)| rows)
+            .any(|row| row.contentions > 0),
+        "some run waited: {stdout}"
+    );
     assert!(
         stdout.contains(&format!(
             "wait-time distributions per strategy: {}",
@@ -226,5 +337,60 @@ fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() 
         .collect();
     curves.sort_unstable();
     assert_eq!(curves, ["chain", "coarse", "crab"], "{svg}");
+    legend_agrees_with_the_tables_and_sits_beside_the_plot(root, &tables);
     std::fs::remove_file(&svg_path).ok();
+}
+
+/// The SVG's legend gives each run's contentions and total wait as its table's rows sum
+/// them (every class shown), and it sits beside the plot, not over the curves.
+fn legend_agrees_with_the_tables_and_sits_beside_the_plot(
+    root: roxmltree::Node<'_, '_>,
+    tables: &[(&str, Vec<Row>)],
+) {
+    let svg = root.document().input_text();
+    for (strategy, rows) in tables {
+        let strategy = *strategy;
+        let legend = root
+            .descendants()
+            .find(|node| {
+                node.has_tag_name("text") && node.attribute("data-strategy") == Some(strategy)
+            })
+            .unwrap_or_else(|| panic!("a legend line for {strategy}: {svg}"));
+        let contentions: u64 = legend
+            .attribute("data-contentions")
+            .and_then(|n| n.parse().ok())
+            .expect("data-contentions");
+        let waited = legend
+            .attribute("data-wait-nanos")
+            .and_then(|n| n.parse::<f64>().ok())
+            .expect("data-wait-nanos")
+            * 1e-9;
+        assert_eq!(
+            contentions,
+            rows.iter().map(|row| row.contentions).sum::<u64>(),
+            "{strategy}: {svg}"
+        );
+        let table_total: f64 = rows.iter().map(|row| row.wait_total).sum();
+        assert!(
+            agree(waited, table_total),
+            "{strategy}: legend {waited} s, tables {table_total} s"
+        );
+    }
+    // The legend is beside the plot, not over it: right of the plot's right edge.
+    let plot_right = root
+        .descendants()
+        .filter(|node| node.has_tag_name("path") && node.attribute("data-strategy").is_none())
+        .filter_map(|axis| axis.attribute("d"))
+        .filter_map(|d| d.rsplit('H').next()?.parse::<f64>().ok())
+        .fold(0.0, f64::max);
+    for legend in root
+        .descendants()
+        .filter(|node| node.attribute("data-contentions").is_some())
+    {
+        let x: f64 = legend
+            .attribute("x")
+            .and_then(|x| x.parse().ok())
+            .expect("x");
+        assert!(x > plot_right, "legend at {x}, plot up to {plot_right}");
+    }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use super::histogram::Histogram;
-use super::{LockName, LockStats, SiteStats};
+use super::{LockName, LockStats, OtherSites, SiteStats};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Sites kept per side: the first eight seen (`lock_stat` keeps four); a report shows the
@@ -27,9 +27,13 @@ const SITE_SLOTS: usize = 2;
 const SITES_SHOWN: usize = 4;
 
 /// Call sites and their share, lock-free: a slot is claimed once by a compare-exchange of
-/// its site from 0, then only added to.
+/// its site from 0, then only added to; what a site with no slot left brings is summed
+/// unnamed, so that the sites' figures always add up to the class's.
 pub(super) struct Sites {
     slots: [Slot; SITE_SLOTS],
+    /// The events of sites that found every slot taken.
+    unnamed_count: AtomicU64,
+    unnamed_total: AtomicU64,
 }
 
 struct Slot {
@@ -47,10 +51,12 @@ impl Sites {
                 count: AtomicU64::new(0),
                 total: AtomicU64::new(0),
             }),
+            unnamed_count: AtomicU64::new(0),
+            unnamed_total: AtomicU64::new(0),
         }
     }
 
-    /// Adds `count` events of `nanos` in all at `site`; dropped if every slot holds another
+    /// Adds `count` events of `nanos` in all at `site`; unnamed if every slot holds another
     /// site (as `lock_stat`, which keeps the first points it sees).
     pub(super) fn record(&self, site: &'static Location<'static>, count: u64, nanos: u64) {
         let address = std::ptr::from_ref(site) as usize;
@@ -73,10 +79,13 @@ impl Sites {
                 return;
             }
         }
+        self.unnamed_count.fetch_add(count, Ordering::Relaxed);
+        self.unnamed_total.fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// The [`SITES_SHOWN`] sites with the most time (then the most events).
-    fn top(&self) -> Vec<SiteStats> {
+    /// The [`SITES_SHOWN`] sites with the most time (then the most events), and the rest
+    /// summed: the other named sites and the unnamed ones.
+    fn top(&self) -> (Vec<SiteStats>, OtherSites) {
         let mut sites: Vec<SiteStats> = self
             .slots
             .iter()
@@ -93,8 +102,16 @@ impl Sites {
             })
             .collect();
         sites.sort_by_key(|site| std::cmp::Reverse((site.total, site.count)));
+        let mut other = OtherSites {
+            count: self.unnamed_count.load(Ordering::Relaxed),
+            total: Duration::from_nanos(self.unnamed_total.load(Ordering::Relaxed)),
+        };
+        for site in sites.iter().skip(SITES_SHOWN) {
+            other.count += site.count;
+            other.total += site.total;
+        }
         sites.truncate(SITES_SHOWN);
-        sites
+        (sites, other)
     }
 
     fn absorb(&self, other: &Self) {
@@ -110,6 +127,14 @@ impl Sites {
                 );
             }
         }
+        self.unnamed_count.fetch_add(
+            other.unnamed_count.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        self.unnamed_total.fetch_add(
+            other.unnamed_total.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
     }
 
     fn reset(&self) {
@@ -118,6 +143,8 @@ impl Sites {
             slot.total.store(0, Ordering::Relaxed);
             slot.site.store(0, Ordering::Release);
         }
+        self.unnamed_count.store(0, Ordering::Relaxed);
+        self.unnamed_total.store(0, Ordering::Relaxed);
     }
 }
 
@@ -232,6 +259,8 @@ impl Class {
 
     /// The statistics now.
     pub(super) fn stats(&self) -> LockStats {
+        let (waiter_sites, other_waiter_sites) = self.waiter_sites.top();
+        let (holder_sites, other_holder_sites) = self.holder_sites.top();
         LockStats {
             lock: self.name.clone(),
             acquisitions: self.acquisitions.load(Ordering::Relaxed),
@@ -240,8 +269,10 @@ impl Class {
             hold: self.hold.summary(),
             hold_across_await: self.hold_across_await.summary(),
             waiters_at_release: self.waiters_at_release.load(Ordering::Relaxed),
-            waiter_sites: self.waiter_sites.top(),
-            holder_sites: self.holder_sites.top(),
+            waiter_sites,
+            other_waiter_sites,
+            holder_sites,
+            other_holder_sites,
         }
     }
 

@@ -249,13 +249,36 @@ pub struct LockStats {
     pub hold_across_await: Summary,
     /// Sum over releases of the waiters left waiting (an estimate, as `acquisitions`).
     pub waiters_at_release: u64,
-    /// Up to 4 waiter sites, by total wait.
+    /// Up to 4 waiter sites, by total wait (each wait counted and timed as `contended`:
+    /// estimates under sampling).
     pub waiter_sites: Vec<SiteStats>,
+    /// The waits of every other site, summed: with `waiter_sites`, the whole of
+    /// `contended`, and of the wait (`wait.total` times the sampling rate).
+    pub other_waiter_sites: OtherSites,
     /// Up to 4 holder sites, by delay charged: at each release, the waiting of every
     /// waiter since the previous recorded release (Go 1.22's mutex profile: each wait is
     /// charged once, so the charges sum to the waiting time when every acquisition is
     /// recorded; under sampling, an underestimate).
     pub holder_sites: Vec<SiteStats>,
+    /// The delay charged to every other holder site, summed.
+    pub other_holder_sites: OtherSites,
+}
+
+/// The share of the sites a [`LockStats`] does not name (beyond the four it shows), summed.
+///
+/// ```
+/// for lock in &chainlock::telemetry::report().locks {
+///     let named: u64 = lock.waiter_sites.iter().map(|site| site.count).sum();
+///     assert_eq!(named + lock.other_waiter_sites.count, lock.contended);
+/// }
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OtherSites {
+    /// How many waits (waiter side) or releases that ended waits (holder side).
+    pub count: u64,
+    /// The wait (waiter side) or the delay charged (holder side).
+    pub total: Duration,
 }
 
 /// One call site's share of a lock's waits or delays.

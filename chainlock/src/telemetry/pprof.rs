@@ -311,7 +311,9 @@ mod tests {
             hold_across_await: Summary::default(),
             waiters_at_release: 0,
             waiter_sites: waiters,
+            other_waiter_sites: super::super::OtherSites::default(),
             holder_sites: holders,
+            other_holder_sites: super::super::OtherSites::default(),
         }
     }
 

@@ -368,8 +368,8 @@ impl Probe {
         self.begin_unskipped(key, Location::caller())
     }
 
-    /// An acquisition the sampler did not skip begins: if sampled, its class, its record,
-    /// the clock.
+    /// An acquisition the sampler did not skip begins: if sampled, its class and its
+    /// record.
     #[cold]
     #[inline(never)]
     fn begin_unskipped(&self, key: KeyRef<'_>, site: &'static Location<'static>) -> Attempt<'_> {
@@ -379,9 +379,9 @@ impl Probe {
         self.begin_sampled(key, site)
     }
 
-    /// A sampled acquisition begins: its class, its record, the clock.
+    /// A sampled acquisition begins: its class, its record.
     fn begin_sampled(&self, key: KeyRef<'_>, site: &'static Location<'static>) -> Attempt<'_> {
-        self.attempt(key, Sampled::timed(site))
+        self.attempt(key, Sampled::start(site))
     }
 
     /// Whether this acquisition is surely not sampled: telemetry not enabled (one relaxed
@@ -418,7 +418,6 @@ impl Probe {
             active: ManuallyDrop::new(Some(Box::new(Sample {
                 class,
                 site: sampled.site,
-                since: sampled.start,
                 wait: None,
                 hold: None,
                 task: false,
@@ -434,31 +433,18 @@ impl Probe {
 #[derive(Clone, Copy, Debug)]
 pub struct Sampled {
     site: &'static Location<'static>,
-    /// When the acquisition began, for one that cannot tell a wait from the outside
-    /// ([`Probe::begin`]); one that tries first did not wait if its try took the lock.
-    start: Option<Instant>,
     weight: u64,
 }
 
 impl Sampled {
-    /// A sampled acquisition ([`Probe::is_sampled`]) at `site` that tries its lock first:
-    /// if the try takes it, it waited nothing (no clock read); if not, its wait is timed
-    /// from [`Attempt::waiting`].
+    /// A sampled acquisition ([`Probe::is_sampled`] or [`Probe::begin`]) at `site`: if it
+    /// takes its lock without queueing, it waited nothing (no clock read); if not, its wait
+    /// is timed from [`Attempt::waiting`].
     #[inline]
     pub fn start(site: &'static Location<'static>) -> Self {
         Self {
             site,
             weight: u64::from(next_interval()),
-            start: None,
-        }
-    }
-
-    /// A sampled acquisition at `site` that begins now, timed from here.
-    fn timed(site: &'static Location<'static>) -> Self {
-        Self {
-            site,
-            weight: u64::from(next_interval()),
-            start: Some(Instant::now()),
         }
     }
 }
@@ -726,8 +712,6 @@ impl std::fmt::Debug for Attempt<'_> {
 struct Sample {
     class: Arc<Class>,
     site: &'static Location<'static>,
-    /// When the acquisition began, if timed from its start.
-    since: Option<Instant>,
     /// Set while waiting: the live table's id, when the wait began.
     wait: Option<(u64, Instant)>,
     /// Set while held: the live table's record, the lock, when it was granted.
@@ -903,12 +887,11 @@ fn finish_acquired(mut sample: Box<Sample>, lock: LockAddr, held: bool) -> Held 
             .record(sample.site, weight, waited.saturating_mul(weight));
         sample.wait = None;
     } else {
-        // Not timed from its start: it took the lock at its first try, without waiting.
-        class.wait.record(
-            sample
-                .since
-                .map_or(0, |start| nanos(now.saturating_duration_since(start))),
-        );
+        // It did not queue behind a holder: it waited nothing. (The lock's own cost of an
+        // uncontended acquisition is no wait: counted as one, a busy uncontended lock would
+        // rank above a contended one by total wait, and the waits would not be the sum of
+        // the waiter sites.)
+        class.wait.record(0);
     }
     if !held {
         return Held::default();
