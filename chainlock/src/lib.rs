@@ -16,7 +16,7 @@
 //!
 //! ```
 //! use chainlock::parking_lot::{Mutex, RwLock};
-//! use chainlock::{ChainNode, Exit, chain::Absence, chain_locker};
+//! use chainlock::{Absence, ChainNode, Exit, chain_locker};
 //! use std::collections::HashMap;
 //! use std::sync::Arc;
 //!
@@ -46,6 +46,12 @@
 //! ClassLocker.run_keys(&registry, &42, &0, |class| class.students.push(7)).unwrap();
 //! assert_eq!(ClassLocker.run_keys(&registry, &42, &1, |c| c.students.len()), Err(Exit::Absent { level: 2, cause: Absence::Missing }));
 //! ```
+//!
+//! An early exit is an [`Exit`], with its [`Absence`] (missing or closed) beside it here at
+//! the crate root (also `chainlock::chain::Absence`). Only a parent whose children are found
+//! by key needs the derive (it writes [`Children`](chain::Children)); a leaf needs none. A
+//! `lock_leaves` path of one key is a bare `&K`, and the guards come back in the order of the
+//! paths: the chain guide ([`chain`]) shows each.
 //!
 //! # Cargo features
 //!
@@ -105,7 +111,7 @@ pub mod walk;
 #[doc(hidden)]
 pub mod __private;
 
-pub use chain::{ChainNode, Exit};
+pub use chain::{Absence, ChainNode, Exit};
 #[doc = include_str!("derive_chain_node.md")]
 pub use chainlock_macros::ChainNode;
 #[doc = include_str!("chain_locker.md")]
