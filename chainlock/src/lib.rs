@@ -103,9 +103,14 @@ pub mod striped;
 #[cfg(feature = "telemetry")]
 #[cfg_attr(docsrs, doc(cfg(feature = "telemetry")))]
 pub mod telemetry;
+/// Without the `telemetry` feature: the same hooks (`telemetry/hooks.rs`), over a zero-sized
+/// mirror of the recording core (`telemetry/off.rs`).
 #[cfg(not(feature = "telemetry"))]
-#[path = "telemetry/off.rs"]
-mod telemetry;
+mod telemetry {
+    pub(crate) mod hooks;
+    #[path = "off.rs"]
+    mod probe;
+}
 pub mod walk;
 
 #[doc(hidden)]

@@ -99,7 +99,7 @@ use crate::loom::sync::atomic::{
     Ordering::{AcqRel, Acquire, Relaxed, Release},
 };
 use crate::loom::sync::{Condvar, Mutex, MutexGuard};
-use crate::telemetry::{KeyRef, Label, Probe, ProbeKind};
+use crate::telemetry::hooks::{KeyRef, Label, Probe, ProbeKind};
 use state::{FREE, MAX_OCCUPANTS, State, WAITING};
 use std::fmt;
 use std::sync::Arc;

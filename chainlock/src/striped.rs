@@ -51,9 +51,8 @@ mod semaphore;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
-use crate::chain::observed::observe_unskipped;
 use crate::lock_order::ascending_unique;
-use crate::telemetry::{KeyRef, Label, Probe, ProbeKind, Sampled};
+use crate::telemetry::hooks::{KeyRef, Label, Probe, ProbeKind, Sampled, observe_unskipped};
 use crossbeam_utils::CachePadded;
 pub use guards::StripeGuards;
 pub use semaphore::{Semaphore, SemaphorePermit};

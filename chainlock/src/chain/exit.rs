@@ -1,4 +1,12 @@
 //! Why a descent stopped before its leaf or target.
+//!
+//! Also the steps of a generated descent that end it ([`found`], [`open`], [`in_time`]) and
+//! the exit of a mixed chain's walk ([`walk_exit`]): `__private` re-exports them for the code
+//! `chain_locker!` generates.
+#![expect(
+    clippy::inline_always,
+    reason = "the generated code's steps must inline into the caller to cost nothing"
+)]
 
 /// Why a descent stopped early: a chain locker's, a [`Walker`](crate::walk::Walker) walk's, or
 /// a mixed chain's (a fixed chain with a level repeated at run time).
@@ -210,4 +218,108 @@ pub enum LeavesExit {
         /// The index of the second.
         second: usize,
     },
+}
+
+/// What every generated descent returns.
+pub type Res<T> = Result<T, Exit>;
+
+/// The lock a stage found for level `level`, or [`Exit::Absent`] (missing).
+///
+/// # Errors
+///
+/// [`Exit::Absent`] (missing) at `level` when the stage found nothing.
+#[inline(always)]
+pub fn found<T>(next: Option<T>, level: usize) -> Result<T, Exit> {
+    next.ok_or(Exit::Absent {
+        level,
+        cause: Absence::Missing,
+    })
+}
+
+/// `Ok` unless the node just locked at `level` is closed: then [`Exit::Absent`] (closed).
+#[inline(always)]
+pub(crate) fn open(closed: bool, level: usize) -> Result<(), Exit> {
+    if closed {
+        Err(Exit::Absent {
+            level,
+            cause: Absence::Closed,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// The guard of a timed acquisition of level `level`, or [`Exit::TimedOut`].
+#[inline(always)]
+pub(crate) fn in_time<G>(guard: Option<G>, level: usize) -> Result<G, Exit> {
+    guard.ok_or(Exit::TimedOut { level })
+}
+
+/// The walk's exit as the chain's: its level offset by `first` (the level of the first
+/// repetition, the walk's root), whatever the variant.
+#[inline]
+#[must_use]
+pub fn walk_exit(exit: Exit, first: usize) -> Exit {
+    match exit {
+        Exit::Absent { level, cause } => Exit::Absent {
+            level: first + level,
+            cause,
+        },
+        Exit::TimedOut { level } => Exit::TimedOut {
+            level: first + level,
+        },
+        Exit::Cycle { level } => Exit::Cycle {
+            level: first + level,
+        },
+        Exit::TooDeep { level, max_depth } => Exit::TooDeep {
+            level: first + level,
+            max_depth,
+        },
+        // Not from the walks the macro generates (`Shared` or `Exclusive`, whose path is
+        // their target), offset all the same.
+        Exit::NotExclusive { level } => Exit::NotExclusive {
+            level: first + level,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Absence, Exit, walk_exit};
+
+    #[test]
+    fn a_walk_exit_becomes_the_chain_exit_at_its_level_from_the_chain_root() {
+        let first = 2;
+        for (walk, chain) in [
+            (
+                Exit::Absent {
+                    level: 1,
+                    cause: Absence::Closed,
+                },
+                Exit::Absent {
+                    level: 3,
+                    cause: Absence::Closed,
+                },
+            ),
+            (Exit::TimedOut { level: 0 }, Exit::TimedOut { level: 2 }),
+            (Exit::Cycle { level: 4 }, Exit::Cycle { level: 6 }),
+            (
+                Exit::TooDeep {
+                    level: 9,
+                    max_depth: 8,
+                },
+                Exit::TooDeep {
+                    level: 11,
+                    max_depth: 8,
+                },
+            ),
+            (
+                Exit::NotExclusive { level: 1 },
+                Exit::NotExclusive { level: 3 },
+            ),
+        ] {
+            assert_eq!(walk_exit(walk, first), chain);
+            assert_eq!(walk_exit(walk, first).level(), walk.level() + first);
+        }
+    }
 }

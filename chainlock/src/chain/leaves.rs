@@ -5,7 +5,7 @@
 //! descend hand over hand hold at most a parent while waiting for a leaf, never a leaf while
 //! waiting for anything above it; so no cycle of waits, hence no deadlock, can form.
 
-use super::{ExclusiveLock, Exit, LeavesExit, TimedExclusiveLock};
+use super::{Absence, ExclusiveLock, Exit, LeavesExit, TimedExclusiveLock};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -66,4 +66,66 @@ pub fn lock_leaves_until<L: TimedExclusiveLock + ?Sized>(
     lock_all(handles, level, |handle| {
         L::try_lock_exclusive_until(handle, deadline)
     })
+}
+
+/// The leaf lock at the end of each path, in the order of `paths` (the first half of a
+/// generated `lock_leaves`); the first path that fails names itself in the error.
+///
+/// # Errors
+///
+/// [`LeavesExit::Path`] with the [`Exit`] `find` returned.
+#[inline]
+pub fn find_leaves<P, L: ?Sized>(
+    paths: impl IntoIterator<Item = P>,
+    mut find: impl FnMut(P) -> Result<Arc<L>, Exit>,
+) -> Result<Vec<Arc<L>>, LeavesExit> {
+    let mut handles = Vec::new();
+    for (path, keys) in paths.into_iter().enumerate() {
+        handles.push(find(keys).map_err(|exit| LeavesExit::Path { path, exit })?);
+    }
+    Ok(handles)
+}
+
+/// `guards` unless one of the leaves is closed (`closed` asks the node): then none stays
+/// locked and the error names its path.
+///
+/// # Errors
+///
+/// [`LeavesExit::Path`] with [`Exit::Absent`] (closed) at `level`.
+#[inline]
+pub fn leaves_open<G>(
+    guards: Vec<G>,
+    level: usize,
+    closed: impl FnMut(&G) -> bool,
+) -> Result<Vec<G>, LeavesExit> {
+    match guards.iter().position(closed) {
+        Some(path) => Err(LeavesExit::Path {
+            path,
+            exit: Exit::Absent {
+                level,
+                cause: Absence::Closed,
+            },
+        }),
+        None => Ok(guards),
+    }
+}
+
+/// What the stand-in `lock_leaves` of a chain whose leaf is not exclusive requires of its
+/// `paths`: implemented by nothing, so that a call is one error in plain words.
+#[diagnostic::on_unimplemented(
+    message = "`lock_leaves` needs an exclusive leaf: this chain's leaf `{Leaf}` is `shared` or `upgradable`",
+    label = "`lock_leaves` locks several leaves for writing at once",
+    note = "make the leaf level exclusive (drop its `shared`/`upgradable` modifier), or lock the leaves one at a time with `run_keys`"
+)]
+pub trait ExclusiveLeaf<Leaf: ?Sized> {}
+
+/// The body of the stand-in `lock_leaves`: never called, its bound cannot hold.
+///
+/// # Panics
+///
+/// Always; it cannot be reached, [`ExclusiveLeaf`] having no implementation.
+#[cold]
+pub fn no_exclusive_leaf<L: ?Sized, P>(root: &Arc<L>, paths: P) -> ! {
+    let _ = (root, paths);
+    unreachable!("`ExclusiveLeaf` has no implementation")
 }

@@ -346,6 +346,33 @@ pub trait AsyncSharedLock {
     ) -> impl Future<Output = Option<Self::Guard>> + Send;
 }
 
+/// The owned guard of an exclusive level.
+pub type XGuard<L> = <L as ExclusiveLock>::Guard;
+/// The owned guard of a shared level.
+pub type SGuard<L> = <L as SharedLock>::Guard;
+/// The owned guard of an exclusive level of an async descent.
+pub type AXGuard<L> = <L as AsyncExclusiveLock>::Guard;
+/// The owned guard of a shared level of an async descent.
+pub type ASGuard<L> = <L as AsyncSharedLock>::Guard;
+
+/// Keeps the items it is given when chainlock's `tokio` feature is on and drops them
+/// otherwise: the generated `*_async*` methods are wrapped in it, so the macro crate needs
+/// no feature of its own and a build without `tokio` pays nothing for them.
+#[cfg(feature = "tokio")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_if_tokio {
+    ($($items:tt)*) => { $($items)* };
+}
+
+/// See the `tokio` twin above: without the feature, the async methods are not emitted.
+#[cfg(not(feature = "tokio"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_if_tokio {
+    ($($items:tt)*) => {};
+}
+
 #[cfg(feature = "tokio")]
 mod tokio_impls {
     use super::{AsyncExclusiveLock, AsyncSharedLock, Instant};

@@ -6,11 +6,11 @@
 #![doc = include_str!("../../docs/chain.md")]
 
 mod children;
-mod exit;
+pub(crate) mod exit;
 pub(crate) mod leaves;
-mod lock;
-mod node;
-pub(crate) mod observed;
+pub(crate) mod link;
+pub(crate) mod lock;
+pub(crate) mod node;
 mod upgrade;
 
 pub use children::{ChildContainer, Children, ChildrenBy, LookupBy};
@@ -21,3 +21,5 @@ pub use lock::{
 };
 pub use node::ChainNode;
 pub use upgrade::{TimedUpgradableLock, Upgradable, UpgradableLock};
+
+pub(crate) use exit::in_time;

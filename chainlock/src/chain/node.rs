@@ -1,4 +1,8 @@
-//! What a descent may ask of the data at a level.
+//! What a descent may ask of the data at a level, and how the generated code asks it
+//! ([`ClosedProbe`], re-exported by `__private`).
+
+use super::Exit;
+use super::exit::open;
 
 /// A node of a locked tree that can be *closed*: still present, but treated as absent by
 /// every new descent, so that it can be removed later while threads already inside it
@@ -55,5 +59,59 @@ pub trait ChainNode {
     #[inline]
     fn is_closed(&self) -> bool {
         false
+    }
+}
+
+/// Asks the node at level `.1` whether it is closed, when its type implements
+/// [`ChainNode`], and answers "no" at compile time otherwise (autoref specialization: the
+/// generated code calls `(&ClosedProbe(node, level)).open()?` on a concrete level type, and
+/// method resolution prefers [`ProbeNode`] over [`ProbeOther`] when both apply).
+pub struct ClosedProbe<'a, T: ?Sized>(pub &'a T, pub usize);
+
+/// The [`ClosedProbe`] answer for level types that implement [`ChainNode`].
+pub trait ProbeNode {
+    /// Whether the probed node is closed.
+    fn level_is_closed(&self) -> bool;
+    /// `Ok` unless the node is closed: then [`Exit::Absent`] (closed) at its level.
+    ///
+    /// # Errors
+    ///
+    /// When the node is closed.
+    fn open(&self) -> Result<(), Exit>;
+}
+
+impl<T: ?Sized + ChainNode> ProbeNode for ClosedProbe<'_, T> {
+    #[inline]
+    fn level_is_closed(&self) -> bool {
+        self.0.is_closed()
+    }
+
+    #[inline]
+    fn open(&self) -> Result<(), Exit> {
+        open(self.0.is_closed(), self.1)
+    }
+}
+
+/// The [`ClosedProbe`] answer for all other level types: never closed.
+pub trait ProbeOther {
+    /// Always `false`.
+    fn level_is_closed(&self) -> bool;
+    /// Always `Ok`.
+    ///
+    /// # Errors
+    ///
+    /// Never.
+    fn open(&self) -> Result<(), Exit>;
+}
+
+impl<T: ?Sized> ProbeOther for &ClosedProbe<'_, T> {
+    #[inline]
+    fn level_is_closed(&self) -> bool {
+        false
+    }
+
+    #[inline]
+    fn open(&self) -> Result<(), Exit> {
+        Ok(())
     }
 }

@@ -2,7 +2,7 @@
 
 use super::backend::{Hold, Mode};
 use super::{Error, FencingToken, LockKey, name, runtime};
-use crate::telemetry::Held;
+use crate::telemetry::hooks::Held;
 use std::fmt;
 
 /// Proof of holding a lock of a [`LockClient`](super::LockClient) (exclusive or shared); releases it when dropped.

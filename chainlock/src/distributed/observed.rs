@@ -16,7 +16,7 @@
 
 use super::backend::{Backend, Hold, Mode, Wait};
 use super::{Error, LockKey};
-use crate::telemetry::Held;
+use crate::telemetry::hooks::Held;
 
 /// The backend's acquisition of `key`, with the telemetry's record of the hold.
 pub(super) async fn acquire(
@@ -38,7 +38,7 @@ pub(super) async fn acquire(
 pub(super) mod on {
     use super::super::backend::{Backend, Hold, Mode, Wait};
     use super::super::{Error, LockKey};
-    use crate::telemetry::{Held, KeyRef, LockAddr, Probe, ProbeKind};
+    use crate::telemetry::hooks::{Held, KeyRef, LockAddr, Probe, ProbeKind};
     use std::cell::Cell;
     use std::hash::{DefaultHasher, Hash, Hasher};
 

@@ -19,7 +19,7 @@ use super::waiter::{Outcome, Waiter, Wake};
 use super::weighted::Weighted;
 use crate::loom::sync::{Arc, Mutex};
 use crate::loom::unique_token;
-use crate::telemetry::{Attempt, Held};
+use crate::telemetry::hooks::{Attempt, Held};
 
 /// What a [`Claim`] asks of an engine: how to start (take a hold, or queue a waiter woken
 /// by `queue()`), and how to undo a grant that came while the claim was being dropped.

@@ -25,7 +25,7 @@ use super::sharded::{Row, Sharded, Ticket};
 use super::waiter::{Outcome, Waiter, Wake};
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::Ordering;
-use crate::telemetry::{KeyProbe, Label, ProbeKind};
+use crate::telemetry::hooks::{KeyProbe, Label, ProbeKind};
 
 /// The sharded table of held keys.
 pub(crate) struct Registry<K, S> {

@@ -11,7 +11,7 @@ use super::waiter::{Outcome, Waiter, Wake};
 use super::weighted::Weighted;
 use crate::loom::sync::Arc;
 use crate::loom::thread;
-use crate::telemetry::Held;
+use crate::telemetry::hooks::Held;
 
 /// When a blocking acquisition gives up.
 #[derive(Clone, Copy, Debug)]
@@ -56,14 +56,14 @@ impl Deadline {
 /// and changed the code of builds without telemetry), and `Location::caller()` is the
 /// `#[track_caller]` caller's.
 ///
-/// [`Attempt`]: crate::telemetry::Attempt
+/// [`Attempt`]: crate::telemetry::hooks::Attempt
 macro_rules! with_attempt {
     ($probe:expr, $key:expr, $hash:expr, |$k:ident, $attempt:pat_param| $body:expr $(,)?) => {{
         let probe = &$probe;
         let key = $key;
         if probe.skips() {
             let $k = key;
-            let $attempt = $crate::telemetry::Attempt::off();
+            let $attempt = $crate::telemetry::hooks::Attempt::off();
             $body
         } else {
             probe.with_attempt_unskipped(

@@ -27,7 +27,7 @@ use super::sharded::{Row, Sharded, Ticket};
 use super::waiter::{Outcome, Waiter, Wake};
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::Ordering;
-use crate::telemetry::{Held, KeyProbe, Label, ProbeKind};
+use crate::telemetry::hooks::{Held, KeyProbe, Label, ProbeKind};
 
 /// Half of [`RW_CAPACITY`].
 const HALF: u64 = 1 << 62;

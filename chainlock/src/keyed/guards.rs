@@ -9,7 +9,7 @@ use super::DefaultHashBuilder;
 use super::flavor::Blocking;
 use crate::engine::exclusive::Registry;
 use crate::engine::sharded::Ticket;
-use crate::telemetry::Held;
+use crate::telemetry::hooks::Held;
 
 /// One hold of a key of a keyed lock manager; the hold is released when it drops.
 ///
@@ -173,7 +173,7 @@ macro_rules! weighted_guard {
             pub(crate) registry: &'a Weighted<K, S>,
             pub(crate) ticket: Ticket,
             /// The hold's telemetry record (zero-sized without the feature).
-            held: $crate::telemetry::Held,
+            held: $crate::telemetry::hooks::Held,
             /// Guards are `Send` in both flavors: nothing is per thread.
             _flavor: PhantomData<fn() -> F>,
         }
@@ -182,14 +182,14 @@ macro_rules! weighted_guard {
             /// The guard of a hold telemetry does not follow (made by a conversion).
             #[allow(dead_code)] // `allow`: only some of the guards this macro makes are converted to
             pub(crate) fn new(registry: &'a Weighted<K, S>, ticket: Ticket) -> Self {
-                Self::with_held(registry, ticket, $crate::telemetry::Held::default())
+                Self::with_held(registry, ticket, $crate::telemetry::hooks::Held::default())
             }
 
             /// The guard of a fresh hold and its telemetry record.
             pub(crate) fn with_held(
                 registry: &'a Weighted<K, S>,
                 ticket: Ticket,
-                held: $crate::telemetry::Held,
+                held: $crate::telemetry::hooks::Held,
             ) -> Self {
                 Self {
                     registry,

@@ -18,7 +18,7 @@ use crate::engine::sharded::Ticket;
 use crate::engine::wait::{Deadline, acquire_exclusive, all_or_nothing};
 use crate::engine::waiter::{Outcome, Wake};
 use crate::loom::{thread, unique_token};
-use crate::telemetry::Held;
+use crate::telemetry::hooks::Held;
 #[cfg(feature = "async")]
 use {super::flavor::Async, crate::engine::claim::Claim, crate::lock_order::ascending_unique};
 
@@ -248,7 +248,7 @@ impl<K, S, F> LockManager<K, S, F> {
     pub fn telemetry_name(mut self, name: &str) -> Self {
         self.registry
             .telemetry
-            .rename(crate::telemetry::Label::named(name));
+            .rename(crate::telemetry::hooks::Label::named(name));
         self
     }
 

@@ -727,7 +727,7 @@ impl<K, S, F> PermitManager<K, S, F> {
     pub fn telemetry_name(mut self, name: &str) -> Self {
         self.registry
             .telemetry
-            .rename(crate::telemetry::Label::named(name));
+            .rename(crate::telemetry::hooks::Label::named(name));
         self
     }
 

@@ -2,7 +2,7 @@
 //! condition variable. Needs no particular runtime.
 
 use super::{OwnedRoomGuard, Registration, RoomGuard, Rooms};
-use crate::telemetry::{Attempt, KeyRef};
+use crate::telemetry::hooks::{Attempt, KeyRef};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::Rooms;
-use crate::telemetry::Held;
+use crate::telemetry::hooks::Held;
 
 /// Proof of presence in a room; leaves it when dropped.
 ///

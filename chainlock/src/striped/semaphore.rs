@@ -9,7 +9,7 @@ use super::{DefaultHashBuilder, StripeGuards, Striped};
 use crate::engine::sharded::Ticket;
 use crate::engine::wait::{Deadline, acquire_weighted};
 use crate::engine::weighted::Weighted;
-use crate::telemetry::{Held, KeyProbe, Label, ProbeKind};
+use crate::telemetry::hooks::{Held, KeyProbe, Label, ProbeKind};
 
 /// A FIFO counting semaphore: at most `permits` holders at once, served in arrival order,
 /// with timeouts that never lose a grant. The stripe type of
@@ -147,7 +147,7 @@ impl Semaphore {
     pub fn telemetry_name(mut self, name: &str) -> Self {
         self.registry
             .telemetry
-            .rename(crate::telemetry::Label::named(name));
+            .rename(crate::telemetry::hooks::Label::named(name));
         self
     }
 

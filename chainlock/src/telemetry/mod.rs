@@ -21,6 +21,7 @@ use std::time::Duration;
 
 mod class;
 mod histogram;
+pub(crate) mod hooks;
 mod live;
 mod pprof;
 mod probe;
@@ -29,12 +30,6 @@ mod table;
 mod tests {
     mod loom_recording;
 }
-
-#[doc(hidden)]
-pub use probe::{
-    Attempt, Held, KeyProbe, KeyRef, Label, LockAddr, Probe, ProbeKind, Sampled, recording,
-    skips_all,
-};
 
 /// What to record, given to [`enable`].
 ///

@@ -1,9 +1,10 @@
-//! The hooks of `crate::telemetry` without the `telemetry` feature: zero-sized types and
-//! `#[inline(always)]` empty functions with the signatures of the real ones, so that call
-//! sites need no `#[cfg]` and compile to exactly what they were without telemetry.
+//! The recording core behind the hooks (`probe.rs`) without the `telemetry` feature:
+//! zero-sized types and `#[inline(always)]` empty functions with the signatures of the real
+//! ones, so that the hooks (`hooks.rs`, the same file in both builds) and the locks calling
+//! them need no `#[cfg]` and compile to exactly what they were without telemetry.
 //!
-//! The items are `pub` (in this private module) only so that `__private` can re-export them
-//! for macro-generated code, as it does with the feature on.
+//! The items are `pub` (in this private module) only so that `__private` can re-export
+//! [`Held`] for macro-generated code, as it does with the feature on.
 //! Items no call site uses yet are allowed to be dead.
 #![allow(
     dead_code,
@@ -22,14 +23,12 @@ pub fn recording() -> bool {
 }
 
 /// Every acquisition skipped without the feature.
-#[doc(hidden)]
 #[inline(always)]
 pub fn skips_all(_: u32) -> bool {
     true
 }
 
 /// The label of a named-lock instance (nothing without the feature).
-#[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Label;
 
@@ -47,7 +46,6 @@ impl Label {
 }
 
 /// What lock names a probe builds (ignored without the feature).
-#[doc(hidden)]
 #[derive(Debug)]
 pub enum ProbeKind {
     /// A level of a chain locker.
@@ -87,7 +85,6 @@ pub enum ProbeKind {
 }
 
 /// Which lock within a probe's class (ignored without the feature).
-#[doc(hidden)]
 #[derive(Clone, Copy)]
 pub enum KeyRef<'a> {
     /// The probe's one lock.
@@ -99,11 +96,9 @@ pub enum KeyRef<'a> {
 }
 
 /// Identity of a concrete lock.
-#[doc(hidden)]
 pub type LockAddr = usize;
 
 /// A lock class instance's recorder (nothing without the feature).
-#[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct Probe;
 
@@ -142,7 +137,6 @@ impl Probe {
 }
 
 /// A sampled acquisition (never, without the feature).
-#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct Sampled;
 
@@ -155,7 +149,6 @@ impl Sampled {
 }
 
 /// A probe over keys of type `K` (nothing without the feature).
-#[doc(hidden)]
 pub struct KeyProbe<K: ?Sized>(PhantomData<fn(&K)>);
 
 impl<K: ?Sized> std::fmt::Debug for KeyProbe<K> {
@@ -213,7 +206,6 @@ impl<K: ?Sized> KeyProbe<K> {
 }
 
 /// An acquisition in progress (nothing without the feature).
-#[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct Attempt<'a>(PhantomData<&'a ()>);
 
@@ -253,7 +245,6 @@ impl Attempt<'_> {
 }
 
 /// A hold, stored in the guard (nothing without the feature).
-#[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct Held {}
 

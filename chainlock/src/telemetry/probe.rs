@@ -54,9 +54,8 @@ pub(super) fn disable() {
 
 /// Whether telemetry records now: a hot loop that asks once can run an instantiation
 /// without hooks (a walk does).
-#[doc(hidden)]
 #[inline(always)]
-pub fn recording() -> bool {
+pub(crate) fn recording() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
@@ -116,9 +115,8 @@ fn nanos(duration: Duration) -> u64 {
 
 /// The label of a named-lock instance: the location of its constructor's caller, or a name
 /// the user gave.
-#[doc(hidden)]
 #[derive(Clone, Debug)]
-pub enum Label {
+pub(crate) enum Label {
     /// Where it was made.
     Site(&'static Location<'static>),
     /// What the user called it.
@@ -129,19 +127,18 @@ impl Label {
     /// The caller's location (`#[track_caller]`: the constructor's caller when the
     /// constructor is `#[track_caller]` too).
     #[track_caller]
-    pub fn caller() -> Self {
+    pub(crate) fn caller() -> Self {
         Self::Site(Location::caller())
     }
     /// A name given by the user.
-    pub fn named(name: &str) -> Self {
+    pub(crate) fn named(name: &str) -> Self {
         Self::Named(name.into())
     }
 }
 
 /// What lock names a probe builds: the class of locks it records.
-#[doc(hidden)]
 #[derive(Debug)]
-pub enum ProbeKind {
+pub(crate) enum ProbeKind {
     /// A level of a chain locker (key: `KeyRef::None`).
     Level {
         /// The locker.
@@ -172,6 +169,7 @@ pub enum ProbeKind {
         rooms: Label,
     },
     /// A distributed backend (key: `KeyRef::Hash(hash, name)`).
+    #[cfg(feature = "distributed")]
     Distributed {
         /// The backend.
         backend: &'static str,
@@ -179,9 +177,8 @@ pub enum ProbeKind {
 }
 
 /// Which lock within a probe's class.
-#[doc(hidden)]
 #[derive(Clone, Copy)]
-pub enum KeyRef<'a> {
+pub(crate) enum KeyRef<'a> {
     /// The probe's one lock.
     None,
     /// A lock by index (stripe, room, depth).
@@ -193,13 +190,11 @@ pub enum KeyRef<'a> {
 
 /// Identity of a concrete lock (an entry id, an `Arc` pointer, a stripe index): waiters
 /// and holders of the same `LockAddr` within a probe are on the same lock.
-#[doc(hidden)]
-pub type LockAddr = usize;
+pub(crate) type LockAddr = usize;
 
 /// The recorder of one lock class instance (a manager, a stripe set, a room set, a
 /// locker level): cheap to make (`const`), allocates its classes on first use while enabled.
-#[doc(hidden)]
-pub struct Probe {
+pub(crate) struct Probe {
     kind: ProbeKind,
     classes: OnceLock<Classes>,
 }
@@ -237,7 +232,7 @@ fn label_text(label: &Label) -> Arc<str> {
 
 impl Probe {
     /// A probe for the locks `kind` names.
-    pub const fn new(kind: ProbeKind) -> Self {
+    pub(crate) const fn new(kind: ProbeKind) -> Self {
         Self {
             kind,
             classes: OnceLock::new(),
@@ -246,12 +241,14 @@ impl Probe {
 
     /// Renames the probe's class (a manager's `telemetry_name`); only before its first
     /// recording (the statistics already recorded keep their name).
-    pub fn rename(&mut self, label: Label) {
+    pub(crate) fn rename(&mut self, label: Label) {
         match &mut self.kind {
             ProbeKind::Keyed { manager: old }
             | ProbeKind::Striped { set: old }
             | ProbeKind::Rooms { rooms: old } => *old = label,
-            ProbeKind::Level { .. } | ProbeKind::Walk { .. } | ProbeKind::Distributed { .. } => {}
+            ProbeKind::Level { .. } | ProbeKind::Walk { .. } => {}
+            #[cfg(feature = "distributed")]
+            ProbeKind::Distributed { .. } => {}
         }
         self.classes = OnceLock::new();
     }
@@ -286,6 +283,7 @@ impl Probe {
                     register(&hot.other);
                     Classes::Hashed(Mutex::new(hot))
                 }
+                #[cfg(feature = "distributed")]
                 ProbeKind::Distributed { backend } => {
                     let hot = HotKeys::new(Arc::from(*backend), Some(backend));
                     register(&hot.other);
@@ -361,7 +359,7 @@ impl Probe {
     /// and not sampled: that and this thread's countdown.
     #[track_caller]
     #[inline(always)]
-    pub fn begin(&self, key: KeyRef<'_>) -> Attempt<'_> {
+    pub(crate) fn begin(&self, key: KeyRef<'_>) -> Attempt<'_> {
         if self.skips() {
             return Attempt::off();
         }
@@ -395,7 +393,11 @@ impl Probe {
     ///
     /// [`is_sampled`]: Self::is_sampled
     #[inline(always)]
-    pub fn skips(&self) -> bool {
+    #[expect(
+        clippy::unused_self,
+        reason = "the sampler is per thread, not per probe; call sites ask the probe they record into"
+    )]
+    pub(crate) fn skips(&self) -> bool {
         !ENABLED.load(Ordering::Relaxed) || countdown_skips()
     }
 
@@ -405,14 +407,18 @@ impl Probe {
     /// does not delay the try (on an unfair lock, a delayed try loses the lock to a woken
     /// waiter more often). Disabled or not sampled: as [`begin`](Self::begin).
     #[inline(always)]
-    pub fn is_sampled(&self) -> bool {
+    #[expect(
+        clippy::unused_self,
+        reason = "the sampler is per thread, not per probe; call sites ask the probe they record into"
+    )]
+    pub(crate) fn is_sampled(&self) -> bool {
         ENABLED.load(Ordering::Relaxed) && sampled_now()
     }
 
     /// The record of the sampled acquisition `sampled` of the lock `key`.
     #[cold]
     #[inline(never)]
-    pub fn attempt(&self, key: KeyRef<'_>, sampled: Sampled) -> Attempt<'_> {
+    pub(crate) fn attempt(&self, key: KeyRef<'_>, sampled: Sampled) -> Attempt<'_> {
         let class = self.class_of(key, sampled.weight);
         Attempt {
             active: ManuallyDrop::new(Some(Box::new(Sample {
@@ -429,9 +435,8 @@ impl Probe {
 }
 
 /// A sampled acquisition whose record is not made yet (from [`Probe::is_sampled`]).
-#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
-pub struct Sampled {
+pub(crate) struct Sampled {
     site: &'static Location<'static>,
     weight: u64,
 }
@@ -441,7 +446,7 @@ impl Sampled {
     /// takes its lock without queueing, it waited nothing (no clock read); if not, its wait
     /// is timed from [`Attempt::waiting`].
     #[inline]
-    pub fn start(site: &'static Location<'static>) -> Self {
+    pub(crate) fn start(site: &'static Location<'static>) -> Self {
         Self {
             site,
             weight: u64::from(next_interval()),
@@ -459,9 +464,8 @@ std::thread_local! {
 /// Whether none of this thread's next `n` acquisitions is sampled (the countdown ends after
 /// them; it is moved past them if so): a generated chain-locker call of `n` levels asks this
 /// once instead of each level asking [`Probe::skips`]. Called while enabled.
-#[doc(hidden)]
 #[inline(always)]
-pub fn skips_all(n: u32) -> bool {
+pub(crate) fn skips_all(n: u32) -> bool {
     COUNTDOWN
         .try_with(|countdown| {
             let left = countdown.get();
@@ -557,8 +561,7 @@ fn seed() -> u64 {
 
 /// A [`Probe`] over the keys of type `K` of a keyed registry: names a hot key by its
 /// `Debug` when the user opted in ([`key_debug`](Self::key_debug)), else by `#<hash>`.
-#[doc(hidden)]
-pub struct KeyProbe<K: ?Sized> {
+pub(crate) struct KeyProbe<K: ?Sized> {
     probe: Probe,
     debug: Option<fn(&K) -> String>,
 }
@@ -571,7 +574,7 @@ impl<K: ?Sized> std::fmt::Debug for KeyProbe<K> {
 
 impl<K: ?Sized> KeyProbe<K> {
     /// A probe for the keys of the class `kind` names.
-    pub const fn new(kind: ProbeKind) -> Self {
+    pub(crate) const fn new(kind: ProbeKind) -> Self {
         Self {
             probe: Probe::new(kind),
             debug: None,
@@ -579,18 +582,18 @@ impl<K: ?Sized> KeyProbe<K> {
     }
 
     /// Renames the class (see [`Probe::rename`]).
-    pub fn rename(&mut self, label: Label) {
+    pub(crate) fn rename(&mut self, label: Label) {
         self.probe.rename(label);
     }
 
     /// Names hot keys by `debug` from now on.
-    pub fn key_debug(&mut self, debug: fn(&K) -> String) {
+    pub(crate) fn key_debug(&mut self, debug: fn(&K) -> String) {
         self.debug = Some(debug);
     }
 
     /// Whether this acquisition is surely not sampled (see [`Probe::skips`]).
     #[inline(always)]
-    pub fn skips(&self) -> bool {
+    pub(crate) fn skips(&self) -> bool {
         self.probe.skips()
     }
 
@@ -599,7 +602,7 @@ impl<K: ?Sized> KeyProbe<K> {
     /// sampled; `hash` (the registry's hash of the key) is called only then.
     #[cold]
     #[inline(never)]
-    pub fn with_attempt_unskipped<T>(
+    pub(crate) fn with_attempt_unskipped<T>(
         &self,
         key: K,
         hash: impl FnOnce(&K) -> u64,
@@ -617,7 +620,7 @@ impl<K: ?Sized> KeyProbe<K> {
     /// only for a sampled acquisition.
     #[track_caller]
     #[inline(always)]
-    pub fn begin(&self, key: &K, hash: impl FnOnce(&K) -> u64) -> Attempt<'_> {
+    pub(crate) fn begin(&self, key: &K, hash: impl FnOnce(&K) -> u64) -> Attempt<'_> {
         if self.probe.skips() {
             return Attempt::off();
         }
@@ -628,7 +631,7 @@ impl<K: ?Sized> KeyProbe<K> {
     /// attempt, recording if sampled (`hash` called only then).
     #[cold]
     #[inline(never)]
-    pub fn begin_unskipped(
+    pub(crate) fn begin_unskipped(
         &self,
         key: &K,
         hash: impl FnOnce(&K) -> u64,
@@ -681,8 +684,7 @@ fn hot_class(
 /// An acquisition in progress, from [`Probe::begin`]: nothing (telemetry off, or this
 /// acquisition not sampled: one null pointer) or the record of a sampled one. Dropped
 /// without [`acquired`](Self::acquired) it counts as [`gave_up`](Self::gave_up).
-#[doc(hidden)]
-pub struct Attempt<'a> {
+pub(crate) struct Attempt<'a> {
     // `ManuallyDrop`: the null check of the drop is inlined (`Drop for Attempt`), the rest
     // out of line, so that a future or guard that holds an attempt keeps small drop glue.
     active: ManuallyDrop<Option<Box<Sample>>>,
@@ -743,7 +745,7 @@ impl Default for Attempt<'_> {
 impl Attempt<'_> {
     /// An attempt that records nothing (telemetry off, or not sampled).
     #[inline(always)]
-    pub fn off() -> Self {
+    pub(crate) fn off() -> Self {
         Self {
             active: ManuallyDrop::new(None),
             _probe: PhantomData,
@@ -753,8 +755,9 @@ impl Attempt<'_> {
     /// The same attempt, free of its probe's lifetime (a sampled attempt holds its class by
     /// reference count; the lifetime only ties call sites to their probe), for futures
     /// that store it.
+    #[cfg(feature = "async")]
     #[inline]
-    pub fn detach(mut self) -> Attempt<'static> {
+    pub(crate) fn detach(mut self) -> Attempt<'static> {
         Attempt {
             active: ManuallyDrop::new(self.active.take()),
             _probe: PhantomData,
@@ -764,7 +767,7 @@ impl Attempt<'_> {
     /// The acquisition belongs to a task (an async face): its wait is never an edge of a
     /// wait-for cycle, and its hold counts in `hold_across_await`.
     #[inline]
-    pub fn mark_async(&mut self) {
+    pub(crate) fn mark_async(&mut self) {
         if let Some(active) = &mut *self.active {
             active.task = true;
         }
@@ -772,7 +775,7 @@ impl Attempt<'_> {
 
     /// The slow path begins: the thread (or task) waits for the lock `on` (again: no effect).
     #[inline(always)]
-    pub fn waiting(&mut self, on: LockAddr) {
+    pub(crate) fn waiting(&mut self, on: LockAddr) {
         if let Some(active) = &mut *self.active
             && active.wait.is_none()
         {
@@ -783,14 +786,14 @@ impl Attempt<'_> {
     /// Whether this acquisition is recorded (telemetry enabled and this acquisition
     /// sampled): a lock that cannot tell a wait from the outside tries first only then.
     #[inline(always)]
-    pub fn is_recording(&self) -> bool {
+    pub(crate) fn is_recording(&self) -> bool {
         self.active.is_some()
     }
 
     /// The lock `lock` was granted to a guard that cannot carry a [`Held`] (a `lock_api`
     /// guard returned as is): counted and its wait timed, its hold not followed.
     #[inline]
-    pub fn acquired_unheld(mut self, lock: LockAddr) {
+    pub(crate) fn acquired_unheld(mut self, lock: LockAddr) {
         if let Some(active) = self.active.take() {
             finish_acquired(active, lock, false);
         }
@@ -798,7 +801,7 @@ impl Attempt<'_> {
 
     /// The lock `lock` was granted; the [`Held`] goes into the guard.
     #[inline(always)]
-    pub fn acquired(mut self, lock: LockAddr) -> Held {
+    pub(crate) fn acquired(mut self, lock: LockAddr) -> Held {
         match self.active.take() {
             None => Held::default(),
             Some(active) => finish_acquired(active, lock, true),
@@ -807,7 +810,7 @@ impl Attempt<'_> {
 
     /// The acquisition ended without the lock (timed out, cancelled, absent).
     #[inline(always)]
-    pub fn gave_up(self) {
+    pub(crate) fn gave_up(self) {
         drop(self);
     }
 }
@@ -907,7 +910,6 @@ fn finish_acquired(mut sample: Box<Sample>, lock: LockAddr, held: bool) -> Held 
 /// A hold, stored in the guard: released explicitly by the guard before it unlocks, or
 /// when dropped. Without a record (unsampled, or telemetry off when acquired) it is one
 /// null pointer, and dropping it a null check.
-#[doc(hidden)]
 #[derive(Default)]
 pub struct Held {
     // `ManuallyDrop`: the null check is inlined by `Drop for Held`, the rest out of line

@@ -103,7 +103,7 @@ mod optimistic;
 mod retained;
 mod retaining;
 mod speculative;
-mod steps;
+pub(crate) mod steps;
 
 pub use mode::{AsyncMode, Crab, Exclusive, Mode, Shared, TimedMode, Upgrade};
 #[cfg(not(loom))]
@@ -112,9 +112,8 @@ pub use retained::Retained;
 pub use speculative::Speculative;
 
 use crate::Exit;
-use crate::chain::observed::{observe_async, observe_timed};
 use crate::chain::{Absence, ChainNode};
-use crate::telemetry::{Held, KeyRef, Probe, ProbeKind};
+use crate::telemetry::hooks::{Held, KeyRef, Probe, ProbeKind, observe_async, observe_timed};
 use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Instant;

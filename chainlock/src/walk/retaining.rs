@@ -221,7 +221,7 @@ impl Walker {
         L::Target: ChainNode,
         A: Acquire<L, Exclusive>,
     {
-        if A::RECORDS && !crate::telemetry::recording() {
+        if A::RECORDS && !crate::telemetry::hooks::recording() {
             return self.retain::<L, A::Plain>(root, &acquire.plain(), step, is_safe);
         }
         let mut path = Retaining::new();

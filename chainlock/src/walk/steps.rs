@@ -279,7 +279,7 @@ impl Walker {
         M::Node: ChainNode,
         A: Acquire<L, M>,
     {
-        if A::RECORDS && !crate::telemetry::recording() {
+        if A::RECORDS && !crate::telemetry::hooks::recording() {
             return self.walk::<L, M, A::Plain>(root, root_is_target, &acquire.plain(), step);
         }
         if root_is_target {
@@ -385,4 +385,30 @@ impl Walker {
             held = child_address;
         }
     }
+}
+
+// The repeated level of a mixed chain (`Volume, Dir*, File`), as `chain_locker!` generates
+// it: a `Walker` walk from the first `Dir` whose steps are these (`__private` re-exports them).
+
+/// The depth of the walk's target if the step that answered `step` at `depth` is the last.
+#[expect(
+    clippy::inline_always,
+    reason = "a step of the generated code: must inline into it to cost nothing"
+)]
+#[inline(always)]
+pub fn walk_depth<C>(step: &Step<C>, depth: usize) -> usize {
+    match step {
+        Step::Descend(_) | Step::Target(_) => depth + 1,
+        Step::Here | Step::Absent => depth,
+    }
+}
+
+/// A key step of the repeated level: descend into the child found, or end absent.
+#[expect(
+    clippy::inline_always,
+    reason = "a step of the generated code: must inline into it to cost nothing"
+)]
+#[inline(always)]
+pub fn walk_child<C>(child: Option<C>) -> Step<C> {
+    child.map_or(Step::Absent, Step::Descend)
 }

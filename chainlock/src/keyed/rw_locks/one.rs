@@ -11,7 +11,7 @@ use crate::engine::sharded::Ticket;
 use crate::engine::wait::{Deadline, acquire_weighted};
 use crate::engine::weighted::{READ, UPGRADABLE, WRITE};
 use crate::keyed::flavor::{Blocking, Flavor};
-use crate::telemetry::Held;
+use crate::telemetry::hooks::Held;
 #[cfg(feature = "async")]
 use {
     super::{AsyncKeyReadGuard, AsyncKeyUpgradableGuard, AsyncKeyWriteGuard},

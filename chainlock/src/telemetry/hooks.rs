@@ -1,6 +1,18 @@
-//! The acquisitions of the code `chain_locker!` generates, as the telemetry sees them: one
-//! [`Level`] per level of a locker (`LockName::Level`), and the lock helpers the generated
-//! bodies call, each returning the guard with its [`Held`] record.
+//! The seam between the locks and the telemetry: every instrumented lock (the engine of the
+//! named locks, the chain lockers' levels, the walks, the stripes, the rooms, the distributed
+//! seam) records its acquisitions through this module, and through it only. The recording
+//! core behind it (`probe.rs`, or its zero-sized mirror `off.rs` without the `telemetry`
+//! feature) is reached from nowhere else.
+//!
+//! One acquisition has one shape: [`observe`] (blocking), [`observe_timed`] (giving up at a
+//! deadline), [`observe_async`] (a future, waited if its first poll was pending), and
+//! [`observe_unskipped`] (the out-of-line path of the first two, for a lock that asked the
+//! sampler itself); the chain lockers' levels call them through one helper per lock trait
+//! and flavor ([`exclusive`], [`shared_until`], ...), named after a [`Level`].
+//!
+//! The code `chain_locker!` generates reaches this module through `__private` only: [`Held`],
+//! [`Level`], [`Rec`] and the helpers are `pub` for that re-export, and no public path of
+//! `chainlock::telemetry` names them.
 //!
 //! Without chainlock's `telemetry` feature every helper is an `#[inline(always)]` call of
 //! the lock itself, [`Level`] and [`Held`] are zero-sized and the attempt is never
@@ -19,13 +31,14 @@
     reason = "the generated code's steps must inline into the caller to cost nothing"
 )]
 
-use super::{
-    AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
-    TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
+pub use super::probe::Held;
+pub(crate) use super::probe::{
+    Attempt, KeyProbe, KeyRef, Label, LockAddr, Probe, ProbeKind, Sampled, recording, skips_all,
 };
-use crate::__private::in_time;
-pub use crate::telemetry::Held;
-use crate::telemetry::{Attempt, KeyRef, LockAddr, Probe, ProbeKind, Sampled};
+use crate::chain::{
+    AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
+    TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock, in_time,
+};
 use std::future::Future;
 use std::panic::Location;
 use std::pin::pin;
@@ -478,4 +491,87 @@ pub fn no_hold() -> Held {
 #[inline(always)]
 pub fn leaf<G>(guard: G, _empty: Held) -> G {
     guard
+}
+
+/// Makes the generated method it wraps `#[track_caller]` when chainlock's `telemetry`
+/// feature is on, so that the sites the telemetry records are the user's calls; without the
+/// feature, the method as it is (no hidden location argument, nothing to pay).
+#[cfg(feature = "telemetry")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_tracked {
+    ($($item:tt)*) => { #[track_caller] $($item)* };
+}
+
+/// See the `telemetry` twin above: without the feature, the method unchanged.
+#[cfg(not(feature = "telemetry"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_tracked {
+    ($($item:tt)*) => { $($item)* };
+}
+
+/// Runs a generated descent's body with `$rec` bound to [`On`] when this call may record,
+/// with [`Off`] otherwise: the telemetry is asked once per call, and with `Off` every
+/// level's helper is its lock's own call (the body, duplicated, compiles to what it is
+/// without the feature). The call may record when the telemetry is enabled and this
+/// thread's sampling countdown ends within the call's `$levels` acquisitions
+/// ([`records`]): else the countdown moves past them all at once and the call runs
+/// without hooks, so that a call costs one check, not one per level, unless one of its
+/// acquisitions is sampled. Without chainlock's `telemetry` feature: the body with
+/// `Off`, once.
+#[cfg(feature = "telemetry")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_recording_branches {
+    // A blocking body: its recording copy runs out of line (`out_of_line`), the site taken
+    // here, in the `#[track_caller]` method.
+    ($rec:ident, $levels:expr => $body:block) => {
+        if $crate::__private::records($levels) {
+            let $rec = $crate::__private::RecOn::here();
+            $crate::__private::out_of_line(move || $body)
+        } else {
+            let $rec = $crate::__private::RecOff;
+            let _ = $rec;
+            $body
+        }
+    };
+    // An async body: both copies in the future (`async fn`s are not `#[track_caller]`).
+    (async $rec:ident, $levels:expr => $body:block) => {
+        if $crate::__private::records($levels) {
+            let $rec = $crate::__private::RecOn::here();
+            $body
+        } else {
+            let $rec = $crate::__private::RecOff;
+            let _ = $rec;
+            $body
+        }
+    };
+}
+
+/// See the `telemetry` twin above: without the feature, the body once, not recording.
+#[cfg(not(feature = "telemetry"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_recording_branches {
+    (async $rec:ident, $levels:expr => $body:block) => {
+        $crate::__private::recording_branches!($rec, $levels => $body)
+    };
+    ($rec:ident, $levels:expr => $body:block) => {{
+        let $rec = $crate::__private::RecOff;
+        let _ = $rec;
+        $body
+    }};
+}
+
+/// Whether a generated call of (at most) `levels` acquisitions may record: the telemetry
+/// is enabled and this thread's sampling countdown ends within them. If not, the countdown
+/// moves past all of them (none is sampled; each real acquisition still had its chance of
+/// one in `sample_every`, so the estimates stay unbiased: a call that exits early only
+/// spends the chances of acquisitions that did not happen). `u32::MAX`: the count is not
+/// known (records whenever enabled).
+#[inline(always)]
+#[must_use]
+pub fn records(levels: u32) -> bool {
+    recording() && !skips_all(levels)
 }
