@@ -109,7 +109,8 @@ pub mod telemetry;
 mod telemetry {
     pub(crate) mod hooks;
     #[path = "off.rs"]
-    mod probe;
+    mod off;
+    use off::{naming, probe, sampling, state};
 }
 pub mod walk;
 

@@ -1,7 +1,8 @@
 //! Entering a room from async code: the same queues, with a waker instead of a
 //! condition variable. Needs no particular runtime.
 
-use super::{OwnedRoomGuard, Registration, RoomGuard, Rooms};
+use super::queue::Registration;
+use super::{OwnedRoomGuard, RoomGuard, Rooms};
 use crate::telemetry::hooks::{Attempt, KeyRef};
 use std::fmt;
 use std::future::Future;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use super::histogram::Histogram;
-use super::{LockName, LockStats, OtherSites, SiteStats};
+use super::report::{LockName, LockStats, OtherSites, SiteStats};
 use crate::loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Sites kept per side: the first eight seen (`lock_stat` keeps four); a report shows the

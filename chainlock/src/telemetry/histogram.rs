@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use super::Summary;
+use super::report::Summary;
 use crate::loom::sync::atomic::{AtomicU64, Ordering};
 
 /// Mantissa bits: 8 sub-buckets per power of two.

@@ -31,10 +31,11 @@
     reason = "the generated code's steps must inline into the caller to cost nothing"
 )]
 
+pub(crate) use super::naming::{KeyRef, Label, LockAddr, ProbeKind};
 pub use super::probe::Held;
-pub(crate) use super::probe::{
-    Attempt, KeyProbe, KeyRef, Label, LockAddr, Probe, ProbeKind, Sampled, recording, skips_all,
-};
+pub(crate) use super::probe::{Attempt, KeyProbe, Probe};
+pub(crate) use super::sampling::{Sampled, skips_all};
+pub(crate) use super::state::recording;
 use crate::chain::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
     TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock, in_time,

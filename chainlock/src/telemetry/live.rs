@@ -22,7 +22,7 @@ use parking_lot::Mutex;
 use slab::Slab;
 
 use super::class::Class;
-use super::{Cycle, Holding, Live, Waiting};
+use super::snapshot::{Cycle, Holding, Live, Waiting};
 
 /// A concrete lock: its class's address and its address within the class.
 pub(super) type LockId = (usize, usize);

@@ -3,7 +3,7 @@
 //!
 //! See [`Report::to_pprof`].
 
-use super::{LockStats, Report, SiteStats};
+use super::report::{LockStats, Report, SiteStats};
 use std::collections::HashMap;
 use std::panic::Location;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -282,7 +282,7 @@ fn packed(out: &mut Vec<u8>, field: u32, values: impl Iterator<Item = u64>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{LockName, LockStats, Report, SiteStats, Summary};
+    use super::super::report::{LockName, LockStats, Report, SiteStats, Summary};
     use std::panic::Location;
     use std::process::Command;
     use std::sync::Arc;

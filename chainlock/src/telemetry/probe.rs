@@ -1,232 +1,41 @@
-//! The hooks the locks call (begin → waiting → acquired / gave up → released), with the
-//! feature on. Their twins without the feature are in `off.rs`.
+//! The hooks' lifecycle, with the feature on: a [`Probe`] per lock class instance (a
+//! [`KeyProbe`] for keyed registries) begins an [`Attempt`] (`begin` → `waiting` →
+//! `acquired` / `gave_up`), whose record becomes the guard's [`Held`] (`released`). Their
+//! twins without the feature are in `off.rs`; the locks reach both through `hooks.rs` only.
 //!
 //! The hooks are `#[inline(always)]` down to the first branch on "recording?": with
 //! telemetry off at run time an acquisition costs one relaxed load and a branch, a release
 //! a null check (measured in `docs/telemetry.md`); the work is out of line.
 #![allow(clippy::inline_always)]
 
-use std::cell::Cell;
-use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
-
-use super::class::{Class, Found, HotKeys};
+use super::class::Class;
 use super::live::{self, LockId};
-use super::{Config, Cycle, Live, LockName, Report};
-
-// The switches are plain `std` atomics, also under loom: statics outlive a loom model (the
-// loom models check the statistics themselves, `class.rs` and `histogram.rs`).
-
-/// Whether recording is on: the one load of an acquire while telemetry is off at run time.
-static ENABLED: AtomicBool = AtomicBool::new(false);
-static SAMPLE_EVERY: AtomicU32 = AtomicU32::new(1);
-/// The slow-wait threshold in nanoseconds; 0: no report.
-static SLOW_WAIT: AtomicU64 = AtomicU64::new(0);
-static HOT_KEYS: AtomicUsize = AtomicUsize::new(32);
-
-/// Every class ever made, weakly: a class lives as long as its probe (and the guards that
-/// record into it). Pruned of the dead ones whenever it grows past twice its live size.
-static REGISTRY: Mutex<Vec<Weak<Class>>> = Mutex::new(Vec::new());
-static REGISTRY_LIVE: AtomicUsize = AtomicUsize::new(0);
-
-pub(super) fn enable(config: &Config) {
-    SAMPLE_EVERY.store(config.sample_every, Ordering::Relaxed);
-    SLOW_WAIT.store(
-        config.slow_wait.map_or(0, |d| {
-            u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
-        }),
-        Ordering::Relaxed,
-    );
-    HOT_KEYS.store(config.hot_keys, Ordering::Relaxed);
-    ENABLED.store(true, Ordering::Relaxed);
-}
-
-pub(super) fn disable() {
-    ENABLED.store(false, Ordering::Relaxed);
-}
-
-/// Whether telemetry records now: a hot loop that asks once can run an instantiation
-/// without hooks (a walk does).
-#[inline(always)]
-pub(crate) fn recording() -> bool {
-    ENABLED.load(Ordering::Relaxed)
-}
-
-pub(super) fn sample_every() -> u32 {
-    SAMPLE_EVERY.load(Ordering::Relaxed)
-}
-
-fn classes() -> Vec<Arc<Class>> {
-    REGISTRY
-        .lock()
-        .iter()
-        .filter_map(Weak::upgrade)
-        .filter(|class| !class.retired.load(Ordering::Relaxed))
-        .collect()
-}
-
-fn register(class: &Arc<Class>) {
-    let mut registry = REGISTRY.lock();
-    if registry.len() >= 2 * REGISTRY_LIVE.load(Ordering::Relaxed).max(64) {
-        registry.retain(|weak| weak.strong_count() > 0);
-        REGISTRY_LIVE.store(registry.len(), Ordering::Relaxed);
-    }
-    registry.push(Arc::downgrade(class));
-}
-
-pub(super) fn reset() {
-    for class in classes() {
-        class.reset();
-    }
-    live::forget_cycles();
-}
-
-pub(super) fn report() -> Report {
-    let mut locks: Vec<_> = classes()
-        .iter()
-        .filter(|class| class.is_used())
-        .map(|class| class.stats())
-        .collect();
-    locks.sort_by(|a, b| a.lock.cmp(&b.lock));
-    Report {
-        locks,
-        sample_every: sample_every(),
-    }
-}
-
-pub(super) fn live() -> Live {
-    live::snapshot()
-}
-
-pub(super) fn cycles() -> Vec<Cycle> {
-    live::cycles()
-}
+use super::naming::{KeyRef, Label, LockAddr, Names, ProbeKind};
+use super::sampling::{Sampled, countdown_skips, sampled_now};
+use super::state::{recording, slow_wait_nanos};
 
 fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// The label of a named-lock instance: the location of its constructor's caller, or a name
-/// the user gave.
-#[derive(Clone, Debug)]
-pub(crate) enum Label {
-    /// Where it was made.
-    Site(&'static Location<'static>),
-    /// What the user called it.
-    Named(Arc<str>),
-}
-
-impl Label {
-    /// The caller's location (`#[track_caller]`: the constructor's caller when the
-    /// constructor is `#[track_caller]` too).
-    #[track_caller]
-    pub(crate) fn caller() -> Self {
-        Self::Site(Location::caller())
-    }
-    /// A name given by the user.
-    pub(crate) fn named(name: &str) -> Self {
-        Self::Named(name.into())
-    }
-}
-
-/// What lock names a probe builds: the class of locks it records.
-#[derive(Debug)]
-pub(crate) enum ProbeKind {
-    /// A level of a chain locker (key: `KeyRef::None`).
-    Level {
-        /// The locker.
-        locker: &'static str,
-        /// The level.
-        level: usize,
-        /// The level's name.
-        name: &'static str,
-    },
-    /// A walk (key: `KeyRef::Index(depth)`).
-    Walk {
-        /// The walk's label.
-        walk: &'static str,
-    },
-    /// A keyed manager (key: `KeyRef::Hash(hash, describe)`).
-    Keyed {
-        /// Its label.
-        manager: Label,
-    },
-    /// A stripe set (key: `KeyRef::Index(stripe)`).
-    Striped {
-        /// Its label.
-        set: Label,
-    },
-    /// A set of rooms (key: `KeyRef::Index(room)`).
-    Rooms {
-        /// Its label.
-        rooms: Label,
-    },
-    /// A distributed backend (key: `KeyRef::Hash(hash, name)`).
-    #[cfg(feature = "distributed")]
-    Distributed {
-        /// The backend.
-        backend: &'static str,
-    },
-}
-
-/// Which lock within a probe's class.
-#[derive(Clone, Copy)]
-pub(crate) enum KeyRef<'a> {
-    /// The probe's one lock.
-    None,
-    /// A lock by index (stripe, room, depth).
-    Index(usize),
-    /// A lock by the hash of its key, with a way to name it (called only when the key
-    /// becomes one of the hot keys).
-    Hash(u64, &'a dyn Fn() -> String),
-}
-
-/// Identity of a concrete lock (an entry id, an `Arc` pointer, a stripe index): waiters
-/// and holders of the same `LockAddr` within a probe are on the same lock.
-pub(crate) type LockAddr = usize;
-
 /// The recorder of one lock class instance (a manager, a stripe set, a room set, a
 /// locker level): cheap to make (`const`), allocates its classes on first use while enabled.
 pub(crate) struct Probe {
-    kind: ProbeKind,
-    classes: OnceLock<Classes>,
+    names: Names,
 }
 
 impl std::fmt::Debug for Probe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Probe")
-            .field("kind", &self.kind)
+            .field("kind", &self.names)
             .finish_non_exhaustive()
-    }
-}
-
-/// The classes of a probe, by the kind of key.
-enum Classes {
-    One(Arc<Class>),
-    /// Stripes, rooms, depths: the first [`DIRECT`] by index without a lock.
-    Indexed {
-        label: Arc<str>,
-        direct: Box<[OnceLock<Arc<Class>>]>,
-        more: Mutex<HashMap<usize, Arc<Class>>>,
-    },
-    /// Keys and names by hash: the hot ones, the rest summed.
-    Hashed(Mutex<HotKeys>),
-}
-
-/// Indexed classes reached without a lock.
-const DIRECT: usize = 64;
-
-fn label_text(label: &Label) -> Arc<str> {
-    match label {
-        Label::Site(site) => format!("{}:{}", site.file(), site.line()).into(),
-        Label::Named(name) => name.clone(),
     }
 }
 
@@ -234,124 +43,14 @@ impl Probe {
     /// A probe for the locks `kind` names.
     pub(crate) const fn new(kind: ProbeKind) -> Self {
         Self {
-            kind,
-            classes: OnceLock::new(),
+            names: Names::new(kind),
         }
     }
 
     /// Renames the probe's class (a manager's `telemetry_name`); only before its first
     /// recording (the statistics already recorded keep their name).
     pub(crate) fn rename(&mut self, label: Label) {
-        match &mut self.kind {
-            ProbeKind::Keyed { manager: old }
-            | ProbeKind::Striped { set: old }
-            | ProbeKind::Rooms { rooms: old } => *old = label,
-            ProbeKind::Level { .. } | ProbeKind::Walk { .. } => {}
-            #[cfg(feature = "distributed")]
-            ProbeKind::Distributed { .. } => {}
-        }
-        self.classes = OnceLock::new();
-    }
-
-    fn classes(&self) -> &Classes {
-        self.classes.get_or_init(|| {
-            let indexed = |label: Arc<str>| Classes::Indexed {
-                label,
-                direct: (0..DIRECT).map(|_| OnceLock::new()).collect(),
-                more: Mutex::new(HashMap::new()),
-            };
-            match &self.kind {
-                ProbeKind::Level {
-                    locker,
-                    level,
-                    name,
-                } => {
-                    let class = Arc::new(Class::new(LockName::Level {
-                        locker,
-                        level: *level,
-                        name,
-                    }));
-                    register(&class);
-                    Classes::One(class)
-                }
-                ProbeKind::Walk { walk } => indexed(Arc::from(*walk)),
-                ProbeKind::Striped { set: label } | ProbeKind::Rooms { rooms: label } => {
-                    indexed(label_text(label))
-                }
-                ProbeKind::Keyed { manager } => {
-                    let hot = HotKeys::new(label_text(manager), None);
-                    register(&hot.other);
-                    Classes::Hashed(Mutex::new(hot))
-                }
-                #[cfg(feature = "distributed")]
-                ProbeKind::Distributed { backend } => {
-                    let hot = HotKeys::new(Arc::from(*backend), Some(backend));
-                    register(&hot.other);
-                    Classes::Hashed(Mutex::new(hot))
-                }
-            }
-        })
-    }
-
-    fn name_at(&self, label: &Arc<str>, index: usize) -> LockName {
-        match &self.kind {
-            ProbeKind::Walk { walk } => LockName::Depth { walk, depth: index },
-            ProbeKind::Rooms { .. } => LockName::Room {
-                rooms: label.clone(),
-                room: index.to_string().into(),
-            },
-            _ => LockName::Stripe {
-                set: label.clone(),
-                index,
-            },
-        }
-    }
-
-    /// The class of the lock `key` names; `weight` is how many acquisitions the lookup
-    /// stands for (the hot-key table counts by it).
-    fn class_of(&self, key: KeyRef<'_>, weight: u64) -> Arc<Class> {
-        match (self.classes(), key) {
-            (Classes::One(class), _) => class.clone(),
-            (
-                Classes::Indexed {
-                    label,
-                    direct,
-                    more,
-                },
-                key,
-            ) => {
-                let index = match key {
-                    KeyRef::Index(index) => index,
-                    KeyRef::None | KeyRef::Hash(..) => 0,
-                };
-                let make = || {
-                    let class = Arc::new(Class::new(self.name_at(label, index)));
-                    register(&class);
-                    class
-                };
-                match direct.get(index) {
-                    Some(slot) => slot.get_or_init(make).clone(),
-                    None => more.lock().entry(index).or_insert_with(make).clone(),
-                }
-            }
-            (Classes::Hashed(hot), key) => {
-                let capacity = HOT_KEYS.load(Ordering::Relaxed);
-                match key {
-                    KeyRef::Hash(hash, describe) => {
-                        hot_class(hot, hash, capacity, weight, describe, register)
-                    }
-                    KeyRef::Index(index) => hot_class(
-                        hot,
-                        index as u64,
-                        capacity,
-                        weight,
-                        &|| index.to_string(),
-                        register,
-                    ),
-                    KeyRef::None => hot_class(hot, 0, capacity, weight, &|| "0".into(), register),
-                }
-            }
-        }
+        self.names.rename(label);
     }
 
     /// An acquisition of the lock `key` begins: the first thing in an acquire, at the
@@ -398,7 +97,7 @@ impl Probe {
         reason = "the sampler is per thread, not per probe; call sites ask the probe they record into"
     )]
     pub(crate) fn skips(&self) -> bool {
-        !ENABLED.load(Ordering::Relaxed) || countdown_skips()
+        !recording() || countdown_skips()
     }
 
     /// Whether this acquisition is sampled: for a lock that can be tried, which then starts
@@ -412,14 +111,14 @@ impl Probe {
         reason = "the sampler is per thread, not per probe; call sites ask the probe they record into"
     )]
     pub(crate) fn is_sampled(&self) -> bool {
-        ENABLED.load(Ordering::Relaxed) && sampled_now()
+        recording() && sampled_now()
     }
 
     /// The record of the sampled acquisition `sampled` of the lock `key`.
     #[cold]
     #[inline(never)]
     pub(crate) fn attempt(&self, key: KeyRef<'_>, sampled: Sampled) -> Attempt<'_> {
-        let class = self.class_of(key, sampled.weight);
+        let class = self.names.class_of(key, sampled.weight);
         Attempt {
             active: ManuallyDrop::new(Some(Box::new(Sample {
                 class,
@@ -432,131 +131,6 @@ impl Probe {
             _probe: PhantomData,
         }
     }
-}
-
-/// A sampled acquisition whose record is not made yet (from [`Probe::is_sampled`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Sampled {
-    site: &'static Location<'static>,
-    weight: u64,
-}
-
-impl Sampled {
-    /// A sampled acquisition ([`Probe::is_sampled`] or [`Probe::begin`]) at `site`: if it
-    /// takes its lock without queueing, it waited nothing (no clock read); if not, its wait
-    /// is timed from [`Attempt::waiting`].
-    #[inline]
-    pub(crate) fn start(site: &'static Location<'static>) -> Self {
-        Self {
-            site,
-            weight: u64::from(next_interval()),
-        }
-    }
-}
-
-std::thread_local! {
-    /// Acquisitions until this thread's next sampled one (0: the next one is).
-    static COUNTDOWN: Cell<u32> = const { Cell::new(0) };
-    /// This thread's generator of sampling intervals (0: not seeded yet).
-    static RANDOM: Cell<u64> = const { Cell::new(0) };
-}
-
-/// Whether none of this thread's next `n` acquisitions is sampled (the countdown ends after
-/// them; it is moved past them if so): a generated chain-locker call of `n` levels asks this
-/// once instead of each level asking [`Probe::skips`]. Called while enabled.
-#[inline(always)]
-pub(crate) fn skips_all(n: u32) -> bool {
-    COUNTDOWN
-        .try_with(|countdown| {
-            let left = countdown.get();
-            let skips = left > n;
-            if skips {
-                countdown.set(left - n);
-            }
-            skips
-        })
-        .unwrap_or(true)
-}
-
-/// Whether this thread's countdown is not at its end (counted down if so): the acquisition
-/// is not sampled. `false` when it is at its end or not drawn yet ([`sampled_now`] decides).
-#[inline(always)]
-fn countdown_skips() -> bool {
-    skips_all(1)
-}
-
-/// Whether this acquisition is sampled: counts this thread's countdown down. Inlined into
-/// every hook; a thread-local `Cell` without a destructor is one access relative to the
-/// thread pointer.
-#[inline(always)]
-fn sampled_now() -> bool {
-    COUNTDOWN
-        .try_with(|countdown| {
-            let left = countdown.get();
-            if left > 1 {
-                countdown.set(left - 1);
-                false
-            } else {
-                left == 1 || first_draw(countdown)
-            }
-        })
-        .unwrap_or(false)
-}
-
-/// A thread's first acquisition while enabled: its place in its first interval is drawn
-/// too. (Sampling every thread's first acquisition biased the sample: threads started
-/// together all contend at once, and each such sample counts for `n`.)
-#[cold]
-#[inline(never)]
-fn first_draw(countdown: &Cell<u32>) -> bool {
-    let left = draw_interval(SAMPLE_EVERY.load(Ordering::Relaxed).max(1));
-    countdown.set(left);
-    left == 1
-}
-
-/// After a sampled acquisition: draws the number of acquisitions until this thread's next
-/// one and returns the weight of this one (the sampling rate in force). The interval is
-/// uniform in `1..2n` (mean `n`), not `n` itself: a fixed period would alias with a loop
-/// that acquires the same locks in a fixed order (with `n = 3`, a three-level chain would
-/// only ever sample its first level), and the estimates (count × `n`) would be wrong.
-fn next_interval() -> u32 {
-    let rate = SAMPLE_EVERY.load(Ordering::Relaxed).max(1);
-    let interval = draw_interval(rate);
-    let _ = COUNTDOWN.try_with(|countdown| countdown.set(interval));
-    rate
-}
-
-/// An interval uniform in `1..2 * rate` (1 for a rate of 1).
-fn draw_interval(rate: u32) -> u32 {
-    if rate == 1 {
-        1
-    } else {
-        let draw = RANDOM
-            .try_with(|random| {
-                let mut state = random.get();
-                if state == 0 {
-                    state = seed();
-                }
-                // xorshift64*
-                state ^= state >> 12;
-                state ^= state << 25;
-                state ^= state >> 27;
-                random.set(state);
-                state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32
-            })
-            .unwrap_or(0);
-        let span = u64::from(rate) * 2 - 1;
-        u32::try_from(1 + draw % span).unwrap_or(rate)
-    }
-}
-
-/// A distinct, non-zero seed per thread (splitmix64 of a global sequence).
-fn seed() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
-    let mut z = NEXT.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) | 1
 }
 
 /// A [`Probe`] over the keys of type `K` of a keyed registry: names a hot key by its
@@ -657,27 +231,6 @@ impl<K: ?Sized> KeyProbe<K> {
         };
         self.probe
             .begin_sampled(KeyRef::Hash(hash, &describe), site)
-    }
-}
-
-/// The class of a key of a keyed manager or distributed backend. The key's name is made
-/// with the table unlocked: it is the user's `Debug`, which may itself lock (even a lock of
-/// the same manager, whose acquisitions take this table).
-fn hot_class(
-    hot: &Mutex<HotKeys>,
-    hash: u64,
-    capacity: usize,
-    weight: u64,
-    describe: &dyn Fn() -> String,
-    register: impl Fn(&Arc<Class>),
-) -> Arc<Class> {
-    let mut table = hot.lock();
-    match table.class_of(hash, capacity, weight) {
-        Found::Class(class) => class,
-        Found::Promote { base } => {
-            let key = parking_lot::MutexGuard::unlocked(&mut table, describe);
-            table.promote(hash, base, key, &register)
-        }
     }
 }
 
@@ -855,7 +408,7 @@ fn start_wait(active: &mut Sample, on: LockAddr) {
 fn end_wait(active: &Sample, id: u64, since: Instant, now: Instant, acquired: bool) -> Duration {
     live::wait_ended(id);
     let waited = now.saturating_duration_since(since);
-    let threshold = SLOW_WAIT.load(Ordering::Relaxed);
+    let threshold = slow_wait_nanos();
     if threshold > 0 && nanos(waited) >= threshold {
         let snapshot = live::snapshot();
         emit_event(|| {
@@ -975,7 +528,7 @@ impl Sample {
         }
         // A wait this release ends that passed the slow-wait threshold: reported now, while
         // this holder is still in the snapshot (the waiter reports again when its wait ends).
-        let threshold = SLOW_WAIT.load(Ordering::Relaxed);
+        let threshold = slow_wait_nanos();
         if threshold > 0 && live::waited_past(lock, now, threshold) {
             let snapshot = live::snapshot();
             emit_event(|| {

@@ -1,7 +1,7 @@
 //! [`Report::table`]: the statistics as a plain-text table in the spirit of Linux's
 //! `/proc/lock_stat`, in one scale: estimates of every acquisition.
 
-use super::{LockStats, OtherSites, Report, SiteStats, Summary};
+use super::report::{LockStats, OtherSites, Report, SiteStats, Summary};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -233,7 +233,7 @@ fn time(duration: Duration) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{LockName, LockStats, OtherSites, Report, SiteStats, Summary};
+    use super::super::report::{LockName, LockStats, OtherSites, Report, SiteStats, Summary};
     use super::time;
     use std::panic::Location;
     use std::time::Duration;

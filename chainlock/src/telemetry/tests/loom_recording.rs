@@ -4,9 +4,9 @@
 
 use std::panic::Location;
 
-use super::super::LockName;
 use super::super::class::Class;
 use super::super::histogram::Histogram;
+use super::super::report::LockName;
 use crate::loom::sync::Arc;
 use crate::loom::thread;
 

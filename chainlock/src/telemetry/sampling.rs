@@ -1,0 +1,140 @@
+//! Which acquisitions are recorded: one in `sample_every` per thread, at random intervals
+//! averaging it (a countdown per thread, redrawn after each sampled acquisition), and the
+//! [`Sampled`] acquisition whose record the probe then makes.
+#![expect(
+    clippy::inline_always,
+    reason = "the countdown is inlined into every hook: one thread-local access"
+)]
+
+use std::cell::Cell;
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::state::sample_every;
+
+/// A sampled acquisition whose record is not made yet (from `Probe::is_sampled`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sampled {
+    /// Where it was made.
+    pub(super) site: &'static Location<'static>,
+    /// How many acquisitions it stands for: the sampling rate in force.
+    pub(super) weight: u64,
+}
+
+impl Sampled {
+    /// A sampled acquisition (`Probe::is_sampled` or `Probe::begin`) at `site`: if it
+    /// takes its lock without queueing, it waited nothing (no clock read); if not, its wait
+    /// is timed from `Attempt::waiting`.
+    #[inline]
+    pub(crate) fn start(site: &'static Location<'static>) -> Self {
+        Self {
+            site,
+            weight: u64::from(next_interval()),
+        }
+    }
+}
+
+std::thread_local! {
+    /// Acquisitions until this thread's next sampled one (0: the next one is).
+    static COUNTDOWN: Cell<u32> = const { Cell::new(0) };
+    /// This thread's generator of sampling intervals (0: not seeded yet).
+    static RANDOM: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether none of this thread's next `n` acquisitions is sampled (the countdown ends after
+/// them; it is moved past them if so): a generated chain-locker call of `n` levels asks this
+/// once instead of each level asking `Probe::skips`. Called while enabled.
+#[inline(always)]
+pub(crate) fn skips_all(n: u32) -> bool {
+    COUNTDOWN
+        .try_with(|countdown| {
+            let left = countdown.get();
+            let skips = left > n;
+            if skips {
+                countdown.set(left - n);
+            }
+            skips
+        })
+        .unwrap_or(true)
+}
+
+/// Whether this thread's countdown is not at its end (counted down if so): the acquisition
+/// is not sampled. `false` when it is at its end or not drawn yet ([`sampled_now`] decides).
+#[inline(always)]
+pub(super) fn countdown_skips() -> bool {
+    skips_all(1)
+}
+
+/// Whether this acquisition is sampled: counts this thread's countdown down. Inlined into
+/// every hook; a thread-local `Cell` without a destructor is one access relative to the
+/// thread pointer.
+#[inline(always)]
+pub(super) fn sampled_now() -> bool {
+    COUNTDOWN
+        .try_with(|countdown| {
+            let left = countdown.get();
+            if left > 1 {
+                countdown.set(left - 1);
+                false
+            } else {
+                left == 1 || first_draw(countdown)
+            }
+        })
+        .unwrap_or(false)
+}
+
+/// A thread's first acquisition while enabled: its place in its first interval is drawn
+/// too. (Sampling every thread's first acquisition biased the sample: threads started
+/// together all contend at once, and each such sample counts for `n`.)
+#[cold]
+#[inline(never)]
+fn first_draw(countdown: &Cell<u32>) -> bool {
+    let left = draw_interval(sample_every().max(1));
+    countdown.set(left);
+    left == 1
+}
+
+/// After a sampled acquisition: draws the number of acquisitions until this thread's next
+/// one and returns the weight of this one (the sampling rate in force). The interval is
+/// uniform in `1..2n` (mean `n`), not `n` itself: a fixed period would alias with a loop
+/// that acquires the same locks in a fixed order (with `n = 3`, a three-level chain would
+/// only ever sample its first level), and the estimates (count × `n`) would be wrong.
+fn next_interval() -> u32 {
+    let rate = sample_every().max(1);
+    let interval = draw_interval(rate);
+    let _ = COUNTDOWN.try_with(|countdown| countdown.set(interval));
+    rate
+}
+
+/// An interval uniform in `1..2 * rate` (1 for a rate of 1).
+fn draw_interval(rate: u32) -> u32 {
+    if rate == 1 {
+        1
+    } else {
+        let draw = RANDOM
+            .try_with(|random| {
+                let mut state = random.get();
+                if state == 0 {
+                    state = seed();
+                }
+                // xorshift64*
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                random.set(state);
+                state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32
+            })
+            .unwrap_or(0);
+        let span = u64::from(rate) * 2 - 1;
+        u32::try_from(1 + draw % span).unwrap_or(rate)
+    }
+}
+
+/// A distinct, non-zero seed per thread (splitmix64 of a global sequence).
+fn seed() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+    let mut z = NEXT.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) | 1
+}
