@@ -99,11 +99,12 @@ use crate::loom::sync::atomic::{
     AtomicU64,
     Ordering::{AcqRel, Acquire, Relaxed},
 };
-use crate::loom::sync::{Condvar, Mutex};
-use crate::telemetry::hooks::{KeyRef, Label, Probe, ProbeKind};
+use crate::loom::sync::{Condvar, Mutex, MutexGuard};
+use crate::telemetry::hooks::{KeyRef, Label, Probe, ProbeKind, observe_timed, observe_try};
 use queue::{Queue, Waiters};
 use state::{FREE, State};
 use std::fmt;
+use std::panic::Location;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -314,19 +315,13 @@ impl Rooms {
     #[track_caller]
     pub fn enter(&self, room: usize) -> RoomGuard<'_> {
         self.assert_room(room);
-        let mut attempt = self.telemetry.begin(KeyRef::Index(room));
-        if self.enter_fast(room) {
-            return RoomGuard::with_held(self, room, attempt.acquired(room));
-        }
-        attempt.waiting(room);
-        let mut guard = self
-            .enter_slow(room, |condvar, guard| {
+        self.observed(room, || {
+            self.enter_waiting(room, |condvar, guard| {
                 condvar.wait(guard);
                 false
             })
-            .expect("an untimed wait does not give up");
-        guard.held = attempt.acquired(room);
-        guard
+        })
+        .expect("an untimed wait does not give up")
     }
 
     /// Enters `room` if that is possible without waiting: `None` if another room is
@@ -363,13 +358,14 @@ impl Rooms {
     #[must_use = "if unused the room is left at once; `if let Some(guard) = ..` to stay in"]
     pub fn try_enter(&self, room: usize) -> Option<RoomGuard<'_>> {
         self.assert_room(room);
-        let attempt = self.telemetry.begin(KeyRef::Index(room));
-        if self.enter_fast(room) {
-            Some(RoomGuard::with_held(self, room, attempt.acquired(room)))
-        } else {
-            attempt.gave_up();
-            None
-        }
+        observe_try::<_, true>(
+            &self.telemetry,
+            Location::caller(),
+            KeyRef::Index(room),
+            room,
+            || self.enter_now(room),
+        )
+        .map(RoomGuard::holding)
     }
 
     /// Enters `room`, waiting at most `timeout`: `None` if the room could not be entered
@@ -430,21 +426,11 @@ impl Rooms {
     #[must_use = "if unused the room is left at once; `if let Some(guard) = ..` to stay in"]
     pub fn try_enter_until(&self, room: usize, deadline: Instant) -> Option<RoomGuard<'_>> {
         self.assert_room(room);
-        let mut attempt = self.telemetry.begin(KeyRef::Index(room));
-        if self.enter_fast(room) {
-            return Some(RoomGuard::with_held(self, room, attempt.acquired(room)));
-        }
-        attempt.waiting(room);
-        let entered = self.enter_slow(room, |condvar, guard| {
-            condvar.wait_until(guard, deadline).timed_out()
-        });
-        if let Some(mut guard) = entered {
-            guard.held = attempt.acquired(room);
-            Some(guard)
-        } else {
-            attempt.gave_up();
-            None
-        }
+        self.observed(room, || {
+            self.enter_waiting(room, |condvar, guard| {
+                condvar.wait_until(guard, deadline).timed_out()
+            })
+        })
     }
 
     /// Like [`Rooms::enter`], for a lock in an [`Arc`]: the guard owns a reference to
@@ -477,6 +463,44 @@ impl Rooms {
         if room >= self.room_count() {
             out_of_range(room, self.room_count());
         }
+    }
+
+    /// An entry of `room` as the telemetry sees it, through the one hook shape
+    /// ([`observe_timed`]): when sampled, tried first (a failed try is a contended entry),
+    /// then `wait` (`None`: gave up); else `wait` alone.
+    #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn observed<'a>(
+        &'a self,
+        room: usize,
+        wait: impl FnOnce() -> Option<RoomGuard<'a>>,
+    ) -> Option<RoomGuard<'a>> {
+        observe_timed::<_, true>(
+            &self.telemetry,
+            Location::caller(),
+            KeyRef::Index(room),
+            room,
+            || self.enter_now(room),
+            wait,
+        )
+        .map(RoomGuard::holding)
+    }
+
+    /// The guard of an entry of `room` on the fast path, if the rules admit us at once.
+    #[inline]
+    fn enter_now(&self, room: usize) -> Option<RoomGuard<'_>> {
+        self.enter_fast(room).then(|| RoomGuard::new(self, room))
+    }
+
+    /// Enters `room` on the fast path, else waits in its queue with `wait` (see
+    /// [`enter_slow`](Self::enter_slow)).
+    #[inline]
+    fn enter_waiting<'a>(
+        &'a self,
+        room: usize,
+        wait: impl FnMut(&Condvar, &mut MutexGuard<'a, Waiters>) -> bool,
+    ) -> Option<RoomGuard<'a>> {
+        self.enter_now(room).or_else(|| self.enter_slow(room, wait))
     }
 
     /// One compare-and-swap when the rules admit us at once (retried only while other

@@ -38,6 +38,13 @@ impl<'a> RoomGuard<'a> {
         Self { rooms, room, held }
     }
 
+    /// The guard of an entry the telemetry recorded, with the record of its hold
+    /// (`hooks::observe*`'s answer).
+    pub(super) fn holding((mut guard, held): (Self, Held)) -> Self {
+        guard.held = held;
+        guard
+    }
+
     /// Hands our place in the room over to an owned guard of the same lock.
     pub(crate) fn into_owned(mut self, rooms: &Arc<Rooms>) -> OwnedRoomGuard {
         debug_assert!(std::ptr::eq(self.rooms, Arc::as_ptr(rooms)));

@@ -214,6 +214,41 @@ pub(crate) fn observe_unskipped<G, const HELD: bool>(
     }
 }
 
+/// An acquisition that does not wait (a `try_*`): counted, as not contended, when `try_lock`
+/// takes the lock; nothing is recorded when it does not (it did not wait, and holds
+/// nothing). Not sampled (or the telemetry off at run time), `try_lock` alone.
+#[inline(always)]
+pub(crate) fn observe_try<G, const HELD: bool>(
+    probe: &Probe,
+    site: &'static Location<'static>,
+    key: KeyRef<'_>,
+    lock: LockAddr,
+    try_lock: impl FnOnce() -> Option<G>,
+) -> Option<(G, Held)> {
+    if probe.skips() {
+        return try_lock().map(|guard| (guard, Held::default()));
+    }
+    observe_try_unskipped::<G, HELD>(probe, key, site, lock, try_lock)
+}
+
+/// The path of [`observe_try`] for an acquisition the sampler did not skip.
+#[cold]
+#[inline(never)]
+fn observe_try_unskipped<G, const HELD: bool>(
+    probe: &Probe,
+    key: KeyRef<'_>,
+    site: &'static Location<'static>,
+    lock: LockAddr,
+    try_lock: impl FnOnce() -> Option<G>,
+) -> Option<(G, Held)> {
+    if !probe.is_sampled() {
+        return try_lock().map(|guard| (guard, Held::default()));
+    }
+    let sampled = Sampled::start(site);
+    let guard = try_lock()?;
+    Some((guard, granted::<HELD>(probe.attempt(key, sampled), lock)))
+}
+
 /// An async acquisition: it waited if its first poll was pending. The hold is a task's
 /// (`hold_across_await`).
 pub(crate) async fn observe_async<G, const HELD: bool>(
