@@ -2,11 +2,11 @@
 //! `HybridLock`s (values and structure) while optimistic walkers descend; the walkers end at
 //! the right, live target and never act on an inconsistent read; restarts counted, the
 //! pessimistic pass taken when restarts are forced; the exits (absent, closed, cycle, too
-//! deep, not exclusive, timed out).
+//! deep, not exclusive, timed out). Children live in an `EpochVec` and the steps borrow them
+//! (no `Arc` cloned on the way down).
 
-use chainlock::chain::Absence;
+use chainlock::chain::{Absence, ChildContainer, EpochGuard, EpochVec};
 use chainlock::hybrid::{ArcHybridWriteGuard, HybridLock};
-use chainlock::parking_lot::Mutex;
 use chainlock::walk::{Crab, Exclusive, Shared, Step, Walker};
 use chainlock::{ChainNode, Exit};
 use std::sync::Arc;
@@ -22,7 +22,7 @@ struct Node {
     b: AtomicU64,
     retired: AtomicBool,
     closed: AtomicBool,
-    children: Mutex<Vec<Arc<HybridLock<Node>>>>,
+    children: EpochVec<HybridLock<Node>>,
 }
 
 impl ChainNode for Node {
@@ -51,7 +51,7 @@ fn tree(label: u64, levels: u32, value: u64) -> Handle {
         b: AtomicU64::new(value),
         retired: AtomicBool::new(false),
         closed: AtomicBool::new(false),
-        children: Mutex::new(children),
+        children: children.into(),
     }))
 }
 
@@ -61,10 +61,15 @@ fn level_of(label: u64) -> u32 {
 }
 
 /// The child of the node at `depth` on the way to `label`, or `None` at `label` itself.
-fn toward(node: &Node, depth: usize, label: u64) -> Option<Handle> {
+fn toward<'g>(
+    node: &'g Node,
+    depth: usize,
+    label: u64,
+    guard: &'g EpochGuard,
+) -> Option<&'g Handle> {
     let below = level_of(label).checked_sub(u32::try_from(depth).unwrap() + 1)?;
     let bit = usize::try_from((label >> below) & 1).unwrap();
-    node.children.lock().get(bit).cloned()
+    node.children.get(bit, guard)
 }
 
 /// A step toward `label`, ending there in a target mode, recording the `(a, b)` each call
@@ -72,11 +77,11 @@ fn toward(node: &Node, depth: usize, label: u64) -> Option<Handle> {
 fn step_to(
     label: u64,
     seen: &mut Vec<(u64, u64)>,
-) -> impl FnMut(&Node, usize) -> Step<Handle> + '_ {
-    move |node, depth| {
+) -> impl for<'g> FnMut(&'g Node, usize, &'g EpochGuard) -> Step<&'g Handle> + '_ {
+    move |node, depth, guard| {
         seen.truncate(depth);
         seen.push((node.a.load(Relaxed), node.b.load(Relaxed)));
-        match toward(node, depth, label) {
+        match toward(node, depth, label, guard) {
             None => Step::Here,
             Some(child) if depth + 1 == level_of(label) as usize => Step::Target(child),
             Some(child) => Step::Descend(child),
@@ -90,8 +95,8 @@ fn bump(root: &Handle, label: u64, value: u64) {
     let mut seen = vec![];
     let mut step = step_to(label, &mut seen);
     let found = Walker::new()
-        .descend_optimistic(root, Exclusive, |node: &Node, depth| {
-            match step(node, depth) {
+        .descend_optimistic(root, Exclusive, |node: &Node, depth, guard| {
+            match step(node, depth, guard) {
                 Step::Target(child) => Step::Descend(child), // Exclusive ends with `Here`
                 other => other,
             }
@@ -106,7 +111,7 @@ fn bump(root: &Handle, label: u64, value: u64) {
 fn retire(node: &Handle) {
     let held = node.write();
     held.retired.store(true, Relaxed);
-    let children = held.children.lock().clone();
+    let children = held.children.as_slice(&EpochGuard::pin()).to_vec();
     drop(held);
     for child in &children {
         retire(child);
@@ -119,19 +124,20 @@ fn replace_child(root: &Handle, parent: u64, which: usize, value: u64) {
     let mut seen = vec![];
     let mut step = step_to(parent, &mut seen);
     let found = Walker::new()
-        .descend_optimistic(root, Exclusive, |node: &Node, depth| {
-            match step(node, depth) {
+        .descend_optimistic(root, Exclusive, |node: &Node, depth, guard| {
+            match step(node, depth, guard) {
                 Step::Target(child) => Step::Descend(child),
                 other => other,
             }
         })
         .unwrap();
     let parent_node: &ArcHybridWriteGuard<Node> = &found.target;
-    let old = parent_node.children.lock()[which].clone();
+    let old = parent_node.children.lookup(&which).unwrap();
     let label = 2 * parent + which as u64;
     let fresh = tree(label, LEVELS - level_of(label), value);
     retire(&old);
-    parent_node.children.lock()[which] = fresh;
+    // Unlinked; freed once no walker can still reach it.
+    parent_node.children.replace(which, fresh);
 }
 
 /// A reader: walks to `label` in `Shared` mode and checks everything it can.
@@ -229,9 +235,9 @@ fn injecting<'a>(
     mut inject: usize,
     label: u64,
     seen: &'a mut Vec<(u64, u64)>,
-) -> impl FnMut(&Node, usize) -> Step<Handle> + 'a {
+) -> impl for<'g> FnMut(&'g Node, usize, &'g EpochGuard) -> Step<&'g Handle> + 'a {
     let mut step = step_to(label, seen);
-    move |node, depth| {
+    move |node, depth, guard| {
         if depth == 0
             && inject > 0
             && let Some(held) = root.try_write()
@@ -239,7 +245,7 @@ fn injecting<'a>(
             inject -= 1;
             drop(held);
         }
-        step(node, depth)
+        step(node, depth, guard)
     }
 }
 
@@ -295,11 +301,11 @@ fn crab_locks_the_target_exclusively_and_refuses_here_in_both_passes() {
         // `Here` on a node the crab path only reads.
         let mut seen = vec![];
         let mut step = injecting(&root, inject, 13, &mut seen);
-        let walk = Walker::new().descend_optimistic(&root, Crab, |node: &Node, depth| {
+        let walk = Walker::new().descend_optimistic(&root, Crab, |node: &Node, depth, guard| {
             if depth == 1 {
                 Step::Here
             } else {
-                step(node, depth)
+                step(node, depth, guard)
             }
         });
         assert_eq!(walk.err(), Some(Exit::NotExclusive { level: 1 }));
@@ -323,16 +329,18 @@ fn inject_at_root(root: &Handle, mut left: usize) -> impl FnMut(usize) + '_ {
 #[test]
 fn absent_closed_cycle_and_too_deep_exit_in_both_passes() {
     let root = tree(1, LEVELS, 0);
-    let child = root.read().children.lock()[1].clone();
+    let child = root.read().children.lookup(&1).unwrap();
+    // Label 3 lists itself last among its children (a cycle, broken at the end).
+    child.read().children.push(child.clone());
     for inject in [0, usize::MAX] {
         // Absent: one level below the node that answered it.
         let mut hook = inject_at_root(&root, inject);
-        let walk = Walker::new().descend_optimistic(&root, Shared, |node: &Node, depth| {
+        let walk = Walker::new().descend_optimistic(&root, Shared, |node: &Node, depth, guard| {
             hook(depth);
             if depth == 2 {
                 Step::Absent
             } else {
-                Step::Descend(node.children.lock()[0].clone())
+                Step::Descend(node.children.get(0, guard).unwrap())
             }
         });
         assert_eq!(
@@ -345,9 +353,9 @@ fn absent_closed_cycle_and_too_deep_exit_in_both_passes() {
         // Closed.
         child.write().closed.store(true, Relaxed);
         let mut hook = inject_at_root(&root, inject);
-        let walk = Walker::new().descend_optimistic(&root, Shared, |node: &Node, depth| {
+        let walk = Walker::new().descend_optimistic(&root, Shared, |node: &Node, depth, guard| {
             hook(depth);
-            Step::Descend(node.children.lock()[1].clone())
+            Step::Descend(node.children.get(1, guard).unwrap())
         });
         assert_eq!(
             walk.err(),
@@ -359,25 +367,25 @@ fn absent_closed_cycle_and_too_deep_exit_in_both_passes() {
         child.write().closed.store(false, Relaxed);
         // A step handing back the node it was called on.
         let mut hook = inject_at_root(&root, inject);
-        let walk = Walker::new().descend_optimistic(&root, Shared, |_: &Node, depth| {
+        let walk = Walker::new().descend_optimistic(&root, Shared, |node: &Node, depth, guard| {
             hook(depth);
-            let _ = depth;
-            Step::Descend(child.clone())
+            // Label 3 at depth 1, then label 3 again: the node the step was called on.
+            let last = if depth == 0 { 1 } else { 2 };
+            Step::Descend(node.children.get(last, guard).unwrap())
         });
         assert_eq!(walk.err(), Some(Exit::Cycle { level: 2 }));
         // Too deep: the depth limit holds in both passes.
         let mut hook = inject_at_root(&root, inject);
-        let walk =
-            Walker::new()
-                .max_depth(2)
-                .descend_optimistic(&root, Shared, |node: &Node, depth| {
-                    hook(depth);
-                    node.children
-                        .lock()
-                        .first()
-                        .cloned()
-                        .map_or(Step::Here, Step::Descend)
-                });
+        let walk = Walker::new().max_depth(2).descend_optimistic(
+            &root,
+            Shared,
+            |node: &Node, depth, guard| {
+                hook(depth);
+                node.children
+                    .get(0, guard)
+                    .map_or(Step::Here, Step::Descend)
+            },
+        );
         assert_eq!(
             walk.err(),
             Some(Exit::TooDeep {
@@ -387,13 +395,14 @@ fn absent_closed_cycle_and_too_deep_exit_in_both_passes() {
         );
     }
     assert!(root.try_write().is_some(), "every lock released");
+    child.read().children.pop();
 }
 
 #[test]
 fn a_deadline_expires_while_a_writer_holds_a_node() {
     let root = tree(1, LEVELS, 0);
-    let middle = root.read().children.lock()[0].clone(); // label 2
-    let leaf = middle.read().children.lock()[1].clone(); // label 5
+    let middle = root.read().children.lookup(&0).unwrap(); // label 2
+    let leaf = middle.read().children.lookup(&1).unwrap(); // label 5
     for (held, level) in [(&middle, 1), (&leaf, 2)] {
         let writer = held.write();
         for max in [0, 2] {

@@ -18,8 +18,8 @@ pub use crate::chain::lock::{ASGuard, AXGuard, SGuard, XGuard};
 pub use crate::chain::node::{ClosedProbe, ProbeNode, ProbeOther};
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChainNode, ChildContainer, Children, ChildrenBy,
-    ExclusiveLock, Exit, LeavesExit, LookupBy, SharedLock, TimedExclusiveLock, TimedSharedLock,
-    TimedUpgradableLock, Upgradable, UpgradableLock,
+    ChildrenRef, EpochGuard, ExclusiveLock, Exit, LeavesExit, LookupBy, LookupRef, SharedLock,
+    TimedExclusiveLock, TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
 };
 pub use crate::telemetry::hooks::{
     Held, Level, Off as RecOff, On as RecOn, Rec, exclusive, exclusive_async,
@@ -50,5 +50,6 @@ pub use core::option::Option::{self, None, Some};
 pub use core::primitive::{bool, u32};
 pub use core::result::Result::{self, Err, Ok};
 pub use std::sync::Arc;
+pub use std::sync::atomic::{AtomicBool, Ordering::Acquire};
 pub use std::time::Instant;
 pub use std::vec::Vec;

@@ -269,6 +269,13 @@ impl<T: ?Sized> HybridLock<T> {
         &mut self.data
     }
 
+    /// The data, not validated: what an optimistic reader that validates through
+    /// [`raw`](Self::raw) reads (always `&T`, so sound in every mode; see the module).
+    #[inline]
+    pub(crate) fn data(&self) -> &T {
+        &self.data
+    }
+
     /// The raw lock: its version operations, for protocols over several locks.
     ///
     /// # Examples

@@ -1,5 +1,5 @@
-//! Code generation: `ChainNode` (is the node closed?) and one `Children<Child>` impl per
-//! child type, delegating the lookup to the field's `ChildContainer`.
+//! Code generation: `ChainNode` (is the node closed?) and, per child type, the `Children`,
+//! `ChildrenBy` and `ChildrenRef` impls, delegating the lookup to the field's container.
 
 use super::validate::{ChildField, Closed, ValidNode};
 use proc_macro2::TokenStream;
@@ -16,6 +16,12 @@ pub(crate) fn expand(node: &ValidNode<'_>) -> TokenStream {
             #[inline]
             fn is_closed(&self) -> #krate::__private::bool {
                 self.#field
+            }
+        },
+        Closed::AtomicField(field) => quote! {
+            #[inline]
+            fn is_closed(&self) -> #krate::__private::bool {
+                #krate::__private::AtomicBool::load(&self.#field, #krate::__private::Acquire)
             }
         },
         Closed::Method(method) => {
@@ -83,10 +89,36 @@ fn children_impl(node: &ValidNode<'_>, child: &ChildField<'_>) -> TokenStream {
         .predicates
         .push(syn::parse_quote!(#container: #krate::__private::LookupBy<__Q>));
     let (by_impl_generics, _, by_where_clause) = by_generics.split_for_impl();
+    // Lookups by reference, lent while an epoch guard lives (optimistic descents): an impl
+    // for every `Q` the container lends children by; vacuous for a container without
+    // `LookupRef`.
+    let mut ref_generics = node.input.generics.clone();
+    ref_generics
+        .params
+        .push(syn::parse_quote!(__Q: ?#krate::__private::Sized));
+    ref_generics
+        .make_where_clause()
+        .predicates
+        .push(syn::parse_quote!(#container: #krate::__private::LookupRef<__Q>));
+    let (ref_impl_generics, _, ref_where_clause) = ref_generics.split_for_impl();
     quote! {
         #[automatically_derived]
         impl #impl_generics #krate::__private::Children<#child_ty> for #ident #type_generics #where_clause {
             #items
+        }
+
+        #[automatically_derived]
+        impl #ref_impl_generics #krate::__private::ChildrenRef<#child_ty, __Q> for #ident #type_generics #ref_where_clause {
+            type Lock = <#container as #krate::__private::LookupRef<__Q>>::Lock;
+
+            #[inline]
+            fn child_ref<'__g>(
+                &'__g self,
+                key: &__Q,
+                guard: &'__g #krate::__private::EpochGuard,
+            ) -> #krate::__private::Option<&'__g #krate::__private::Arc<Self::Lock>> {
+                #krate::__private::LookupRef::<__Q>::lookup_ref(&self.#field, key, guard)
+            }
         }
 
         #[automatically_derived]

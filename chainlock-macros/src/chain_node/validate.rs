@@ -20,6 +20,8 @@ pub(crate) struct ValidNode<'a> {
 pub(crate) enum Closed<'a> {
     Never,
     Field(&'a Ident),
+    /// An `AtomicBool` field, loaded with acquire.
+    AtomicField(&'a Ident),
     Method(Path),
 }
 
@@ -46,11 +48,12 @@ pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
                 "a field is either `#[chain(children)]` or `#[chain(closed)]`, once",
             )),
             Role::Closed(span) => {
-                if !is_bool(&field.field.ty) {
+                let atomic = is_atomic_bool(&field.field.ty);
+                if !atomic && !is_bool(&field.field.ty) {
                     errors.push(syn::Error::new_spanned(
                         &field.field.ty,
                         format!(
-                            "`#[chain(closed)]` needs a `bool` field, found `{}`; for another test write `#[chain(closed = method)]` on the struct",
+                            "`#[chain(closed)]` needs a `bool` or `AtomicBool` field, found `{}`; for another test write `#[chain(closed = method)]` on the struct",
                             text(&field.field.ty)
                         ),
                     ));
@@ -59,6 +62,8 @@ pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
                         *span,
                         "a node has one closed marker; this is a second one",
                     ));
+                } else if atomic {
+                    closed = Closed::AtomicField(field.ident);
                 } else {
                     closed = Closed::Field(field.ident);
                 }
@@ -72,7 +77,7 @@ pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
                     errors.push(syn::Error::new_spanned(
                         &field.field.ty,
                         format!(
-                            "cannot see the child type in `{}`: name it with `#[chain(children, child = Child)]` (needed when the lock is a type alias, e.g. `Vec<Arc<ClassLock>>`); the container must be `HashMap<K, Arc<L>>`, `BTreeMap<K, Arc<L>>`, `Vec<Arc<L>>`, `Option<Arc<L>>`, `Arc<L>` or implement `chainlock::chain::ChildContainer`",
+                            "cannot see the child type in `{}`: name it with `#[chain(children, child = Child)]` (needed when the lock is a type alias, e.g. `Vec<Arc<ClassLock>>`); the container must be `HashMap<K, Arc<L>>`, `BTreeMap<K, Arc<L>>`, `Vec<Arc<L>>`, `Option<Arc<L>>`, `Arc<L>`, `EpochMap<K, L>`, `EpochVec<L>` or implement `chainlock::chain::ChildContainer`",
                             text(&field.field.ty)
                         ),
                     ));
@@ -159,6 +164,12 @@ fn is_bool(ty: &Type) -> bool {
     matches!(ty, Type::Path(path) if path.qself.is_none() && path.path.is_ident("bool"))
 }
 
+/// `AtomicBool`, by any path (`std::sync::atomic::AtomicBool`, `core::..`, imported).
+fn is_atomic_bool(ty: &Type) -> bool {
+    matches!(ty, Type::Path(path) if path.qself.is_none()
+        && path.path.segments.last().is_some_and(|last| last.ident == "AtomicBool" && last.arguments.is_none()))
+}
+
 /// The type arguments of the last segment of a path type: `HashMap<K, V>` gives `[K, V]`.
 fn type_arguments(ty: &Type) -> Option<(&Ident, Vec<&Type>)> {
     let Type::Path(path) = ty else { return None };
@@ -185,13 +196,20 @@ fn container_child(ty: &Type) -> Option<&Type> {
         "HashMap" | "BTreeMap" => *arguments.get(1)?,
         "Vec" | "Option" => *arguments.first()?,
         "Arc" => ty,
+        // chainlock's epoch containers hold `Arc<L>` of the lock type they name.
+        "EpochMap" => return lock_data(arguments.get(1)?),
+        "EpochVec" => return lock_data(arguments.first()?),
         _ => return None,
     };
     let (arc_ident, arc_arguments) = type_arguments(arc)?;
     if arc_ident != "Arc" {
         return None;
     }
-    // The lock's last type argument is the data: `Mutex<C>`, `lock_api::Mutex<R, C>`.
-    let (_, lock_arguments) = type_arguments(arc_arguments.first()?)?;
+    lock_data(arc_arguments.first()?)
+}
+
+/// The lock's last type argument is the data: `Mutex<C>`, `lock_api::Mutex<R, C>`.
+fn lock_data(lock: &Type) -> Option<&Type> {
+    let (_, lock_arguments) = type_arguments(lock)?;
     lock_arguments.last().copied()
 }

@@ -1,5 +1,8 @@
 //! How a node holds the locks of its children, so that a descent can go by key.
 
+use super::epoch::EpochGuard;
+#[cfg(doc)]
+use super::epoch::{EpochMap, EpochVec};
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
@@ -291,4 +294,156 @@ pub trait ChildrenBy<C: ?Sized, Q: ?Sized> {
     ///
     /// See [`ChildrenBy`].
     fn child_by(&self, key: &Q) -> Option<Arc<Self::Lock>>;
+}
+
+/// A container whose lookup lends the child's `Arc` for as long as the reader is pinned,
+/// instead of cloning it: what an optimistic descent uses, so that it writes no child's
+/// reference count on the way down ([`Walker::descend_optimistic`]). `Q` is what the child is
+/// searched by, as in [`LookupBy`].
+///
+/// Implemented for the containers optimistic readers can search while a writer changes them,
+/// [`EpochMap`] (`K: Borrow<Q>`, `Q: Ord`) and [`EpochVec`] (`Q = usize`): their lookups are
+/// tied to the [`EpochGuard`]. Also implemented for the `std` containers of
+/// [`ChildContainer`] (`HashMap`, `BTreeMap`, `Vec`, `Option<Arc<L>>`, `Arc<L>`), whose
+/// lookups are tied to the container alone: a node behind a
+/// [`HybridLock`](crate::hybrid::HybridLock) is only ever shared as `&N`, so such a field
+/// cannot change while a reader can see it (it is written through
+/// [`get_mut`](crate::hybrid::HybridLock::get_mut) before the node is shared, or never).
+///
+/// [`Walker::descend_optimistic`]: crate::walk::Walker::descend_optimistic
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::chain::{EpochGuard, EpochMap, LookupRef};
+/// use chainlock::hybrid::HybridLock;
+/// use std::sync::Arc;
+///
+/// let classes = EpochMap::new();
+/// classes.insert(7_u32, Arc::new(HybridLock::new("algebra")));
+/// let guard = EpochGuard::pin();
+/// // A reference into the container, valid while `guard` lives: no count written.
+/// let class: &Arc<HybridLock<&str>> = classes.lookup_ref(&7, &guard).unwrap();
+/// assert_eq!(*class.read(), "algebra");
+/// assert!(classes.lookup_ref(&8, &guard).is_none());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no lookup by reference for a `&{Q}`",
+    label = "no `LookupRef<{Q}>` impl",
+    note = "children that writers insert and remove while optimistic readers look belong in a `chainlock::chain::EpochMap` or `EpochVec`; a `std` container qualifies when it never changes while shared"
+)]
+pub trait LookupRef<Q: ?Sized> {
+    /// The lock around each child (as [`ChildContainer::Lock`]).
+    type Lock: ?Sized;
+
+    /// The child's `Arc` under `key`, lent for as long as both the container and `guard`
+    /// are borrowed.
+    ///
+    /// # Examples
+    ///
+    /// See [`LookupRef`].
+    fn lookup_ref<'g>(&'g self, key: &Q, guard: &'g EpochGuard) -> Option<&'g Arc<Self::Lock>>;
+}
+
+impl<K, Q, L, S> LookupRef<Q> for HashMap<K, Arc<L>, S>
+where
+    K: Eq + Hash + Borrow<Q>,
+    Q: ?Sized + Eq + Hash,
+    L: ?Sized,
+    S: BuildHasher,
+{
+    type Lock = L;
+
+    #[inline]
+    fn lookup_ref<'g>(&'g self, key: &Q, _: &'g EpochGuard) -> Option<&'g Arc<L>> {
+        self.get(key)
+    }
+}
+
+impl<K, Q, L> LookupRef<Q> for BTreeMap<K, Arc<L>>
+where
+    K: Ord + Borrow<Q>,
+    Q: ?Sized + Ord,
+    L: ?Sized,
+{
+    type Lock = L;
+
+    #[inline]
+    fn lookup_ref<'g>(&'g self, key: &Q, _: &'g EpochGuard) -> Option<&'g Arc<L>> {
+        self.get(key)
+    }
+}
+
+impl<L: ?Sized> LookupRef<usize> for Vec<Arc<L>> {
+    type Lock = L;
+
+    #[inline]
+    fn lookup_ref<'g>(&'g self, index: &usize, _: &'g EpochGuard) -> Option<&'g Arc<L>> {
+        self.get(*index)
+    }
+}
+
+impl<L: ?Sized> LookupRef<()> for Option<Arc<L>> {
+    type Lock = L;
+
+    #[inline]
+    fn lookup_ref<'g>(&'g self, (): &(), _: &'g EpochGuard) -> Option<&'g Arc<L>> {
+        self.as_ref()
+    }
+}
+
+impl<L: ?Sized> LookupRef<()> for Arc<L> {
+    type Lock = L;
+
+    #[inline]
+    fn lookup_ref<'g>(&'g self, (): &(), _: &'g EpochGuard) -> Option<&'g Arc<L>> {
+        Some(self)
+    }
+}
+
+/// [`Children`] lent by reference for as long as the reader is pinned: `#[derive(ChainNode)]`
+/// implements it for every `#[chain(children)]` field whose container implements
+/// [`LookupRef<Q>`] ([`EpochMap`], [`EpochVec`], the `std` containers). What a step of
+/// [`Walker::descend_optimistic`](crate::walk::Walker::descend_optimistic) calls to go down
+/// without writing a child's reference count.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::chain::{ChildrenRef, EpochGuard, EpochMap};
+/// use chainlock::hybrid::HybridLock;
+/// use chainlock::ChainNode;
+/// use std::sync::atomic::AtomicBool;
+/// use std::sync::Arc;
+///
+/// #[derive(ChainNode, Default)]
+/// struct Dir {
+///     #[chain(closed)]
+///     removed: AtomicBool,
+///     #[chain(children)]
+///     entries: EpochMap<String, HybridLock<Dir>>,
+/// }
+///
+/// let root = Dir::default();
+/// root.entries.insert("usr".into(), Arc::new(HybridLock::new(Dir::default())));
+/// let guard = EpochGuard::pin();
+/// assert!(root.child_ref("usr", &guard).is_some(), "a `&str` finds a `String` key");
+/// assert!(ChildrenRef::<Dir, str>::child_ref(&root, "bin", &guard).is_none());
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no children of type `{C}` lent by a `&{Q}`",
+    label = "no `ChildrenRef<{C}, {Q}>` impl",
+    note = "`#[derive(ChainNode)]` implements it when the `#[chain(children)]` field's container implements `LookupRef<{Q}>` (`EpochMap`, `EpochVec`, or a `std` container)"
+)]
+pub trait ChildrenRef<C: ?Sized, Q: ?Sized> {
+    /// The lock around each child (as [`Children::Lock`]).
+    type Lock: ?Sized;
+
+    /// The child's `Arc` under `key`, lent for as long as both the node and `guard` are
+    /// borrowed.
+    ///
+    /// # Examples
+    ///
+    /// See [`ChildrenRef`].
+    fn child_ref<'g>(&'g self, key: &Q, guard: &'g EpochGuard) -> Option<&'g Arc<Self::Lock>>;
 }

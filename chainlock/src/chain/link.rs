@@ -118,11 +118,14 @@ pub type LockOf<A, P, C> = <A as Link<P, C>>::Lock;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a lock around `{C}`",
     label = "the children here are not `{C}`s behind a chain lock",
-    note = "a child field holds `Arc<L>` (in a `Vec`, map, `Option`, ..) where `L` is a parking_lot/lock_api `Mutex`/`RwLock`, a tokio `Mutex`/`RwLock`, or implements `chainlock::chain::ExclusiveLock`, with `Target` the child type; `child = T` names the type inside the lock"
+    note = "a child field holds `Arc<L>` (in a `Vec`, map, `Option`, ..) where `L` is a parking_lot/lock_api `Mutex`/`RwLock`, a tokio `Mutex`/`RwLock`, a `HybridLock`, or implements `chainlock::chain::ExclusiveLock`, with `Target` the child type; `child = T` names the type inside the lock"
 )]
 pub trait ChildLock<C: ?Sized> {}
 
 impl<L: ?Sized + ExclusiveLock> ChildLock<L::Target> for L {}
+
+// The children of an optimistic reader's node (`EpochMap<K, HybridLock<C>>`).
+impl<T: ?Sized> ChildLock<T> for crate::hybrid::HybridLock<T> {}
 
 #[cfg(feature = "tokio")]
 impl<T: ?Sized> ChildLock<T> for tokio::sync::Mutex<T> {}

@@ -6,6 +6,7 @@
 #![doc = include_str!("../../docs/chain.md")]
 
 mod children;
+mod epoch;
 pub(crate) mod exit;
 pub(crate) mod leaves;
 pub(crate) mod link;
@@ -13,7 +14,8 @@ pub(crate) mod lock;
 pub(crate) mod node;
 mod upgrade;
 
-pub use children::{ChildContainer, Children, ChildrenBy, LookupBy};
+pub use children::{ChildContainer, Children, ChildrenBy, ChildrenRef, LookupBy, LookupRef};
+pub use epoch::{EpochGuard, EpochMap, EpochVec};
 pub use exit::{Absence, Exit, LeavesExit};
 pub use lock::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, SharedLock, TimedExclusiveLock,

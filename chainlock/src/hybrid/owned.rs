@@ -103,7 +103,7 @@ impl<T: ?Sized> HybridLock<T> {
 /// impl ChainNode for Leaf {}
 ///
 /// let root = Arc::new(HybridLock::new(Leaf(7)));
-/// let found = Walker::new().descend_optimistic(&root, Shared, |_, _| Step::Here).unwrap();
+/// let found = Walker::new().descend_optimistic(&root, Shared, |_, _, _| Step::Here).unwrap();
 /// assert_eq!(found.target.0, 7);
 /// assert!(root.try_write().is_none(), "held shared by `found`");
 /// ```
@@ -132,7 +132,7 @@ impl<T: ?Sized> ArcHybridReadGuard<T> {
     /// impl ChainNode for Leaf {}
     ///
     /// let root = Arc::new(HybridLock::new(Leaf));
-    /// let found = Walker::new().descend_optimistic(&root, Shared, |_, _| Step::Here).unwrap();
+    /// let found = Walker::new().descend_optimistic(&root, Shared, |_, _, _| Step::Here).unwrap();
     /// assert!(Arc::ptr_eq(ArcHybridReadGuard::lock(&found.target), &root));
     /// ```
     pub fn lock(this: &Self) -> &Arc<HybridLock<T>> {
@@ -184,7 +184,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for ArcHybridReadGuard<T> {
 /// impl ChainNode for Leaf {}
 ///
 /// let root = Arc::new(HybridLock::new(Leaf(AtomicU32::new(7))));
-/// let found = Walker::new().descend_optimistic(&root, Exclusive, |_, _| Step::Here).unwrap();
+/// let found = Walker::new().descend_optimistic(&root, Exclusive, |_, _, _| Step::Here).unwrap();
 /// found.target.0.store(8, Relaxed);
 /// drop(found);
 /// assert_eq!(root.read_optimistic(|leaf| leaf.0.load(Relaxed)), Ok(8));
@@ -214,7 +214,7 @@ impl<T: ?Sized> ArcHybridWriteGuard<T> {
     /// impl ChainNode for Leaf {}
     ///
     /// let root = Arc::new(HybridLock::new(Leaf));
-    /// let found = Walker::new().descend_optimistic(&root, Exclusive, |_, _| Step::Here).unwrap();
+    /// let found = Walker::new().descend_optimistic(&root, Exclusive, |_, _, _| Step::Here).unwrap();
     /// assert!(Arc::ptr_eq(ArcHybridWriteGuard::lock(&found.target), &root));
     /// ```
     pub fn lock(this: &Self) -> &Arc<HybridLock<T>> {

@@ -114,6 +114,7 @@ pub use speculative::Speculative;
 use crate::Exit;
 use crate::chain::{Absence, ChainNode};
 use crate::telemetry::hooks::{Held, KeyRef, Probe, ProbeKind, observe_async, observe_timed};
+use std::borrow::Borrow;
 use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Instant;
@@ -463,12 +464,12 @@ impl Walker {
         reason = "measured: out of line costs more than the body"
     )]
     #[inline(always)]
-    fn follow<L: ?Sized>(
+    fn follow<L: ?Sized, C: Borrow<Arc<L>>>(
         self,
-        step: Step<Arc<L>>,
+        step: Step<C>,
         depth: &mut usize,
         held: &[usize],
-    ) -> Result<Option<(Arc<L>, bool)>, Exit> {
+    ) -> Result<Option<(C, bool)>, Exit> {
         let (child, is_target) = match step {
             Step::Descend(child) => (child, false),
             Step::Target(child) => (child, true),
@@ -487,7 +488,7 @@ impl Walker {
             });
         }
         *depth += 1;
-        if held.contains(&address(&child)) {
+        if held.contains(&address(child.borrow())) {
             return Err(Exit::Cycle { level: *depth });
         }
         Ok(Some((child, is_target)))

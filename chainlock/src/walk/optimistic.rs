@@ -7,7 +7,7 @@
 
 use super::{Crab, Exclusive, Shared, Step, Walker, address, open};
 use crate::Exit;
-use crate::chain::{Absence, ChainNode};
+use crate::chain::{Absence, ChainNode, EpochGuard};
 use crate::hybrid::{ArcHybridReadGuard, ArcHybridWriteGuard, HybridLock, Restart, Version};
 use std::ops::Deref;
 use std::sync::Arc;
@@ -173,17 +173,21 @@ impl<N: ?Sized> OptimisticMode<N> for Exclusive {
 ///   interior mutability (atomics, or locks of its own). A step racing a writer is atomic
 ///   loads racing atomic stores, defined behaviour: it may compute a wrong answer from an
 ///   inconsistent mix of values, never read a torn one.
-/// - **Child handles are `Arc`s the step cloned itself**, from a field it could read soundly
-///   as `&N`: children kept in a field no writer changes while the node is shared (written
-///   through [`HybridLock::get_mut`] before sharing), or behind interior mutability that hands
-///   out an `Arc` soundly (a `Mutex<Arc<_>>`, an `arc-swap`). A step that follows a raw
-///   pointer it read (`AtomicPtr`) needs `unsafe` of its own and the reclamation that goes
-///   with it (epoch); the walk never dereferences anything but the `Arc`s it was handed. So
-///   every node the walk touches is kept alive by a strong count it owns, whatever writers do
-///   meanwhile: a child that a writer unlinks stays allocated until the walk drops its
-///   handle, and a wrong child (the step read a stale link) is only compared by address,
-///   has its version read, and is dropped at the restart that the parent's failed validation
-///   causes.
+/// - **Child handles are `&Arc`s the step borrowed**, lent for the walk by the node's data
+///   or by the [`EpochGuard`] the walk holds (the step's third argument): the step's
+///   signature ties the reference to both (`for<'g> FnMut(&'g N, usize, &'g EpochGuard) ->
+///   Step<&'g Arc<..>>`), so the borrow checker accepts only a child kept alive for the whole
+///   walk: a field no writer changes while the node is shared (a `Vec<Arc<_>>` written
+///   through [`HybridLock::get_mut`] before sharing), or a child container whose removed
+///   children outlive every pinned reader ([`EpochMap`](crate::chain::EpochMap),
+///   [`EpochVec`](crate::chain::EpochVec), through [`ChildrenRef`](crate::chain::ChildrenRef)
+///   on a derived node). A reference read from a `Mutex` or an `arc-swap` does not outlive
+///   their guards and is refused at compile time. By induction from the root (borrowed from
+///   the caller), every node the walk touches stays allocated until it returns, whatever
+///   writers do meanwhile: a child that a writer unlinks is freed only once the walk has
+///   unpinned, and a wrong child (the step read a stale snapshot) is only compared by address
+///   and has its version read before the parent's failed validation restarts the walk. The
+///   target alone is cloned into the owned guard the walk returns.
 /// - **Nothing the step computed is acted on before validation**: the exits and the child
 ///   are used only after the node validates, and the target is kept only if its version is
 ///   unchanged under the lock. The consistency of a validated read is the hybrid lock's
@@ -192,11 +196,9 @@ impl<N: ?Sized> OptimisticMode<N> for Exclusive {
 /// The step must be ready to run on inconsistent data: it should not panic on it (use
 /// `get`, not indexing, on lengths that writers change), and it must not loop on it.
 ///
-/// What it costs: no lock word is written on the way down, but each level's handle is an
-/// `Arc` clone, an increment and a decrement of the child's strong count. A borrowed
-/// handle (a `&HybridLock` tied to the parent) would write nothing at all; it needs the tree
-/// to keep every node a reader may reach allocated (epoch reclamation), which is the tree's
-/// business (`chainlock-trees`' `OrderedMap`), not the walk's.
+/// What it costs: nothing is written on the way down, to a lock, a node or a reference
+/// count, but the walk's one pin (the thread's own epoch slot, `crossbeam-epoch`) and the
+/// target's `Arc` clone and lock; `docs/benchmarks.md` has the counts.
 ///
 /// # Writers do not starve
 ///
@@ -232,7 +234,7 @@ impl<N: ?Sized> OptimisticMode<N> for Exclusive {
 /// impl ChainNode for Node {}
 ///
 /// let root = Arc::new(HybridLock::new(Node(1)));
-/// let found = Walker::new().descend_optimistic(&root, Shared, |_, _| Step::Here).unwrap();
+/// let found = Walker::new().descend_optimistic(&root, Shared, |_, _, _| Step::Here).unwrap();
 /// assert_eq!((found.target.0, found.level, found.restarts, found.pessimistic), (1, 0, 0, false));
 /// ```
 #[derive(Debug)]
@@ -309,21 +311,24 @@ impl Walker {
     /// use std::sync::Arc;
     /// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     ///
-    /// // A node's children are fixed when it is built; what writers change is atomic.
+    /// // A node's children are fixed when it is built; what writers change is atomic (children
+    /// // that writers insert and remove belong in an `EpochMap` or `EpochVec`).
     /// struct Node { hits: AtomicU64, children: Vec<Arc<HybridLock<Node>>> }
     /// impl ChainNode for Node {}
     /// let node = |children| Arc::new(HybridLock::new(Node { hits: AtomicU64::new(0), children }));
     ///
     /// let root = node(vec![node(vec![]), node(vec![node(vec![])])]);
-    /// // Down the last child at each level; the leaf is locked exclusively.
-    /// let step = |n: &Node, _| match n.children.last() {
-    ///     Some(child) if child.read_optimistic(|c| c.children.is_empty()) == Ok(true) => {
-    ///         Step::Target(child.clone())
-    ///     }
-    ///     Some(child) => Step::Descend(child.clone()),
-    ///     None => Step::Absent,
-    /// };
-    /// let found = Walker::new().descend_optimistic(&root, Crab, step).unwrap();
+    /// // Down the last child at each level, lent by the node (no `Arc` cloned); the leaf is
+    /// // locked exclusively.
+    /// let found = Walker::new()
+    ///     .descend_optimistic(&root, Crab, |n: &Node, _, _| match n.children.last() {
+    ///         Some(child) if child.read_optimistic(|c| c.children.is_empty()) == Ok(true) => {
+    ///             Step::Target(child)
+    ///         }
+    ///         Some(child) => Step::Descend(child),
+    ///         None => Step::Absent,
+    ///     })
+    ///     .unwrap();
     /// found.target.hits.fetch_add(1, Relaxed);
     /// assert_eq!((found.level, found.restarts, found.pessimistic), (2, 0, false));
     /// ```
@@ -331,7 +336,7 @@ impl Walker {
         self,
         root: &Arc<HybridLock<N>>,
         mode: M,
-        step: impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+        step: impl for<'g> FnMut(&'g N, usize, &'g EpochGuard) -> Step<&'g Arc<HybridLock<N>>>,
     ) -> Result<Optimistic<M::Target>, Exit>
     where
         N: ChainNode + ?Sized,
@@ -363,7 +368,7 @@ impl Walker {
     /// let root = Arc::new(HybridLock::new(Node));
     /// let held = root.write();
     /// let soon = Instant::now() + Duration::from_millis(5);
-    /// let walk = Walker::new().descend_optimistic_until(&root, Shared, soon, |_, _| Step::Here);
+    /// let walk = Walker::new().descend_optimistic_until(&root, Shared, soon, |_, _, _| Step::Here);
     /// assert_eq!(walk.err(), Some(Exit::TimedOut { level: 0 }));
     /// drop(held);
     /// ```
@@ -372,7 +377,7 @@ impl Walker {
         root: &Arc<HybridLock<N>>,
         mode: M,
         deadline: Instant,
-        step: impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+        step: impl for<'g> FnMut(&'g N, usize, &'g EpochGuard) -> Step<&'g Arc<HybridLock<N>>>,
     ) -> Result<Optimistic<M::Target>, Exit>
     where
         N: ChainNode + ?Sized,
@@ -446,10 +451,14 @@ impl OptimisticWalker {
     ///
     /// let tail = Arc::new(HybridLock::new(Node { next: None }));
     /// let head = Arc::new(HybridLock::new(Node { next: Some(tail.clone()) }));
-    /// let step = |n: &Node, _| n.next.clone().map_or(Step::Here, Step::Descend);
     ///
     /// // No optimistic restart allowed: a writer on the path sends the walk pessimistic.
-    /// let found = Walker::new().max_restarts(0).descend_optimistic(&head, Shared, step).unwrap();
+    /// let found = Walker::new()
+    ///     .max_restarts(0)
+    ///     .descend_optimistic(&head, Shared, |n: &Node, _, _| {
+    ///         n.next.as_ref().map_or(Step::Here, Step::Descend)
+    ///     })
+    ///     .unwrap();
     /// assert!(Arc::ptr_eq(chainlock::hybrid::ArcHybridReadGuard::lock(&found.target), &tail));
     /// assert_eq!(found.level, 1);
     /// ```
@@ -457,7 +466,7 @@ impl OptimisticWalker {
         self,
         root: &Arc<HybridLock<N>>,
         _mode: M,
-        mut step: impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+        mut step: impl for<'g> FnMut(&'g N, usize, &'g EpochGuard) -> Step<&'g Arc<HybridLock<N>>>,
     ) -> Result<Optimistic<M::Target>, Exit>
     where
         N: ChainNode + ?Sized,
@@ -494,7 +503,7 @@ impl OptimisticWalker {
     ///     &head,
     ///     Crab,
     ///     Instant::now(),
-    ///     |n: &Node, _| n.next.clone().map_or(Step::Absent, Step::Target),
+    ///     |n: &Node, _, _| n.next.as_ref().map_or(Step::Absent, Step::Target),
     /// );
     /// assert_eq!(walk.err(), Some(Exit::TimedOut { level: 1 }));
     /// drop(held);
@@ -504,7 +513,7 @@ impl OptimisticWalker {
         root: &Arc<HybridLock<N>>,
         _mode: M,
         deadline: Instant,
-        mut step: impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+        mut step: impl for<'g> FnMut(&'g N, usize, &'g EpochGuard) -> Step<&'g Arc<HybridLock<N>>>,
     ) -> Result<Optimistic<M::Target>, Exit>
     where
         N: ChainNode + ?Sized,
@@ -518,16 +527,19 @@ impl OptimisticWalker {
         self,
         root: &Arc<HybridLock<N>>,
         deadline: Option<Instant>,
-        step: &mut impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+        step: &mut impl for<'x> FnMut(&'x N, usize, &'x EpochGuard) -> Step<&'x Arc<HybridLock<N>>>,
     ) -> Result<Optimistic<M::Target>, Exit>
     where
         N: ChainNode + ?Sized,
         M: OptimisticMode<N>,
     {
+        // One pin for the whole walk: every reference a step lends stays valid until the
+        // walk returns (a pin writes only this thread's epoch slot).
+        let pinned = EpochGuard::pin();
         let mut restarts = 0;
         while restarts <= self.max_restarts {
             // A restart (`Err(Restart)`) tries again; anything else is the walk's answer.
-            if let Ok(found) = self.attempt::<N, M>(root, deadline, step) {
+            if let Ok(found) = self.attempt::<N, M>(root, &pinned, deadline, step) {
                 return found.map(|(target, level)| Optimistic {
                     target,
                     level,
@@ -538,7 +550,7 @@ impl OptimisticWalker {
             restarts += 1;
             std::hint::spin_loop();
         }
-        let (target, level) = self.pessimistic::<N, M>(root, deadline, step)?;
+        let (target, level) = self.pessimistic::<N, M>(root, &pinned, deadline, step)?;
         Ok(Optimistic {
             target,
             level,
@@ -548,24 +560,25 @@ impl OptimisticWalker {
     }
 
     /// One optimistic pass: the target and its level, or a validated exit, or a restart.
-    fn attempt<N, M>(
+    fn attempt<'g, N, M>(
         self,
-        root: &Arc<HybridLock<N>>,
+        root: &'g Arc<HybridLock<N>>,
+        pinned: &'g EpochGuard,
         deadline: Option<Instant>,
-        step: &mut impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+        step: &mut impl for<'x> FnMut(&'x N, usize, &'x EpochGuard) -> Step<&'x Arc<HybridLock<N>>>,
     ) -> Result<Result<(M::Target, usize), Exit>, Restart>
     where
         N: ChainNode + ?Sized,
         M: OptimisticMode<N>,
     {
-        // The current node when it is not the root (the root is only borrowed: cloning its
-        // `Arc` would write its strong count on every walk).
-        let mut owned: Option<Arc<HybridLock<N>>> = None;
+        // The current node, borrowed: the root from the caller, every other node from its
+        // parent's data (a child container's snapshot, kept by `pinned`, or a field that
+        // cannot change while the parent is shared). No `Arc` is cloned on the way down.
+        let mut node = root;
         // The version the current node was first read at, before its parent validated.
         let mut seen: Option<Version> = None;
         let mut depth = 0;
         loop {
-            let node = owned.as_ref().unwrap_or(root);
             let read = node.optimistic()?;
             if seen.is_some_and(|seen| seen != read.version()) {
                 return Err(Restart);
@@ -577,9 +590,11 @@ impl OptimisticWalker {
                     cause: Absence::Closed,
                 }));
             }
-            let answer = step(&read, depth);
+            // The data as `&'g N` (not borrowed from `read`): what the step lends from it
+            // outlives this level.
+            let answer = step(node.data(), depth, pinned);
             let followed = self.walker.follow(answer, &mut depth, &[address(node)]);
-            let (child, is_target) = match followed {
+            let (child, is_target): (&'g Arc<HybridLock<N>>, bool) = match followed {
                 Ok(Some(next)) => next,
                 Ok(None) => {
                     read.validate()?;
@@ -598,10 +613,9 @@ impl OptimisticWalker {
             let child_version = child.raw().optimistic()?;
             read.validate()?;
             if is_target {
-                return Self::take::<N, M>(&child, child_version, deadline, depth);
+                return Self::take::<N, M>(child, child_version, deadline, depth);
             }
-            drop(read);
-            owned = Some(child);
+            node = child;
             seen = Some(child_version);
         }
     }
@@ -628,8 +642,9 @@ impl OptimisticWalker {
     fn pessimistic<N, M>(
         self,
         root: &Arc<HybridLock<N>>,
+        pinned: &EpochGuard,
         deadline: Option<Instant>,
-        step: &mut impl FnMut(&N, usize) -> Step<Arc<HybridLock<N>>>,
+        step: &mut impl for<'x> FnMut(&'x N, usize, &'x EpochGuard) -> Step<&'x Arc<HybridLock<N>>>,
     ) -> Result<(M::Target, usize), Exit>
     where
         N: ChainNode + ?Sized,
@@ -646,7 +661,7 @@ impl OptimisticWalker {
                     cause: Absence::Closed,
                 });
             }
-            let answer = step(&guard, depth);
+            let answer = step(&guard, depth, pinned);
             let Some((child, is_target)) = self.walker.follow(answer, &mut depth, &[held])? else {
                 return guard
                     .settle::<M>()
@@ -655,17 +670,17 @@ impl OptimisticWalker {
             };
             if is_target {
                 // The parent (`guard`) is released only once the target is locked.
-                let Ok(Some(target)) = M::take_target(&child, None, deadline) else {
+                let Ok(Some(target)) = M::take_target(child, None, deadline) else {
                     return Err(Exit::TimedOut { level: depth });
                 };
                 drop(guard);
                 return open(target, depth).map(|target| (target, depth));
             }
             let next =
-                Held::<N>::take::<M>(&child, deadline).ok_or(Exit::TimedOut { level: depth })?;
+                Held::<N>::take::<M>(child, deadline).ok_or(Exit::TimedOut { level: depth })?;
+            held = address(child);
             // The old guard drops here, after the child's lock is held.
             guard = next;
-            held = address(&child);
         }
     }
 }

@@ -35,6 +35,30 @@ const _: () = {
     #[automatically_derived]
     impl<
         __Q: ?::chainlock::__private::Sized,
+    > ::chainlock::__private::ChildrenRef<Class, __Q> for Lecture
+    where
+        BTreeMap<String, Arc<RwLock<Class>>>: ::chainlock::__private::LookupRef<__Q>,
+    {
+        type Lock = <BTreeMap<
+            String,
+            Arc<RwLock<Class>>,
+        > as ::chainlock::__private::LookupRef<__Q>>::Lock;
+        #[inline]
+        fn child_ref<'__g>(
+            &'__g self,
+            key: &__Q,
+            guard: &'__g ::chainlock::__private::EpochGuard,
+        ) -> ::chainlock::__private::Option<
+            &'__g ::chainlock::__private::Arc<Self::Lock>,
+        > {
+            ::chainlock::__private::LookupRef::<
+                __Q,
+            >::lookup_ref(&self.classes, key, guard)
+        }
+    }
+    #[automatically_derived]
+    impl<
+        __Q: ?::chainlock::__private::Sized,
     > ::chainlock::__private::ChildrenBy<Class, __Q> for Lecture
     where
         BTreeMap<String, Arc<RwLock<Class>>>: ::chainlock::__private::LookupBy<__Q>,

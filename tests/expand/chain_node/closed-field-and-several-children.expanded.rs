@@ -44,6 +44,29 @@ const _: () = {
     #[automatically_derived]
     impl<
         __Q: ?::chainlock::__private::Sized,
+    > ::chainlock::__private::ChildrenRef<Class, __Q> for Lecture
+    where
+        Vec<Arc<Mutex<Class>>>: ::chainlock::__private::LookupRef<__Q>,
+    {
+        type Lock = <Vec<
+            Arc<Mutex<Class>>,
+        > as ::chainlock::__private::LookupRef<__Q>>::Lock;
+        #[inline]
+        fn child_ref<'__g>(
+            &'__g self,
+            key: &__Q,
+            guard: &'__g ::chainlock::__private::EpochGuard,
+        ) -> ::chainlock::__private::Option<
+            &'__g ::chainlock::__private::Arc<Self::Lock>,
+        > {
+            ::chainlock::__private::LookupRef::<
+                __Q,
+            >::lookup_ref(&self.classes, key, guard)
+        }
+    }
+    #[automatically_derived]
+    impl<
+        __Q: ?::chainlock::__private::Sized,
     > ::chainlock::__private::ChildrenBy<Class, __Q> for Lecture
     where
         Vec<Arc<Mutex<Class>>>: ::chainlock::__private::LookupBy<__Q>,
@@ -76,6 +99,27 @@ const _: () = {
             <Option<
                 Arc<Mutex<Room>>,
             > as ::chainlock::__private::ChildContainer>::lookup(&self.room, key)
+        }
+    }
+    #[automatically_derived]
+    impl<
+        __Q: ?::chainlock::__private::Sized,
+    > ::chainlock::__private::ChildrenRef<Room, __Q> for Lecture
+    where
+        Option<Arc<Mutex<Room>>>: ::chainlock::__private::LookupRef<__Q>,
+    {
+        type Lock = <Option<
+            Arc<Mutex<Room>>,
+        > as ::chainlock::__private::LookupRef<__Q>>::Lock;
+        #[inline]
+        fn child_ref<'__g>(
+            &'__g self,
+            key: &__Q,
+            guard: &'__g ::chainlock::__private::EpochGuard,
+        ) -> ::chainlock::__private::Option<
+            &'__g ::chainlock::__private::Arc<Self::Lock>,
+        > {
+            ::chainlock::__private::LookupRef::<__Q>::lookup_ref(&self.room, key, guard)
         }
     }
     #[automatically_derived]

@@ -1,19 +1,21 @@
 //! A small concurrent run for Miri's data-race detector
 //! (`cargo +nightly miri test -p chainlock --lib walk::optimistic`): optimistic walkers racing
-//! a writer that changes values and relinks a child; natively, the same checks.
+//! a writer that changes values and relinks a child kept in an `EpochVec` (the walk borrows
+//! it, clones no `Arc` on the way down: a child freed too early is a use-after-free Miri
+//! reports); natively, the same checks.
 
 use super::{Crab, Shared, Step, Walker};
 use crate::ChainNode;
+use crate::chain::{EpochGuard, EpochVec};
 use crate::hybrid::HybridLock;
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 struct Node {
     a: AtomicU64,
     b: AtomicU64,
     retired: AtomicBool,
-    child: Mutex<Option<Arc<HybridLock<Node>>>>,
+    child: EpochVec<HybridLock<Node>>,
 }
 
 impl ChainNode for Node {}
@@ -23,8 +25,18 @@ fn node(value: u64, child: Option<Arc<HybridLock<Node>>>) -> Arc<HybridLock<Node
         a: AtomicU64::new(value),
         b: AtomicU64::new(value),
         retired: AtomicBool::new(false),
-        child: Mutex::new(child),
+        child: child.into_iter().collect(),
     }))
+}
+
+/// The step to the root's child, recording the root's `(a, b)` as read.
+fn to_leaf(
+    seen: &mut (u64, u64),
+) -> impl for<'g> FnMut(&'g Node, usize, &'g EpochGuard) -> Step<&'g Arc<HybridLock<Node>>> + '_ {
+    move |n, _, guard| {
+        *seen = (n.a.load(Relaxed), n.b.load(Relaxed));
+        n.child.get(0, guard).map_or(Step::Absent, Step::Target)
+    }
 }
 
 const ROUNDS: u64 = if cfg!(miri) { 12 } else { 2_000 };
@@ -38,13 +50,10 @@ fn optimistic_walkers_racing_a_writer_end_at_a_live_consistent_leaf() {
                 let held = root.write();
                 held.a.store(value, Relaxed);
                 held.b.store(value, Relaxed);
-                // Relink the leaf: the old one retired under its exclusive hold first.
-                let mut child = held.child.lock().unwrap();
-                let old = child.take().unwrap();
-                let old_held = old.write();
-                old_held.retired.store(true, Relaxed);
-                drop(old_held);
-                *child = Some(node(value, None));
+                // Relink the leaf: the old one retired under its exclusive hold, then unlinked
+                // (freed once no walker can reach it).
+                let old = held.child.replace(0, node(value, None));
+                old.write().retired.store(true, Relaxed);
             }
         });
         for mode_crab in [false, true] {
@@ -52,14 +61,7 @@ fn optimistic_walkers_racing_a_writer_end_at_a_live_consistent_leaf() {
             scope.spawn(move || {
                 for _ in 0..ROUNDS {
                     let mut seen = (0, 0);
-                    let step = |n: &Node, _| {
-                        seen = (n.a.load(Relaxed), n.b.load(Relaxed));
-                        n.child
-                            .lock()
-                            .unwrap()
-                            .clone()
-                            .map_or(Step::Absent, Step::Target)
-                    };
+                    let step = to_leaf(&mut seen);
                     let (retired, a, b) = if mode_crab {
                         let found = Walker::new()
                             .max_restarts(2)

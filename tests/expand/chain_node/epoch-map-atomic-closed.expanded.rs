@@ -1,0 +1,88 @@
+use chainlock::chain::EpochMap;
+use chainlock::hybrid::HybridLock;
+use chainlock::ChainNode;
+use std::sync::atomic::AtomicBool;
+struct Lecture {
+    #[chain(closed)]
+    cancelled: AtomicBool,
+    #[chain(children)]
+    classes: EpochMap<u32, HybridLock<Class>>,
+}
+const _: () = {
+    #[automatically_derived]
+    impl ::chainlock::ChainNode for Lecture {
+        #[inline]
+        fn is_closed(&self) -> ::chainlock::__private::bool {
+            ::chainlock::__private::AtomicBool::load(
+                &self.cancelled,
+                ::chainlock::__private::Acquire,
+            )
+        }
+    }
+    #[automatically_derived]
+    impl ::chainlock::__private::Children<Class> for Lecture {
+        type Key = <EpochMap<
+            u32,
+            HybridLock<Class>,
+        > as ::chainlock::__private::ChildContainer>::Key;
+        type Lock = <EpochMap<
+            u32,
+            HybridLock<Class>,
+        > as ::chainlock::__private::ChildContainer>::Lock;
+        #[inline]
+        fn child(
+            &self,
+            key: &Self::Key,
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::assert_child_lock::<Class, Self::Lock>();
+            <EpochMap<
+                u32,
+                HybridLock<Class>,
+            > as ::chainlock::__private::ChildContainer>::lookup(&self.classes, key)
+        }
+    }
+    #[automatically_derived]
+    impl<
+        __Q: ?::chainlock::__private::Sized,
+    > ::chainlock::__private::ChildrenRef<Class, __Q> for Lecture
+    where
+        EpochMap<u32, HybridLock<Class>>: ::chainlock::__private::LookupRef<__Q>,
+    {
+        type Lock = <EpochMap<
+            u32,
+            HybridLock<Class>,
+        > as ::chainlock::__private::LookupRef<__Q>>::Lock;
+        #[inline]
+        fn child_ref<'__g>(
+            &'__g self,
+            key: &__Q,
+            guard: &'__g ::chainlock::__private::EpochGuard,
+        ) -> ::chainlock::__private::Option<
+            &'__g ::chainlock::__private::Arc<Self::Lock>,
+        > {
+            ::chainlock::__private::LookupRef::<
+                __Q,
+            >::lookup_ref(&self.classes, key, guard)
+        }
+    }
+    #[automatically_derived]
+    impl<
+        __Q: ?::chainlock::__private::Sized,
+    > ::chainlock::__private::ChildrenBy<Class, __Q> for Lecture
+    where
+        EpochMap<u32, HybridLock<Class>>: ::chainlock::__private::LookupBy<__Q>,
+    {
+        type Lock = <EpochMap<
+            u32,
+            HybridLock<Class>,
+        > as ::chainlock::__private::LookupBy<__Q>>::Lock;
+        #[inline]
+        fn child_by(
+            &self,
+            key: &__Q,
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::LookupBy::<__Q>::lookup_by(&self.classes, key)
+        }
+    }
+};
+struct Class;
