@@ -3,7 +3,7 @@
 
 use super::queue::Registration;
 use super::{OwnedRoomGuard, RoomGuard, Rooms};
-use crate::telemetry::hooks::{Attempt, KeyRef};
+use crate::telemetry::hooks::{Attempt, KeyRef, observe_async};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -22,8 +22,6 @@ struct Enter<'a> {
     rooms: &'a Rooms,
     room: usize,
     step: Step,
-    /// What telemetry records of this entry (dropped unfinished: it gave up).
-    attempt: Attempt<'static>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -74,9 +72,7 @@ impl Rooms {
     #[track_caller]
     #[cfg_attr(docsrs, doc(cfg(feature = "async")))]
     pub fn enter_async(&self, room: usize) -> impl Future<Output = RoomGuard<'_>> + Send + '_ {
-        self.assert_room(room);
-        let attempt = self.telemetry.begin(KeyRef::Index(room)).detach();
-        Enter::new(self, room, attempt)
+        self.enter_checked(room)
     }
 
     /// Like [`Rooms::enter_async`], for a lock in an [`Arc`]: resolves to a guard that
@@ -114,7 +110,11 @@ impl Rooms {
         // Begun here, not in the `async` block: the site is the caller's line.
         let attempt = self.telemetry.begin(KeyRef::Index(room)).detach();
         let rooms = Arc::clone(self);
-        async move { Enter::new(&rooms, room, attempt).await.into_owned(&rooms) }
+        async move {
+            observed(attempt, Enter::new(&rooms, room))
+                .await
+                .into_owned(&rooms)
+        }
     }
 }
 
@@ -192,26 +192,39 @@ impl Rooms {
         let enter = self.enter_checked(room);
         async move { tokio::time::timeout_at(deadline.into(), enter).await.ok() }
     }
+}
 
+impl Rooms {
     /// The entry future of `room`, checked (a panic at the caller's line if out of range),
     /// its telemetry begun at the caller's site (that of a timed entry's caller).
     #[track_caller]
-    fn enter_checked(&self, room: usize) -> Enter<'_> {
+    fn enter_checked(&self, room: usize) -> impl Future<Output = RoomGuard<'_>> + Send + '_ {
         self.assert_room(room);
-        let attempt = self.telemetry.begin(KeyRef::Index(room)).detach();
-        Enter::new(self, room, attempt)
+        observed(
+            self.telemetry.begin(KeyRef::Index(room)),
+            Enter::new(self, room),
+        )
     }
 }
 
+/// An async entry as the telemetry sees it, through the one hook shape ([`observe_async`]):
+/// it waited if its first poll was pending, and its hold is a task's.
+async fn observed<'a>(attempt: Attempt<'_>, enter: Enter<'a>) -> RoomGuard<'a> {
+    let room = enter.room;
+    let acquire = async move { Some(enter.await) };
+    observe_async::<_, true>(attempt, room, acquire)
+        .await
+        .map(RoomGuard::holding)
+        .expect("an untimed entry does not give up")
+}
+
 impl<'a> Enter<'a> {
-    /// The future of an entry into `room` (checked) that `attempt` records.
-    fn new(rooms: &'a Rooms, room: usize, mut attempt: Attempt<'static>) -> Self {
-        attempt.mark_async();
+    /// The future of an entry into `room` (checked).
+    fn new(rooms: &'a Rooms, room: usize) -> Self {
         Self {
             rooms,
             room,
             step: Step::Start,
-            attempt,
         }
     }
 }
@@ -222,21 +235,20 @@ impl<'a> Future for Enter<'a> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<RoomGuard<'a>> {
         let this = self.get_mut();
         let (rooms, room) = (this.rooms, this.room);
-        let entered = |step: &mut Step, attempt: &mut Attempt<'static>| {
+        let entered = |step: &mut Step| {
             *step = Step::Done;
-            let held = std::mem::take(attempt).acquired(room);
-            Poll::Ready(RoomGuard::with_held(rooms, room, held))
+            Poll::Ready(RoomGuard::new(rooms, room))
         };
         match this.step {
             Step::Start => {
                 if rooms.enter_fast(room) {
-                    return entered(&mut this.step, &mut this.attempt);
+                    return entered(&mut this.step);
                 }
                 let mut waiters = rooms.waiters.lock();
                 match rooms.register(&mut waiters, room) {
                     Registration::Entered => {
                         drop(waiters);
-                        entered(&mut this.step, &mut this.attempt)
+                        entered(&mut this.step)
                     }
                     Registration::Waiting { batch } => {
                         let key = waiters.next_key;
@@ -244,7 +256,6 @@ impl<'a> Future for Enter<'a> {
                         waiters.rooms[room].wakers.push((key, cx.waker().clone()));
                         this.step = Step::Waiting { batch, key };
                         drop(waiters);
-                        this.attempt.waiting(room);
                         Poll::Pending
                     }
                 }
@@ -253,8 +264,8 @@ impl<'a> Future for Enter<'a> {
                 let mut waiters = rooms.waiters.lock();
                 let queue = &mut waiters.rooms[room];
                 if queue.batch != batch {
-                    drop(waiters); // telemetry records outside the queue's lock
-                    return entered(&mut this.step, &mut this.attempt);
+                    drop(waiters);
+                    return entered(&mut this.step);
                 }
                 // Not admitted, so our waker is still queued (admission drains them).
                 if let Some((_, waker)) = queue.wakers.iter_mut().find(|(k, _)| *k == key)

@@ -26,7 +26,7 @@ pub struct RoomGuard<'a> {
 }
 
 impl<'a> RoomGuard<'a> {
-    /// The guard of an entry telemetry does not follow (yet: see `with_held`).
+    /// The guard of an entry, its hold not recorded (yet: see `holding`).
     #[inline]
     pub(super) fn new(rooms: &'a Rooms, room: usize) -> Self {
         Self::with_held(rooms, room, Held::default())
