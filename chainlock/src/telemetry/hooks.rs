@@ -280,52 +280,51 @@ pub(crate) async fn observe_async<G, const HELD: bool>(
     }
 }
 
-/// Blocking helpers, each with its `_unheld` twin for a `descend*`'s leaf.
-macro_rules! blocking {
-    ($(
+/// Each helper of a level and its `_unheld` twin for a `descend*`'s leaf, from one body: the
+/// `$shape` macro's, whose record goes with the guard (`$held = true`) or not.
+macro_rules! twins {
+    ($shape:ident; $(
         $(#[$doc:meta])*
-        $name:ident, $unheld:ident: $trait:ident, $guard:ty, $lock:expr, $try:expr;
+        $name:ident, $unheld:ident: [$($rest:tt)*];
     )*) => {$(
-        $(#[$doc])*
+        $shape!([$(#[$doc])*] $name, true: $($rest)*);
+        $shape!(
+            [$(#[$doc])* #[doc = " Its hold is not followed (a `descend*`'s leaf)."]]
+            $unheld, false: $($rest)*
+        );
+    )*};
+}
+
+/// A blocking helper of a level (see [`twins!`]).
+macro_rules! blocking {
+    ([$($doc:tt)*] $name:ident, $held:literal: $trait:ident, $guard:ty, $lock:expr, $try:expr) => {
+        $($doc)*
         #[inline(always)]
         #[cfg_attr(feature = "telemetry", track_caller)]
         pub fn $name<R: Rec, L: ?Sized + $trait>(rec: R, lock: &Arc<L>, level: &'static Level) -> ($guard, Held) {
             if !R::ON {
                 return ($lock(lock), Held::default());
             }
-            observe::<_, true>(&level.probe, rec.site(), KeyRef::None, address(lock), || $try(lock), || $lock(lock))
+            observe::<_, $held>(&level.probe, rec.site(), KeyRef::None, address(lock), || $try(lock), || $lock(lock))
         }
-
-        $(#[$doc])*
-        /// Its hold is not followed (a `descend*`'s leaf).
-        #[inline(always)]
-        #[cfg_attr(feature = "telemetry", track_caller)]
-        pub fn $unheld<R: Rec, L: ?Sized + $trait>(rec: R, lock: &Arc<L>, level: &'static Level) -> ($guard, Held) {
-            if !R::ON {
-                return ($lock(lock), Held::default());
-            }
-            observe::<_, false>(&level.probe, rec.site(), KeyRef::None, address(lock), || $try(lock), || $lock(lock))
-        }
-    )*};
+    };
 }
 
-blocking! {
+twins! {
+    blocking;
     /// [`ExclusiveLock::lock_exclusive`] of a level.
-    exclusive, exclusive_unheld: ExclusiveLock, L::Guard, L::lock_exclusive, L::try_lock_exclusive;
+    exclusive, exclusive_unheld: [ExclusiveLock, L::Guard, L::lock_exclusive, L::try_lock_exclusive];
     /// [`SharedLock::lock_shared`] of a level.
-    shared, shared_unheld: SharedLock, L::Guard, L::lock_shared, L::try_lock_shared;
+    shared, shared_unheld: [SharedLock, L::Guard, L::lock_shared, L::try_lock_shared];
     /// [`Upgradable::lock`] of a level. `UpgradableLock` has no way to try without waiting:
     /// its acquisitions are counted, never as contended.
-    upgradable, upgradable_unheld: UpgradableLock, Upgradable<L>, Upgradable::lock, |lock| Some(Upgradable::lock(lock));
+    upgradable, upgradable_unheld: [UpgradableLock, Upgradable<L>, Upgradable::lock, |lock| Some(Upgradable::lock(lock))];
 }
 
-/// Timed helpers: `$name(lock, deadline, level, probe)`, each with its `_unheld` twin.
+/// A timed helper of a level: `$name(lock, deadline, level, probe)` (see [`twins!`]).
 macro_rules! timed {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident, $unheld:ident: $trait:ident, $guard:ty, $lock:expr, $try:expr;
-    )*) => {$(
-        $(#[$doc])*
+    ([$($doc:tt)*] $name:ident, $held:literal: $trait:ident, $guard:ty, $lock:expr, $try:expr) => {
+        $($doc)*
         ///
         /// # Errors
         ///
@@ -342,7 +341,7 @@ macro_rules! timed {
             if !R::ON {
                 return in_time($lock(lock, deadline).map(|guard| (guard, Held::default())), level);
             }
-            let outcome = observe_timed::<_, true>(
+            let outcome = observe_timed::<_, $held>(
                 &probe.probe,
                 rec.site(),
                 KeyRef::None,
@@ -352,45 +351,17 @@ macro_rules! timed {
             );
             in_time(outcome, level)
         }
-
-        $(#[$doc])*
-        /// Its hold is not followed (a `descend*`'s leaf).
-        ///
-        /// # Errors
-        ///
-        /// [`Exit::TimedOut`] at `level` when `deadline` passes first.
-        #[inline(always)]
-        #[cfg_attr(feature = "telemetry", track_caller)]
-        pub fn $unheld<R: Rec, L: ?Sized + $trait>(
-            rec: R,
-            lock: &Arc<L>,
-            deadline: Instant,
-            level: usize,
-            probe: &'static Level,
-        ) -> Result<($guard, Held), Exit> {
-            if !R::ON {
-                return in_time($lock(lock, deadline).map(|guard| (guard, Held::default())), level);
-            }
-            let outcome = observe_timed::<_, false>(
-                &probe.probe,
-                rec.site(),
-                KeyRef::None,
-                address(lock),
-                || $try(lock),
-                || $lock(lock, deadline),
-            );
-            in_time(outcome, level)
-        }
-    )*};
+    };
 }
 
-timed! {
+twins! {
+    timed;
     /// [`TimedExclusiveLock::try_lock_exclusive_until`] of a level.
-    exclusive_until, exclusive_until_unheld: TimedExclusiveLock, L::Guard, L::try_lock_exclusive_until, L::try_lock_exclusive;
+    exclusive_until, exclusive_until_unheld: [TimedExclusiveLock, L::Guard, L::try_lock_exclusive_until, L::try_lock_exclusive];
     /// [`TimedSharedLock::try_lock_shared_until`] of a level.
-    shared_until, shared_until_unheld: TimedSharedLock, L::Guard, L::try_lock_shared_until, L::try_lock_shared;
+    shared_until, shared_until_unheld: [TimedSharedLock, L::Guard, L::try_lock_shared_until, L::try_lock_shared];
     /// [`TimedUpgradableLock::try_lock_upgradable_until`] of a level, held as an [`Upgradable`].
-    upgradable_until, upgradable_until_unheld: TimedUpgradableLock, Upgradable<L>, upgradable_until_raw, |lock| upgradable_until_raw(lock, Instant::now());
+    upgradable_until, upgradable_until_unheld: [TimedUpgradableLock, Upgradable<L>, upgradable_until_raw, |lock| upgradable_until_raw(lock, Instant::now())];
 }
 
 /// [`TimedUpgradableLock::try_lock_upgradable_until`] as an [`Upgradable`].
@@ -402,13 +373,10 @@ fn upgradable_until_raw<L: ?Sized + TimedUpgradableLock>(
     L::try_lock_upgradable_until(lock, deadline).map(Upgradable::from_guard)
 }
 
-/// Async helpers, each with its `_unheld` twin: `$name(lock, [deadline, level,] probe)`.
+/// An async helper of a level: `$name(lock, probe)` (see [`twins!`]).
 macro_rules! asynchronous {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident, $unheld:ident: $trait:ident, $lock:ident;
-    )*) => {$(
-        $(#[$doc])*
+    ([$($doc:tt)*] $name:ident, $held:literal: $trait:ident, $lock:ident) => {
+        $($doc)*
         #[inline]
         pub async fn $name<R: Rec, L: ?Sized + $trait>(_: R, lock: Arc<L>, level: &'static Level) -> (L::Guard, Held) {
             if !R::ON {
@@ -416,30 +384,17 @@ macro_rules! asynchronous {
             }
             let address = address(&lock);
             let acquire = async move { Some(L::$lock(lock).await) };
-            observe_async::<_, true>(level.begin(), address, acquire)
+            observe_async::<_, $held>(level.begin(), address, acquire)
                 .await
                 .expect("an untimed wait never gives up")
         }
+    };
+}
 
-        $(#[$doc])*
-        /// Its hold is not followed (a `descend*`'s leaf).
-        #[inline]
-        pub async fn $unheld<R: Rec, L: ?Sized + $trait>(_: R, lock: Arc<L>, level: &'static Level) -> (L::Guard, Held) {
-            if !R::ON {
-                return (L::$lock(lock).await, Held::default());
-            }
-            let address = address(&lock);
-            let acquire = async move { Some(L::$lock(lock).await) };
-            observe_async::<_, false>(level.begin(), address, acquire)
-                .await
-                .expect("an untimed wait never gives up")
-        }
-    )*};
-    (timed $(
-        $(#[$doc:meta])*
-        $name:ident, $unheld:ident: $trait:ident, $lock:ident;
-    )*) => {$(
-        $(#[$doc])*
+/// A timed async helper of a level: `$name(lock, deadline, level, probe)` (see [`twins!`]).
+macro_rules! asynchronous_timed {
+    ([$($doc:tt)*] $name:ident, $held:literal: $trait:ident, $lock:ident) => {
+        $($doc)*
         ///
         /// # Errors
         ///
@@ -458,47 +413,25 @@ macro_rules! asynchronous {
             }
             let address = address(&lock);
             let acquire = L::$lock(lock, deadline);
-            in_time(observe_async::<_, true>(probe.begin(), address, acquire).await, level)
+            in_time(observe_async::<_, $held>(probe.begin(), address, acquire).await, level)
         }
-
-        $(#[$doc])*
-        /// Its hold is not followed (a `descend*`'s leaf).
-        ///
-        /// # Errors
-        ///
-        /// [`Exit::TimedOut`] at `level` when `deadline` passes first.
-        #[inline]
-        pub async fn $unheld<R: Rec, L: ?Sized + $trait>(
-            _: R,
-            lock: Arc<L>,
-            deadline: Instant,
-            level: usize,
-            probe: &'static Level,
-        ) -> Result<(L::Guard, Held), Exit> {
-            if !R::ON {
-                let outcome = L::$lock(lock, deadline).await;
-                return in_time(outcome.map(|guard| (guard, Held::default())), level);
-            }
-            let address = address(&lock);
-            let acquire = L::$lock(lock, deadline);
-            in_time(observe_async::<_, false>(probe.begin(), address, acquire).await, level)
-        }
-    )*};
+    };
 }
 
-asynchronous! {
+twins! {
+    asynchronous;
     /// [`AsyncExclusiveLock::lock_exclusive_async`] of a level.
-    exclusive_async, exclusive_async_unheld: AsyncExclusiveLock, lock_exclusive_async;
+    exclusive_async, exclusive_async_unheld: [AsyncExclusiveLock, lock_exclusive_async];
     /// [`AsyncSharedLock::lock_shared_async`] of a level.
-    shared_async, shared_async_unheld: AsyncSharedLock, lock_shared_async;
+    shared_async, shared_async_unheld: [AsyncSharedLock, lock_shared_async];
 }
 
-asynchronous! {
-    timed
+twins! {
+    asynchronous_timed;
     /// [`AsyncExclusiveLock::try_lock_exclusive_until_async`] of a level.
-    exclusive_until_async, exclusive_until_async_unheld: AsyncExclusiveLock, try_lock_exclusive_until_async;
+    exclusive_until_async, exclusive_until_async_unheld: [AsyncExclusiveLock, try_lock_exclusive_until_async];
     /// [`AsyncSharedLock::try_lock_shared_until_async`] of a level.
-    shared_until_async, shared_until_async_unheld: AsyncSharedLock, try_lock_shared_until_async;
+    shared_until_async, shared_until_async_unheld: [AsyncSharedLock, try_lock_shared_until_async];
 }
 
 /// Releases a level the descent has passed: its record (the hold's end), then its guard.
