@@ -1,6 +1,9 @@
 //! Walks of run-time depth against a hand-written owned-guard lock-coupling loop doing the
 //! same work (depth 4 and 16, exclusive, uncontended, parking_lot mutexes, one `Vec` lookup
-//! per level, one counter increment at the target), side by side in one run.
+//! per level, one counter increment at the target), side by side in one run; and the
+//! optimistic walk over `HybridLock` nodes (versions down, the target locked exclusively by
+//! version), its children in an `EpochVec` (`walk_optimistic`) or a plain `Vec`
+//! (`walk_optimistic_vec`), both lent by reference.
 //!
 //! Run: `cargo bench --bench walk`. The README quotes the medians and ratios. The functions
 //! are `#[inline(never)]` so that every side pays one call and so that
@@ -8,12 +11,14 @@
 //! instructions: run the bench binary with `--instructions` for that (see DEVELOPMENT.md).
 
 use chainlock::ChainNode;
-use chainlock::chain::{ChildContainer, Children};
+use chainlock::chain::{ChildContainer, Children, EpochVec};
+use chainlock::hybrid::HybridLock;
 use chainlock::parking_lot::Mutex;
 use chainlock::walk::{Exclusive, Step, Walker};
 use criterion::{Criterion, criterion_group};
 use std::hint::black_box;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 const FANOUT: usize = 4;
 
@@ -124,6 +129,71 @@ fn hand_written(root: &Arc<Mutex<Node>>, keys: &[usize]) -> Option<u64> {
     Some(guard.value)
 }
 
+/// A node of the optimistic walk: what writers change is atomic, children in an `EpochVec`
+/// (`epoch`) or fixed in a `Vec` (`fixed`); one of the two is empty.
+#[derive(ChainNode, Default)]
+struct Hybrid {
+    value: AtomicU64,
+    epoch: EpochVec<HybridLock<Hybrid>>,
+    fixed: Vec<Arc<HybridLock<Hybrid>>>,
+}
+
+/// A hybrid tree whose every path has `depth` nodes, children in the `EpochVec` (`epoch`)
+/// or the `Vec`.
+fn hybrid_tree(depth: usize, epoch: bool) -> Arc<HybridLock<Hybrid>> {
+    let mut node = Arc::new(HybridLock::new(Hybrid::default()));
+    for _ in 1..depth {
+        let children = vec![node; FANOUT];
+        node = Arc::new(HybridLock::new(if epoch {
+            Hybrid {
+                epoch: children.into(),
+                ..Hybrid::default()
+            }
+        } else {
+            Hybrid {
+                fixed: children,
+                ..Hybrid::default()
+            }
+        }));
+    }
+    node
+}
+
+#[inline(never)]
+fn walk_optimistic(root: &Arc<HybridLock<Hybrid>>, keys: &[usize]) -> Option<u64> {
+    let found = Walker::new()
+        .descend_optimistic(root, Exclusive, |node, depth, guard| {
+            match keys.get(depth) {
+                None => Step::Here,
+                Some(key) => node
+                    .epoch
+                    .get(*key, guard)
+                    .map_or(Step::Absent, Step::Descend),
+            }
+        })
+        .ok()?;
+    Some(found.target.value.fetch_add(1, Relaxed) + 1)
+}
+
+#[inline(never)]
+fn walk_optimistic_vec(root: &Arc<HybridLock<Hybrid>>, keys: &[usize]) -> Option<u64> {
+    let found = Walker::new()
+        .descend_optimistic(root, Exclusive, |node, depth, _| match keys.get(depth) {
+            None => Step::Here,
+            Some(key) => node.fixed.get(*key).map_or(Step::Absent, Step::Descend),
+        })
+        .ok()?;
+    Some(found.target.value.fetch_add(1, Relaxed) + 1)
+}
+
+type HybridWalk = fn(&Arc<HybridLock<Hybrid>>, &[usize]) -> Option<u64>;
+
+/// The optimistic sides: name, function, children in the `EpochVec`.
+const HYBRID_SIDES: [(&str, HybridWalk, bool); 2] = [
+    ("walk_optimistic", walk_optimistic, true),
+    ("walk_optimistic_vec", walk_optimistic_vec, false),
+];
+
 type Walk = fn(&Arc<Mutex<Node>>, &[usize]) -> Option<u64>;
 
 const SIDES: [(&str, Walk); 4] = [
@@ -149,6 +219,13 @@ fn walk(c: &mut Criterion) {
                 b.iter(|| side(black_box(&root), black_box(&keys)));
             });
         }
+        for (name, side, epoch) in HYBRID_SIDES {
+            let root = hybrid_tree(depth, epoch);
+            assert_eq!(side(&root, &keys), Some(1), "{name} reaches the target");
+            group.bench_function(format!("{name}/{depth}"), |b| {
+                b.iter(|| side(black_box(&root), black_box(&keys)));
+            });
+        }
     }
     group.finish();
 }
@@ -170,6 +247,12 @@ fn main() {
         {
             let (root, keys) = (tree(depth), keys(depth));
             for (_, side) in SIDES {
+                for _ in 0..CALLS {
+                    black_box(side(black_box(&root), black_box(&keys)));
+                }
+            }
+            for (_, side, epoch) in HYBRID_SIDES {
+                let root = hybrid_tree(depth, epoch);
                 for _ in 0..CALLS {
                     black_box(side(black_box(&root), black_box(&keys)));
                 }
