@@ -1314,6 +1314,25 @@ fn ask(child: &mut Child, out: &mut impl BufRead, line: &str) -> String {
     answer.trim().to_owned()
 }
 
+/// Waits until the `cycles` worker's client judges every member healthy; panics after 10 s
+/// (a member whose link came back must be used again; measured: 0.45–1.3 s after a cut of
+/// 1 or 8 s, a probe interval and a probe). Returns how long it took.
+fn every_member_healthy(child: &mut Child, out: &mut impl BufRead) -> Duration {
+    let start = Instant::now();
+    loop {
+        let answer = ask(child, out, "health");
+        let healthy = answer.matches("\"healthy\"").count();
+        if healthy == 3 {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the client still judges {healthy} of 3 members healthy 10 s after the cut was lifted: {answer}"
+        );
+        std::thread::sleep(Duration::from_millis(50)); // polling pace, not synchronization
+    }
+}
+
 #[test]
 fn a_client_cut_from_one_member_keeps_locking() {
     let _cluster = shared_cluster();
@@ -1323,8 +1342,12 @@ fn a_client_cut_from_one_member_keeps_locking() {
     let mut ready = String::new();
     out.read_line(&mut ready).unwrap();
     assert_eq!(ready.trim(), "ready", "the worker could not connect");
-    // Each member in turn: one of them is the member the client was using.
+    // Each member in turn: one of them is the member the client was using. Before each cut,
+    // the client must see every member healthy again (the member cut before is back): else the
+    // next cut would leave it with one member, not two.
     for n in ["1", "2", "3"] {
+        let healed = every_member_healthy(&mut worker.0, &mut out);
+        eprintln!("every member healthy again {healed:?} after the last cut");
         let cut = Cut::new(uid, &[n]);
         let answer = ask(&mut worker.0, &mut out, "30");
         drop(cut);
@@ -1352,6 +1375,8 @@ fn a_client_cut_from_one_member_keeps_locking() {
             "cut from member {n}: max {max:?}"
         );
     }
+    let healed = every_member_healthy(&mut worker.0, &mut out);
+    eprintln!("every member healthy again {healed:?} after the last cut");
 }
 
 #[test]

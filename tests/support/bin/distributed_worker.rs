@@ -30,7 +30,8 @@
 //! ```
 //! distributed-worker cycles BACKEND TARGET NAME
 //!     connects, prints `ready`, then for every line `N` on stdin runs N lock + release cycles
-//!     of free names (`NAME-<i>`) and prints `cycles <p50 µs> <max µs> <errors>`
+//!     of free names (`NAME-<i>`) and prints `cycles <p50 µs> <max µs> <errors>`; for a line
+//!     `health` it prints `health <client's Debug>` (etcd: each member's health)
 //! BACKEND is `file` (TARGET: lock directory), `postgres` (TARGET: URL) or, with the suite's
 //! feature `etcd`, `etcd` (TARGET: endpoints, comma-separated; lease TTL 2 s).
 
@@ -173,7 +174,13 @@ fn cycles(locks: &LockClient, name: &str) {
     std::io::stdout().flush().expect("stdout");
     let mut next = 0_u64;
     for line in std::io::stdin().lines() {
-        let n: usize = line.expect("stdin").trim().parse().expect("N");
+        let line = line.expect("stdin");
+        if line.trim() == "health" {
+            println!("health {locks:?}");
+            std::io::stdout().flush().expect("stdout");
+            continue;
+        }
+        let n: usize = line.trim().parse().expect("N");
         let mut took = Vec::with_capacity(n);
         let mut errors = 0;
         for _ in 0..n {
