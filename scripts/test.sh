@@ -81,10 +81,16 @@ features=$(cargo metadata --no-deps --format-version 1 \
   | python3 -c 'import json, sys; print(*sorted(f for p in json.load(sys.stdin)["packages"] if p["name"] == "chainlock" for f in p["features"] if f != "default"))')
 [[ -n "$features" ]] || fail "no features of chainlock read from cargo metadata"
 echo "none"
-cargo check -p chainlock --no-default-features --quiet
+# A warning here (an import used only with another feature) is an error, as clippy's are.
+check_alone() {
+  local out
+  out=$(cargo check -p chainlock --no-default-features "$@" --quiet 2>&1) || { echo "$out"; fail "cargo check $*"; }
+  [[ -z "$out" ]] || { echo "$out"; grep -q '^warning' <<<"$out" && fail "warnings in cargo check $*"; }
+}
+check_alone
 for feature in $features; do
   echo "$feature"
-  cargo check -p chainlock --no-default-features --features "$feature" --quiet
+  check_alone --features "$feature"
 done
 
 step "docs (warnings are errors)"

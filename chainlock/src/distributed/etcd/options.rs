@@ -1,6 +1,7 @@
 //! The options of an etcd client: endpoints, lease TTL, the bounds of network waits,
 //! credentials and TLS, and how they become the client crate's `ConnectOptions`.
 
+#[cfg(feature = "etcd-tls")]
 use super::super::Error;
 use etcd_client::ConnectOptions;
 use std::fmt;
