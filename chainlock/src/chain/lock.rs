@@ -71,7 +71,43 @@ pub trait ExclusiveLock {
 ///
 /// # Examples
 ///
-/// See [`TimedExclusiveLock::try_lock_exclusive_until`].
+/// See [`TimedExclusiveLock::try_lock_exclusive_until`]. A lock whose raw lock cannot wait
+/// with a timeout (a spin lock, say) has no deadline methods: a generated locker's
+/// `descend_until` on it does not compile (E0277, `RawMutexTimed` not implemented).
+///
+/// ```compile_fail,E0277
+/// use chainlock::chain_locker;
+/// use chainlock::lock_api::{GuardNoSend, RawMutex};
+/// use std::sync::{Arc, atomic::{AtomicBool, Ordering}};
+/// use std::time::Instant;
+///
+/// struct Spin(AtomicBool);
+///
+/// unsafe impl RawMutex for Spin {
+///     const INIT: Spin = Spin(AtomicBool::new(false));
+///     type Guard = GuardNoSend;
+///     fn lock(&self) -> GuardNoSend {
+///         while self.0.swap(true, Ordering::Acquire) {}
+///         GuardNoSend::new()
+///     }
+///     fn try_lock(&self) -> Option<GuardNoSend> {
+///         (!self.0.swap(true, Ordering::Acquire)).then(GuardNoSend::new)
+///     }
+///     unsafe fn unlock(&self, _: GuardNoSend) {
+///         self.0.store(false, Ordering::Release);
+///     }
+///     fn is_locked(&self) -> bool {
+///         self.0.load(Ordering::Relaxed)
+///     }
+/// }
+///
+/// struct Registry;
+/// chain_locker!(struct RegistryLocker(Registry););
+///
+/// let root = Arc::new(chainlock::lock_api::Mutex::<Spin, _>::new(Registry));
+/// let _ = RegistryLocker.descend(&root); // fine: no deadline
+/// let _ = RegistryLocker.descend_until(&root, Instant::now()); // E0277
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be locked with a deadline",
     label = "its raw lock has no timed acquisition",
