@@ -1,14 +1,16 @@
 //! The telemetry of chain lockers, walks and distributed locks (feature `telemetry`): exact
 //! counts under deterministic schedules, contended waits seen through `live()`, and the
-//! sites of the caller's own lines.
+//! sites of the caller's own lines; the optimistic walk's restarts and fallbacks, per depth.
 #![cfg(feature = "telemetry")]
 
 use chainlock::distributed::LockClient;
+use chainlock::hybrid::HybridLock;
 use chainlock::parking_lot::Mutex;
 use chainlock::telemetry::{self, Config, LockName, LockStats, Report};
-use chainlock::walk::{Exclusive, Step, Walker};
+use chainlock::walk::{Exclusive, Shared, Step, Walker};
 use chainlock::{ChainNode, chain_locker};
 use chainlock_suite::watchdog::{eventually, watchdog};
+use std::cell::Cell;
 use std::sync::{Arc, MutexGuard, PoisonError};
 use std::thread;
 
@@ -336,6 +338,73 @@ fn walk_contended_depth_names_the_callers_line() {
         let lock = stats(&report, &depth(at));
         assert_eq!((lock.acquisitions, lock.contended), (1, 0), "{report}");
     }
+}
+
+/// A node of an optimistic walk: a list of hybrid locks.
+struct Hybrid {
+    next: Option<Arc<HybridLock<Hybrid>>>,
+}
+impl ChainNode for Hybrid {}
+
+/// A list of `len` hybrid nodes, the head first.
+fn hybrid_list(len: usize) -> Vec<Arc<HybridLock<Hybrid>>> {
+    let mut nodes: Vec<Arc<HybridLock<Hybrid>>> = Vec::new();
+    for _ in 0..len {
+        let next = nodes.last().cloned();
+        nodes.push(Arc::new(HybridLock::new(Hybrid { next })));
+    }
+    nodes.reverse();
+    nodes
+}
+
+#[test]
+fn optimistic_walk_counts_restarts_and_fallbacks_at_the_failed_depth() {
+    let _turn = turn();
+    let nodes = hybrid_list(3);
+    // A walk whose step, at depth 1, lets a writer pass through that node `forced` times in
+    // all (once per optimistic pass while any are left): each pass's validation of depth 1
+    // fails and the walk restarts. Never more than the optimistic passes (the pessimistic
+    // pass holds the node shared: a write there would wait for itself).
+    let walk = |max_restarts: usize, forced: usize| {
+        let left = Cell::new(forced);
+        let found = Walker::new()
+            .max_restarts(max_restarts)
+            .descend_optimistic(&nodes[0], Shared, |node: &Hybrid, depth, _| {
+                if depth == 1 && left.get() > 0 {
+                    left.set(left.get() - 1);
+                    drop(nodes[1].write());
+                }
+                node.next.as_ref().map_or(Step::Here, Step::Descend)
+            })
+            .unwrap();
+        (found.level, found.restarts, found.pessimistic)
+    };
+    assert_eq!(walk(2, 0), (2, 0, false));
+    let quiet = telemetry::report();
+    assert!(
+        quiet.locks.iter().all(|lock| lock.restarts == 0),
+        "a walk without writers restarts nowhere:\n{quiet}"
+    );
+    // One restart, then an optimistic pass that validates.
+    assert_eq!(walk(2, 1), (2, 1, false));
+    // Two restarts with a bound of one: the second sends the walk to its pessimistic pass.
+    assert_eq!(walk(1, 2), (2, 2, true));
+    let report = telemetry::report();
+    let failed = stats(&report, &depth(1));
+    assert_eq!((failed.restarts, failed.fallbacks), (3, 1), "{report}");
+    for other in [0, 2] {
+        let lock = report.locks.iter().find(|lock| lock.lock == depth(other));
+        assert!(
+            lock.is_none_or(|lock| (lock.restarts, lock.fallbacks) == (0, 0)),
+            "{report}"
+        );
+    }
+    assert!(
+        report
+            .table()
+            .contains("optimistic restarts: 3, of which fell back to locking: 1"),
+        "{report}"
+    );
 }
 
 /// A fresh directory for the file backend.

@@ -227,6 +227,10 @@ pub(super) struct Class {
     pub(super) waiters_at_release: AtomicU64,
     pub(super) waiter_sites: Sites,
     pub(super) holder_sites: Sites,
+    /// Optimistic passes that failed here (a version changed, or a writer held it), and of
+    /// those, the ones after which the descent took locks instead (its pessimistic pass).
+    pub(super) restarts: Counter,
+    pub(super) fallbacks: Counter,
     /// A hot key evicted from its manager's table: its statistics went to the other keys,
     /// and reports skip it.
     pub(super) retired: AtomicBool,
@@ -244,6 +248,8 @@ impl Class {
             waiters_at_release: AtomicU64::new(0),
             waiter_sites: Sites::new(),
             holder_sites: Sites::new(),
+            restarts: Counter::new(),
+            fallbacks: Counter::new(),
             retired: AtomicBool::new(false),
         }
     }
@@ -255,6 +261,7 @@ impl Class {
             || self.wait.count() > 0
             || self.hold.count() > 0
             || self.hold_across_await.count() > 0
+            || self.restarts.load(Ordering::Relaxed) > 0
     }
 
     /// The statistics now.
@@ -273,6 +280,8 @@ impl Class {
             other_waiter_sites,
             holder_sites,
             other_holder_sites,
+            restarts: self.restarts.load(Ordering::Relaxed),
+            fallbacks: self.fallbacks.load(Ordering::Relaxed),
         }
     }
 
@@ -293,6 +302,10 @@ impl Class {
         );
         self.waiter_sites.absorb(&other.waiter_sites);
         self.holder_sites.absorb(&other.holder_sites);
+        self.restarts
+            .fetch_add(other.restarts.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.fallbacks
+            .fetch_add(other.fallbacks.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 
     /// Zeroes the statistics.
@@ -305,6 +318,8 @@ impl Class {
         self.waiters_at_release.store(0, Ordering::Relaxed);
         self.waiter_sites.reset();
         self.holder_sites.reset();
+        self.restarts.store(0, Ordering::Relaxed);
+        self.fallbacks.store(0, Ordering::Relaxed);
     }
 }
 

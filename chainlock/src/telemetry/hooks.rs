@@ -8,10 +8,12 @@
 //! deadline), [`observe_async`] (a future, waited if its first poll was pending), and
 //! [`observe_unskipped`] (the out-of-line path of the first two, for a lock that asked the
 //! sampler itself); the chain lockers' levels call them through one helper per lock trait
-//! and flavor ([`exclusive`], [`shared_until`], ...), named after a [`Level`].
+//! and flavor ([`exclusive`], [`shared_until`], ...), named after a [`Level`]. An optimistic
+//! descent records, per level, the passes it throws away ([`observe_restart`], at a level
+//! [`restart`], with what comes [`Next`]): never its reads, which write nothing.
 //!
 //! The code `chain_locker!` generates reaches this module through `__private` only: [`Held`],
-//! [`Level`], [`Rec`] and the helpers are `pub` for that re-export, and no public path of
+//! [`Level`], [`Rec`], [`Next`] and the helpers are `pub` for that re-export, and no public path of
 //! `chainlock::telemetry` names them.
 //!
 //! Without chainlock's `telemetry` feature every helper is an `#[inline(always)]` call of
@@ -278,6 +280,64 @@ pub(crate) async fn observe_async<G, const HELD: bool>(
         attempt.gave_up();
         None
     }
+}
+
+/// What an optimistic descent does after a pass failed (see [`restart`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Another optimistic pass: its restart bound is not reached.
+    Optimistic,
+    /// The pessimistic pass (locks, hand over hand): the bound is reached, the descent falls
+    /// back.
+    Pessimistic,
+}
+
+/// An optimistic pass failed at the lock `key` of `probe` (a level, a walk's depth): the
+/// version read there changed, or a writer held it. The descent restarts, into another
+/// optimistic pass or its pessimistic one (`next`, the fallback). Counted, sampled as an
+/// acquisition is (a sampled restart counts for the sampling rate), at the level whose
+/// validation failed, into [`LockStats::restarts`] and, for [`Next::Pessimistic`],
+/// [`LockStats::fallbacks`].
+///
+/// Called only on the restart path, which already writes (the pass is thrown away): the
+/// optimistic read that succeeds writes nothing and is never counted. Not sampled (or the
+/// telemetry off at run time), a relaxed load and this thread's countdown; without the
+/// `telemetry` feature, nothing.
+///
+/// [`LockStats::restarts`]: crate::telemetry::LockStats::restarts
+/// [`LockStats::fallbacks`]: crate::telemetry::LockStats::fallbacks
+#[inline(always)]
+pub(crate) fn observe_restart(probe: &Probe, key: KeyRef<'_>, next: Next) {
+    if probe.skips() {
+        return;
+    }
+    observe_restart_unskipped(probe, key, next);
+}
+
+/// The path of [`observe_restart`] for a restart the sampler did not skip.
+#[cold]
+#[inline(never)]
+fn observe_restart_unskipped(probe: &Probe, key: KeyRef<'_>, next: Next) {
+    if probe.is_sampled() {
+        // A restart records no site: this one is only the sample's placeholder.
+        let sampled = Sampled::start(Location::caller());
+        probe.restarted(key, sampled, next == Next::Pessimistic);
+    }
+}
+
+/// `observe_restart` at a level of a generated locker: its optimistic pass failed at
+/// `level` (a version read there changed, or a writer held it), and the descent goes on
+/// with `next`. The generated code calls it where the pass is thrown away, never on a read
+/// that validates. Counted into the level's `LockStats::restarts` (and, for
+/// [`Next::Pessimistic`], `fallbacks`), sampled as an acquisition is; without the
+/// `telemetry` feature, nothing (the call compiles away).
+///
+/// It takes no [`Rec`]: a restart asks the sampler itself, so that a call not recording its
+/// acquisitions still counts its restarts (else the restarts of the calls that skipped the
+/// sampler would be lost, and the estimate biased).
+#[inline(always)]
+pub fn restart(level: &'static Level, next: Next) {
+    observe_restart(&level.probe, KeyRef::None, next);
 }
 
 /// Each helper of a level and its `_unheld` twin for a `descend*`'s leaf, from one body: the

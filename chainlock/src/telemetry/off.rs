@@ -156,6 +156,10 @@ pub(super) mod probe {
             true
         }
 
+        /// Nothing to count without the feature.
+        #[inline(always)]
+        pub fn restarted(&self, _: KeyRef<'_>, _: Sampled, _: bool) {}
+
         /// Nothing to record without the feature.
         #[inline(always)]
         pub fn attempt(&self, _: KeyRef<'_>, _: Sampled) -> Attempt<'_> {

@@ -314,6 +314,8 @@ mod tests {
             other_waiter_sites: super::super::OtherSites::default(),
             holder_sites: holders,
             other_holder_sites: super::super::OtherSites::default(),
+            restarts: 0,
+            fallbacks: 0,
         }
     }
 

@@ -114,6 +114,19 @@ impl Probe {
         recording() && sampled_now()
     }
 
+    /// A sampled optimistic restart at the lock `key` (`sampled`: its weight), which sent
+    /// the descent to its pessimistic pass if `fallback`: counted, nothing else (a restart
+    /// holds nothing and waits for nothing).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn restarted(&self, key: KeyRef<'_>, sampled: Sampled, fallback: bool) {
+        let class = self.names.class_of(key, sampled.weight);
+        class.restarts.fetch_add(sampled.weight, Ordering::Relaxed);
+        if fallback {
+            class.fallbacks.fetch_add(sampled.weight, Ordering::Relaxed);
+        }
+    }
+
     /// The record of the sampled acquisition `sampled` of the lock `key`.
     #[cold]
     #[inline(never)]

@@ -76,6 +76,13 @@ pub struct LockStats {
     pub holder_sites: Vec<SiteStats>,
     /// The delay charged to every other holder site, summed.
     pub other_holder_sites: OtherSites,
+    /// Optimistic passes that failed at this level or depth and started again (its version
+    /// changed, or a writer held it), the restart into a pessimistic pass included (an
+    /// estimate, as `acquisitions`). An optimistic read is never counted: only its restarts.
+    pub restarts: u64,
+    /// Of the `restarts`, those after which the descent gave up optimism and took locks
+    /// (its pessimistic pass, after its restart bound): each descent's last failed level.
+    pub fallbacks: u64,
 }
 
 /// The share of the sites a [`LockStats`] does not name (beyond the four it shows), summed.

@@ -39,7 +39,8 @@ impl Report {
     /// `contentions` and `wait-total`) and the holder sites (`holders:`, by the delay charged
     /// to them as Go's mutex profile does: the waiting each release ended; under sampling, an
     /// underestimate), each as `count [total] file:line`; and, for async guards, the hold
-    /// across `.await`. The estimates assume one sampling rate while recording (change it
+    /// across `.await`; for a level or depth of an optimistic descent, its restarts and
+    /// fallbacks (`optimistic restarts:`). The estimates assume one sampling rate while recording (change it
     /// with [`reset`](super::reset)).
     ///
     /// # Examples
@@ -149,6 +150,13 @@ fn row(out: &mut String, lock: &LockStats, name: &str, width: usize, scale: u64)
             out,
             "  waiters left at releases: {}",
             lock.waiters_at_release
+        );
+    }
+    if lock.restarts > 0 {
+        let _ = writeln!(
+            out,
+            "  optimistic restarts: {}, of which fell back to locking: {}",
+            lock.restarts, lock.fallbacks
         );
     }
 }
@@ -274,6 +282,8 @@ mod tests {
             waiters_at_release: 0,
             holder_sites: Vec::new(),
             other_holder_sites: OtherSites::default(),
+            restarts: 0,
+            fallbacks: 0,
         }
     }
 

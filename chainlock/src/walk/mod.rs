@@ -53,6 +53,9 @@
 //! passes through. The target's guard and a retained path are handed to the caller: their
 //! acquisitions are counted and their waits timed, their holds not followed. The sites are
 //! the caller's line (the blocking faces are `#[track_caller]`; an `async fn` cannot be).
+//! The optimistic descent records no read (a read writes nothing): only its restarts and
+//! fallbacks, at the depth whose check failed (`LockStats::restarts`, `fallbacks`); its
+//! locks (the target, the pessimistic pass) are not recorded yet.
 //! Without the feature the walks compile to what they were (callgrind: identical counts).
 //!
 //! # Examples

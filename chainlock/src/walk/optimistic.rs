@@ -5,10 +5,11 @@
 //! The protocol, its soundness argument and how writers do not starve are in the docs of
 //! [`Optimistic`], which rustdoc shows (this module is private).
 
-use super::{Crab, Exclusive, Shared, Step, Walker, address, open};
+use super::{Crab, Exclusive, Shared, Step, WALKS, Walker, address, open};
 use crate::Exit;
 use crate::chain::{Absence, ChainNode, EpochGuard};
 use crate::hybrid::{ArcHybridReadGuard, ArcHybridWriteGuard, HybridLock, Restart, Version};
+use crate::telemetry::hooks::{KeyRef, Next, observe_restart};
 use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Instant;
@@ -538,8 +539,14 @@ impl OptimisticWalker {
         let pinned = EpochGuard::pin();
         let mut restarts = 0;
         while restarts <= self.max_restarts {
+            // What a failed pass leads to, recorded at the depth it failed (telemetry).
+            let next = if restarts < self.max_restarts {
+                Next::Optimistic
+            } else {
+                Next::Pessimistic
+            };
             // A restart (`Err(Restart)`) tries again; anything else is the walk's answer.
-            if let Ok(found) = self.attempt::<N, M>(root, &pinned, deadline, step) {
+            if let Ok(found) = self.attempt::<N, M>(root, &pinned, deadline, next, step) {
                 return found.map(|(target, level)| Optimistic {
                     target,
                     level,
@@ -559,12 +566,14 @@ impl OptimisticWalker {
         })
     }
 
-    /// One optimistic pass: the target and its level, or a validated exit, or a restart.
+    /// One optimistic pass: the target and its level, or a validated exit, or a restart
+    /// (recorded by the telemetry at the depth whose version or lock made it, then `next`).
     fn attempt<'g, N, M>(
         self,
         root: &'g Arc<HybridLock<N>>,
         pinned: &'g EpochGuard,
         deadline: Option<Instant>,
+        next: Next,
         step: &mut impl for<'x> FnMut(&'x N, usize, &'x EpochGuard) -> Step<&'x Arc<HybridLock<N>>>,
     ) -> Result<Result<(M::Target, usize), Exit>, Restart>
     where
@@ -579,12 +588,20 @@ impl OptimisticWalker {
         let mut seen: Option<Version> = None;
         let mut depth = 0;
         loop {
-            let read = node.optimistic()?;
+            // A restart at the current node's depth (`at(depth)` for another).
+            let here = depth;
+            let at = |depth: usize| {
+                move |restart: Restart| {
+                    observe_restart(&WALKS, KeyRef::Index(depth), next);
+                    restart
+                }
+            };
+            let read = node.optimistic().map_err(at(here))?;
             if seen.is_some_and(|seen| seen != read.version()) {
-                return Err(Restart);
+                return Err(at(here)(Restart));
             }
             if read.is_closed() {
-                read.validate()?;
+                read.validate().map_err(at(here))?;
                 return Ok(Err(Exit::Absent {
                     level: depth,
                     cause: Absence::Closed,
@@ -597,23 +614,25 @@ impl OptimisticWalker {
             let (child, is_target): (&'g Arc<HybridLock<N>>, bool) = match followed {
                 Ok(Some(next)) => next,
                 Ok(None) => {
-                    read.validate()?;
+                    read.validate().map_err(at(here))?;
                     if !M::HERE {
                         return Ok(Err(Exit::NotExclusive { level: depth }));
                     }
-                    return Self::take::<N, M>(node, read.version(), deadline, depth);
+                    return Self::take::<N, M>(node, read.version(), deadline, depth)
+                        .map_err(at(here));
                 }
                 Err(exit) => {
-                    read.validate()?;
+                    read.validate().map_err(at(here))?;
                     return Ok(Err(exit));
                 }
             };
             // Lock coupling on versions: the child's version, then the node's validation,
             // which proves the child was the node's child when its version was read.
-            let child_version = child.raw().optimistic()?;
-            read.validate()?;
+            let child_version = child.raw().optimistic().map_err(at(depth))?;
+            read.validate().map_err(at(here))?;
             if is_target {
-                return Self::take::<N, M>(child, child_version, deadline, depth);
+                return Self::take::<N, M>(child, child_version, deadline, depth)
+                    .map_err(at(depth));
             }
             node = child;
             seen = Some(child_version);
