@@ -510,12 +510,17 @@ fn readers_share_writers_exclude_in_arrival_order() {
             "a reader's token is at least the last writer's"
         );
         // etcdctl lock (exclusive) waits for readers too: the reader's key is under NAME/
-        // (`NAME/r<lease>`: no other name's range holds it).
+        // (`NAME/r<lease>`, or `NAME/r<lease>-<n>` for a client's further hold at once: no
+        // other name's range holds it).
         let first = &queue(&name)[0];
         let rest = first
             .strip_prefix(&format!("{name}/r"))
             .expect("a reader's key");
-        assert!(rest.bytes().all(|b| b.is_ascii_hexdigit()), "{first}");
+        let (lease, nth) = rest.split_once('-').unwrap_or((rest, "1"));
+        assert!(
+            lease.bytes().all(|b| b.is_ascii_hexdigit()) && nth.parse::<u32>().is_ok_and(|n| n > 0),
+            "{first}"
+        );
     });
 }
 
@@ -1379,6 +1384,9 @@ fn a_client_cut_from_one_member_keeps_locking() {
     eprintln!("every member healthy again {healed:?} after the last cut");
 }
 
+/// A holder cut from every member is told lost before anyone else holds its name; once the
+/// links heal, it still says lost (never holding again by itself), locks again only after the
+/// new holder released, with a higher token: no two holders overlap.
 #[test]
 fn a_holder_cut_from_every_member_is_told_lost_before_anyone_else_holds() {
     let _cluster = shared_cluster();
@@ -1394,7 +1402,7 @@ fn a_holder_cut_from_every_member_is_told_lost_before_anyone_else_holds() {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if ask(&mut holder.0, &mut out, "?") == "lost true" {
-                return (Instant::now(), holder);
+                return (Instant::now(), holder, out);
             }
             assert!(
                 Instant::now() < deadline,
@@ -1403,20 +1411,15 @@ fn a_holder_cut_from_every_member_is_told_lost_before_anyone_else_holds() {
             std::thread::sleep(Duration::from_millis(10));
         }
     });
-    let held = runtime().block_on(async {
-        let locks = client(5).await;
-        let guard = locks
-            .try_lock_for(&name, Duration::from_secs(20))
-            .await
-            .unwrap()
-            .expect("the name after the cut-off holder's lease expired");
-        let held = Instant::now();
-        assert!(guard.token().get() > token);
-        guard.release().await.unwrap();
-        held
-    });
-    let (lost, holder) = asking.join().unwrap();
-    drop(cut);
+    let rt = runtime();
+    let locks = rt.block_on(client(5));
+    let guard = rt
+        .block_on(locks.try_lock_for(&name, Duration::from_secs(20)))
+        .unwrap()
+        .expect("the name after the cut-off holder's lease expired");
+    let held = Instant::now();
+    assert!(guard.token().get() > token);
+    let (lost, mut holder, mut out) = asking.join().unwrap();
     assert!(
         lost < held,
         "another client held the name before the cut-off holder said lost"
@@ -1427,5 +1430,313 @@ fn a_holder_cut_from_every_member_is_told_lost_before_anyone_else_holds() {
         lost - cut_at,
         held - lost
     );
-    drop(holder);
+    // Healed: the old holder still says lost, and its release says so.
+    drop(cut);
+    let healed = Instant::now();
+    assert_eq!(ask(&mut holder.0, &mut out, "?"), "lost true");
+    let released = ask(&mut holder.0, &mut out, "relock");
+    assert!(
+        released.starts_with("released ") && released != "released ok",
+        "the lost hold's release said {released:?}"
+    );
+    // It locks again, on a new lease: it queues behind the holder and waits (its answer comes
+    // when it holds).
+    let (said, answers) = std::sync::mpsc::channel();
+    let reading = std::thread::spawn(move || {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        said.send((line.trim().to_owned(), Instant::now())).ok();
+        (holder, out)
+    });
+    wait_for(
+        "the healed holder's key queued behind the new holder's",
+        Duration::from_secs(15),
+        || queue(&name).len() == 2,
+    );
+    let queued = healed.elapsed();
+    assert!(
+        answers.try_recv().is_err(),
+        "the healed holder held while another client held"
+    );
+    let token = guard.token().get();
+    rt.block_on(guard.release()).unwrap();
+    let released_at = Instant::now();
+    let (line, at) = answers
+        .recv_timeout(Duration::from_secs(15))
+        .expect("the healed holder held after the release");
+    let relocked: u64 = line
+        .strip_prefix("held ")
+        .unwrap_or_else(|| panic!("the healed holder said {line:?}"))
+        .parse()
+        .unwrap();
+    assert!(relocked > token, "token {relocked} after {token}");
+    eprintln!(
+        "healed: the old holder queued again {queued:?} after the heal and held {:?} after the \
+         other's release, token {relocked} > {token}",
+        at - released_at
+    );
+    drop(reading.join().unwrap());
+}
+
+/// A client of the etcd crate chainlock uses, for reading keys and leases around chainlock.
+async fn raw_client() -> etcd_client::Client {
+    etcd_client::Client::connect(endpoints().split(',').collect::<Vec<_>>(), None)
+        .await
+        .unwrap()
+}
+
+/// The keys under `prefix` and their leases, in create-revision order.
+async fn keys_and_leases(raw: &mut etcd_client::Client, prefix: &str) -> Vec<(String, i64)> {
+    let options = etcd_client::GetOptions::new()
+        .with_prefix()
+        .with_keys_only()
+        .with_sort(
+            etcd_client::SortTarget::Create,
+            etcd_client::SortOrder::Ascend,
+        );
+    raw.get(prefix, Some(options))
+        .await
+        .unwrap()
+        .kvs()
+        .iter()
+        .map(|kv| (kv.key_str().unwrap().to_owned(), kv.lease()))
+        .collect()
+}
+
+/// Waits (on the runtime) until `condition` holds for the keys under `prefix`, within `limit`;
+/// returns them.
+async fn wait_for_keys(
+    raw: &mut etcd_client::Client,
+    prefix: &str,
+    what: &str,
+    limit: Duration,
+    condition: impl Fn(&[(String, i64)]) -> bool,
+) -> Vec<(String, i64)> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let keys = keys_and_leases(raw, prefix).await;
+        if condition(&keys) {
+            return keys;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}: {keys:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The one lease of the `count` keys under `prefix` but `except` (checked: they share it,
+/// etcd lists it, and its keys are exactly these).
+async fn one_lease(raw: &mut etcd_client::Client, prefix: &str, except: &str, count: usize) -> i64 {
+    let keys = keys_and_leases(raw, prefix).await;
+    let ours: Vec<&(String, i64)> = keys.iter().filter(|key| key.0 != except).collect();
+    assert_eq!(ours.len(), count, "{keys:?}");
+    let lease = ours[0].1;
+    assert!(
+        ours.iter().all(|key| key.1 == lease),
+        "holds on several leases: {keys:?}"
+    );
+    // etcd's own view: the lease exists and has exactly these keys.
+    assert!(
+        raw.leases()
+            .await
+            .unwrap()
+            .leases()
+            .iter()
+            .any(|status| status.id() == lease)
+    );
+    let attached = raw
+        .lease_time_to_live(
+            lease,
+            Some(etcd_client::LeaseTimeToLiveOptions::new().with_keys()),
+        )
+        .await
+        .unwrap();
+    let mut attached: Vec<String> = attached
+        .keys()
+        .iter()
+        .map(|key| String::from_utf8(key.clone()).unwrap())
+        .collect();
+    attached.sort();
+    let mut expected: Vec<String> = ours.iter().map(|key| key.0.clone()).collect();
+    expected.sort();
+    assert_eq!(attached, expected);
+    lease
+}
+
+/// One lease per client, as etcd's `concurrency.Session`: every hold and waiter of a client is a
+/// key on one lease (two holds of one name have keys of their own); when that lease is lost,
+/// every hold on it is told, a waiter queues again under the client's next lease, and later
+/// holds get that lease.
+#[test]
+fn holds_of_a_client_share_one_lease_and_all_are_told_of_its_loss() {
+    let _cluster = shared_cluster();
+    let base = unique("etcd-one-lease");
+    runtime().block_on(async {
+        let mut raw = raw_client().await;
+        let locks = client(3).await;
+        let other = client(3).await;
+        let mut guards = Vec::new();
+        for i in 0..16 {
+            guards.push(locks.lock(format!("{base}/x{i}").as_str()).await.unwrap());
+        }
+        for _ in 0..3 {
+            guards.push(
+                locks
+                    .lock_shared(format!("{base}/shared").as_str())
+                    .await
+                    .unwrap(),
+            );
+        }
+        // A waiter of this client behind another client's hold.
+        let queued = format!("{base}/queued");
+        let blocker = other.lock(queued.as_str()).await.unwrap();
+        let waiter = tokio::spawn({
+            let (locks, queued) = (locks.clone(), queued.clone());
+            async move { locks.lock(queued.as_str()).await }
+        });
+        let line = wait_for_keys(
+            &mut raw,
+            &format!("{queued}/"),
+            "the waiter's key",
+            Duration::from_secs(10),
+            |keys| keys.len() == 2,
+        )
+        .await;
+        let lease = one_lease(&mut raw, &format!("{base}/"), &line[0].0, 16 + 3 + 1).await;
+        assert!(guards.iter().all(|guard| !guard.is_lost()));
+
+        // The lease is revoked behind the client's back: every hold is told.
+        let revoked = Instant::now();
+        raw.lease_revoke(lease).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            for guard in &guards {
+                guard.lost().await;
+            }
+        })
+        .await
+        .expect("every hold told of its lease's loss");
+        let told = revoked.elapsed();
+        assert!(
+            guards
+                .iter()
+                .all(chainlock::distributed::DistributedGuard::is_lost)
+        );
+        // The waiter queued again, under the client's next lease.
+        let line = wait_for_keys(
+            &mut raw,
+            &format!("{queued}/"),
+            "the waiter queued again",
+            Duration::from_secs(10),
+            |keys| keys.len() == 2 && keys[1].1 != lease,
+        )
+        .await;
+        let next = line[1].1;
+        // Later holds take that lease; the names of the lost holds are free.
+        let later = locks
+            .try_lock(format!("{base}/x0").as_str())
+            .await
+            .unwrap()
+            .expect("free after its holder's lease was revoked");
+        let keys = keys_and_leases(&mut raw, &format!("{base}/x0/")).await;
+        assert_eq!(keys.len(), 1);
+        assert_eq!(keys[0].1, next, "not on the client's next lease");
+        assert!(matches!(
+            guards.pop().unwrap().release().await,
+            Err(chainlock::distributed::Error::Lost)
+        ));
+        // The waiter is served at the blocker's release.
+        let token = blocker.token();
+        blocker.release().await.unwrap();
+        let served = tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("the waiter served")
+            .unwrap()
+            .unwrap();
+        assert!(served.token() > token);
+        assert!(!served.is_lost() && !later.is_lost());
+        served.release().await.unwrap();
+        later.release().await.unwrap();
+        drop(guards);
+        wait_for_keys(
+            &mut raw,
+            &format!("{base}/"),
+            "no key left",
+            Duration::from_secs(10),
+            <[_]>::is_empty,
+        )
+        .await;
+        eprintln!("a client's lease revoked: its 19 holds were told after {told:?}");
+    });
+}
+
+/// A lock future cancelled at any point (granting the lease, putting its key, reading the
+/// queue, watching its predecessor), and guards dropped without a release, leave no key behind
+/// on the client's lease, which lives on.
+#[test]
+fn acquisitions_cancelled_at_random_points_leave_no_key_behind() {
+    let _cluster = shared_cluster();
+    let base = unique("etcd-cancel");
+    runtime().block_on(async {
+        let mut raw = raw_client().await;
+        let locks = client(5).await;
+        let other = client(5).await;
+        let held = format!("{base}/held");
+        let holder = other.lock(held.as_str()).await.unwrap();
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64 ^ u64::from(std::process::id());
+        let (mut cancelled, mut completed) = (0, 0);
+        for i in 0..60 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // 0 to 30 ms: an uncontended cycle takes a few (more under load); the first also
+            // grants the lease.
+            let delay = Duration::from_micros(state % 30_000);
+            let name = if i % 2 == 0 {
+                held.clone()
+            } else {
+                format!("{base}/free{i}")
+            };
+            if let Ok(guard) = tokio::time::timeout(delay, locks.lock(name.as_str())).await {
+                drop(guard.unwrap());
+                completed += 1;
+            } else {
+                cancelled += 1;
+            }
+        }
+        let holder_key = keys_and_leases(&mut raw, &format!("{held}/")).await[0].clone();
+        wait_for_keys(
+            &mut raw,
+            &format!("{base}/"),
+            "only the holder's key",
+            Duration::from_secs(10),
+            |keys| keys == [holder_key.clone()],
+        )
+        .await;
+        // The client goes on: it queues behind the holder and holds at its release.
+        let token = holder.token();
+        let waiter = tokio::spawn({
+            let (locks, held) = (locks.clone(), held.clone());
+            async move { locks.lock(held.as_str()).await }
+        });
+        wait_for_keys(
+            &mut raw,
+            &format!("{held}/"),
+            "the waiter's key",
+            Duration::from_secs(10),
+            |keys| keys.len() == 2,
+        )
+        .await;
+        holder.release().await.unwrap();
+        let guard = waiter.await.unwrap().unwrap();
+        assert!(guard.token() > token);
+        guard.release().await.unwrap();
+        assert!(
+            keys_and_leases(&mut raw, &format!("{base}/"))
+                .await
+                .is_empty()
+        );
+        eprintln!("{cancelled} acquisitions cancelled, {completed} completed: no key left");
+    });
 }

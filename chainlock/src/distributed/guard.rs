@@ -123,6 +123,11 @@ impl DistributedGuard {
     /// connection closed (a fraction of a millisecond to a round trip later). Only the
     /// [fencing token](Self::token) protects the resource in that window.
     ///
+    /// For etcd, it becomes `true` once the client's lease is lost: `TTL − margin` after the
+    /// last confirmed keep-alive was sent (on the clock alone, as above), or at once when the
+    /// server says the lease is gone. The lease is the client's, shared by all its holds, so
+    /// every hold of the client is lost at once, each told.
+    ///
     /// # Examples
     ///
     /// ```

@@ -16,8 +16,8 @@
 //!   connections ([`PostgresOptions::max_connections`]); waiting happens on the server; the
 //!   server releases the lock when the holder's connection dies.
 //! - **etcd** ([`LockClient::etcd`], feature `etcd`): many machines, on a cluster that
-//!   survives the loss of a minority of its members. etcd's own lock algorithm (a lease kept
-//!   alive per hold, FIFO by create revision, each waiter watching its predecessor), with the
+//!   survives the loss of a minority of its members. etcd's own lock algorithm (one lease kept
+//!   alive per client, FIFO by create revision, each waiter watching its predecessor), with the
 //!   keys of `etcdctl lock NAME`, which it excludes and is excluded by. See [etcd](#etcd).
 //!
 //! | | exclusive | shared | several keys | permits |

@@ -26,7 +26,9 @@
 //!     line or the end of stdin, prints `released`, then sleeps until killed
 //! distributed-worker hold-report BACKEND TARGET NAME TTL_SECS
 //!     acquires NAME (etcd: with a lease TTL of TTL_SECS), prints `held <token>`, then answers
-//!     every line on stdin with `lost <is_lost()>`
+//!     every line on stdin with `lost <is_lost()>`, but the line `relock`: releases the hold
+//!     (printing `released <outcome>`), locks NAME again, waiting as long as it takes, and prints
+//!     `held <token>` (or `error <error>`)
 //! ```
 //! distributed-worker cycles BACKEND TARGET NAME
 //!     connects, prints `ready`, then for every line `N` on stdin runs N lock + release cycles
@@ -212,13 +214,32 @@ fn hold_report<'a>(arg: &impl Fn(usize) -> &'a str) {
         "etcd" => etcd_client(arg(2), arg(4).parse().expect("TTL_SECS")),
         backend => client(backend, arg(2)),
     };
-    let guard = locks.blocking_lock(arg(3)).expect("acquire");
+    let mut guard = Some(locks.blocking_lock(arg(3)).expect("acquire"));
     let mut out = std::io::stdout().lock();
-    writeln!(out, "held {}", guard.token()).expect("stdout");
+    writeln!(out, "held {}", guard.as_ref().expect("held").token()).expect("stdout");
     out.flush().expect("stdout");
     for line in std::io::stdin().lines() {
-        line.expect("stdin");
-        writeln!(out, "lost {}", guard.is_lost()).expect("stdout");
+        if line.expect("stdin").trim() == "relock" {
+            if let Some(old) = guard.take() {
+                let released = old
+                    .blocking_release()
+                    .map_or_else(|e| e.to_string(), |()| "ok".into());
+                writeln!(out, "released {released}").expect("stdout");
+                out.flush().expect("stdout");
+            }
+            match locks.blocking_lock(arg(3)) {
+                Ok(new) => {
+                    writeln!(out, "held {}", new.token()).expect("stdout");
+                    guard = Some(new);
+                }
+                Err(error) => writeln!(out, "error {error}").expect("stdout"),
+            }
+        } else {
+            let lost = guard
+                .as_ref()
+                .is_none_or(chainlock::distributed::DistributedGuard::is_lost);
+            writeln!(out, "lost {lost}").expect("stdout");
+        }
         out.flush().expect("stdout");
     }
 }

@@ -4,6 +4,7 @@
 //! another, or again, on transient errors.
 
 use super::super::Error;
+use super::lease::ClientLease;
 use super::members::{self, Members};
 use super::{EtcdBackend, EtcdOptions, Inner};
 use etcd_client::Client;
@@ -62,9 +63,6 @@ pub(super) fn transient(error: &etcd_client::Error) -> bool {
         _ => false,
     }
 }
-
-/// gRPC's `NotFound` (a lease that expired or was revoked).
-pub(super) const NOT_FOUND: i32 = 5;
 
 /// gRPC's `InvalidArgument` (among others: refused credentials).
 pub(super) const INVALID_ARGUMENT: i32 = 3;
@@ -134,6 +132,7 @@ impl EtcdBackend {
             members,
             options,
             runtime,
+            lease: ClientLease::new(),
         })))
     }
 
@@ -151,57 +150,92 @@ impl EtcdBackend {
     pub(super) async fn call_on<T, F, Fut>(
         &self,
         operation: &'static str,
-        mut call: F,
+        call: F,
     ) -> Result<(T, usize), Error>
     where
         F: FnMut(Client) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
-        let limit = self.0.options.request_timeout;
-        let members = &self.0.members;
-        let deadline = deadline_in(limit);
-        let unresponsive = Error::EtcdUnresponsive {
+        request_on(
+            &self.0.members,
+            self.0.options.request_timeout,
             operation,
-            after: limit,
-        };
-        loop {
-            if let Some((index, client)) = members.pick() {
-                let member = members.member(index);
-                // One attempt waits at most the attempt timeout while another member is
-                // healthy, else `ATTEMPT`: a request stuck on a member that hangs, died or
-                // lost its leader is asked again, of another member, within the bound.
-                let attempt = deadline
-                    .min(tokio::time::Instant::now() + members.attempt_bound(index, ATTEMPT));
-                match tokio::time::timeout_at(attempt, call(client)).await {
-                    Ok(Ok(value)) => {
+            call,
+        )
+        .await
+    }
+}
+
+/// [`EtcdBackend::call`] on `members` within `limit`, for what outlives a client (a lease
+/// revoked after its client was dropped).
+pub(super) async fn request<T, F, Fut>(
+    members: &Members,
+    limit: Duration,
+    operation: &'static str,
+    call: F,
+) -> Result<T, Error>
+where
+    F: FnMut(Client) -> Fut,
+    Fut: Future<Output = Result<T, etcd_client::Error>>,
+{
+    request_on(members, limit, operation, call)
+        .await
+        .map(|(value, _)| value)
+}
+
+/// [`EtcdBackend::call_on`] on `members` within `limit`.
+async fn request_on<T, F, Fut>(
+    members: &Members,
+    limit: Duration,
+    operation: &'static str,
+    mut call: F,
+) -> Result<(T, usize), Error>
+where
+    F: FnMut(Client) -> Fut,
+    Fut: Future<Output = Result<T, etcd_client::Error>>,
+{
+    let deadline = deadline_in(limit);
+    let unresponsive = Error::EtcdUnresponsive {
+        operation,
+        after: limit,
+    };
+    loop {
+        if let Some((index, client)) = members.pick() {
+            let member = members.member(index);
+            // One attempt waits at most the attempt timeout while another member is
+            // healthy, else `ATTEMPT`: a request stuck on a member that hangs, died or
+            // lost its leader is asked again, of another member, within the bound.
+            let attempt =
+                deadline.min(tokio::time::Instant::now() + members.attempt_bound(index, ATTEMPT));
+            match tokio::time::timeout_at(attempt, call(client)).await {
+                Ok(Ok(value)) => {
+                    member.answered();
+                    return Ok((value, index));
+                }
+                Ok(Err(error)) => {
+                    if let Some(refused) = refusal(&error) {
+                        return Err(refused);
+                    }
+                    if !transient(&error) {
                         member.answered();
-                        return Ok((value, index));
+                        return Err(Error::Etcd(error));
                     }
-                    Ok(Err(error)) => {
-                        if let Some(refused) = refusal(&error) {
-                            return Err(refused);
-                        }
-                        if !transient(&error) {
-                            member.answered();
-                            return Err(Error::Etcd(error));
-                        }
-                        member.failed();
-                    }
-                    Err(_) => member.failed(),
+                    member.failed();
                 }
-                if members.any_healthy() {
-                    if tokio::time::Instant::now() >= deadline {
-                        return Err(unresponsive);
-                    }
-                    continue;
+                Err(_) => member.failed(),
+            }
+            if members.any_healthy() {
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(unresponsive);
                 }
+                continue;
             }
-            let pause = tokio::time::Instant::now() + Duration::from_millis(50);
-            if pause >= deadline {
-                return Err(unresponsive);
-            }
-            tokio::time::sleep_until(pause).await;
         }
+        let pause = tokio::time::Instant::now() + Duration::from_millis(50);
+        if pause >= deadline {
+            return Err(unresponsive);
+        }
+        tokio::time::sleep_until(pause).await;
     }
 }
 

@@ -7,8 +7,11 @@
 //!   `concurrency.Mutex`, `etcdctl lock NAME`), so that they and chainlock exclude each other.
 //! - Every key chainlock adds under a name is `NAME/<tag><rest>`, with `<tag>` a lower-case
 //!   letter past `f` (never a hex digit, so never an etcd lock key) and no `/` in `<rest>`:
-//!   a **shared** hold is `NAME/r<lease id in hex>`. The other letters are reserved for what
-//!   chainlock adds later (a leader election's keys).
+//!   a **shared** hold is `NAME/r<lease id in hex>`. The leases are the client's (one per
+//!   client, shared by its holds), so a client's second hold of a name at once has a key of its
+//!   own: `NAME/x<lease id in hex>-<n>` (exclusive) or `NAME/r<lease id in hex>-<n>` (shared),
+//!   `n` from 1. The other letters are reserved for what chainlock adds later (a leader
+//!   election's keys).
 //! - A key `NAME/<no '/'>` lies in the range of `NAME` and of no other name except `NAME`'s
 //!   ancestors (`a` for `a/b`: the prefixes of `NAME` that end before one of its `/`): etcd's
 //!   own nesting, which `etcdctl lock` has too. So no key of chainlock's lies in another name's
@@ -19,6 +22,9 @@ use super::super::backend::Mode;
 
 /// The tag of a shared hold's key (`NAME/r<lease>`).
 const SHARED: u8 = b'r';
+
+/// The tag of a client's further exclusive holds of a name (`NAME/x<lease>-<n>`).
+const MORE_EXCLUSIVE: char = 'x';
 
 /// The keys of one name.
 pub(super) struct Keys {
@@ -41,11 +47,14 @@ impl Keys {
         &self.range
     }
 
-    /// The key of a hold in `mode` on `lease`.
-    pub(super) fn own(&self, mode: Mode, lease: i64) -> String {
-        match mode {
-            Mode::Exclusive => format!("{}{lease:x}", self.range),
-            Mode::Shared => format!("{}{}{lease:x}", self.range, char::from(SHARED)),
+    /// The key of the `nth` hold at once (from 0) in `mode` on `lease` in one client.
+    pub(super) fn own(&self, mode: Mode, lease: i64, nth: u32) -> String {
+        let range = &self.range;
+        match (mode, nth) {
+            (Mode::Exclusive, 0) => format!("{range}{lease:x}"),
+            (Mode::Exclusive, nth) => format!("{range}{MORE_EXCLUSIVE}{lease:x}-{nth}"),
+            (Mode::Shared, 0) => format!("{range}{}{lease:x}", char::from(SHARED)),
+            (Mode::Shared, nth) => format!("{range}{}{lease:x}-{nth}", char::from(SHARED)),
         }
     }
 
@@ -67,20 +76,24 @@ mod tests {
     fn a_shared_key_of_one_name_is_never_in_another_names_range_but_an_ancestors() {
         let a = Keys::new(LockKey::Name("a"));
         let a_read = Keys::new(LockKey::Name("a/read"));
-        let shared = a.own(Mode::Shared, 0x2a);
+        let shared = a.own(Mode::Shared, 0x2a, 0);
         assert_eq!(shared, "a/r2a");
+        assert_eq!(a.own(Mode::Shared, 0x2a, 2), "a/r2a-2");
+        assert!(a.is_shared(b"a/r2a-2"));
+        assert_eq!(a.own(Mode::Exclusive, 0x2a, 1), "a/x2a-1");
+        assert!(!a.is_shared(b"a/x2a-1"), "an exclusive hold");
         assert!(a.is_shared(shared.as_bytes()));
         assert!(
             !shared.starts_with(a_read.range()),
             "a/read's range is a/read/"
         );
-        assert_eq!(a.own(Mode::Exclusive, 0x2a), "a/2a", "etcd's own layout");
+        assert_eq!(a.own(Mode::Exclusive, 0x2a, 0), "a/2a", "etcd's own layout");
         assert!(!a.is_shared(b"a/2a"));
         // A nested name's shared hold is not a's: a's readers wait for it (the nesting).
         assert!(
             !a.is_shared(
                 Keys::new(LockKey::Name("a/x"))
-                    .own(Mode::Shared, 1)
+                    .own(Mode::Shared, 1, 0)
                     .as_bytes()
             )
         );

@@ -4,47 +4,95 @@
 use super::super::backend::{Mode, Wait};
 use super::super::{Error, FencingToken, LockKey};
 use super::keys::Keys;
-use super::lease::Lease;
-use super::{EtcdBackend, EtcdHeld};
+use super::{EtcdBackend, EtcdHeld, Pending};
 use etcd_client::{
     Compare, CompareOp, EventType, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp,
     TxnOpResponse, WatchOptions,
 };
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// The create revisions an acquisition's put read: its own key's, and the earliest key's of the
+/// name (if any).
+struct Revisions {
+    own: i64,
+    first: Option<i64>,
+}
+
+/// How a wait for a turn ended.
+enum Turn {
+    /// No conflicting key created before ours is left: held.
+    Held,
+    /// The wait's deadline passed first.
+    TimedOut,
+    /// The lease was lost while waiting (the key goes with it): queue again.
+    LeaseLost,
+}
 
 impl EtcdBackend {
+    /// Acquires `key` in `mode` on the client's lease. A waiter whose lease is lost (the
+    /// cluster did not confirm a keep-alive in time) queues again under the client's next lease,
+    /// behind every key present then; it fails only if no lease can be granted within
+    /// `request_timeout` ([`Error::EtcdUnresponsive`]).
     pub(super) async fn acquire(
         &self,
         key: LockKey<'_>,
         mode: Mode,
         wait: Wait,
     ) -> Result<Option<EtcdHeld>, Error> {
-        let ttl = self.0.options.ttl;
-        let sent = Instant::now();
-        let grant = self
-            .call("a lease grant", |mut client| async move {
-                client.lease_grant(ttl.as_secs().cast_signed(), None).await
-            })
-            .await?;
-        if grant.ttl() <= 0 {
-            return Err(Error::EtcdUnresponsive {
-                operation: "a lease grant",
-                after: self.0.options.request_timeout,
-            });
-        }
-        let lease = Lease::start(
-            self,
-            grant.id(),
-            sent,
-            Duration::from_secs(grant.ttl().cast_unsigned()),
-        );
         let keys = Keys::new(key);
-        let own = keys.own(mode, grant.id());
-        let prefix = keys.range().to_owned();
-        let id = grant.id();
+        loop {
+            let lease = self.0.lease.get(self).await?;
+            let mut pending = Pending {
+                key: lease.claim(&keys, mode),
+                lease,
+                revision: None,
+                backend: self.clone(),
+            };
+            let revision = self.put(&keys, &pending).await?;
+            pending.revision = Some(revision.own);
+            let held = match revision.first {
+                Some(first) if first == revision.own => true,
+                _ if mode == Mode::Shared => {
+                    self.predecessor(&keys, revision.own, mode).await?.is_none()
+                }
+                _ => false,
+            };
+            let turn = if held {
+                Turn::Held
+            } else if matches!(wait, Wait::Never) {
+                Turn::TimedOut
+            } else {
+                self.wait_for_turn(&keys, &pending, mode, wait).await?
+            };
+            match turn {
+                Turn::Held if !pending.lease.state.is_lost() => {
+                    return Ok(Some(EtcdHeld {
+                        token: FencingToken::new(revision.own.cast_unsigned()),
+                        pending,
+                    }));
+                }
+                // Lost after its turn came, before this returned: queue again as well.
+                Turn::Held | Turn::LeaseLost => {}
+                Turn::TimedOut => {
+                    // Deleted before this returns, so a `try_lock` leaves nothing behind.
+                    pending.delete().await.ok();
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// Puts `pending`'s key with its lease if absent, reading the earliest key of the name (one
+    /// round trip): the key's create revision (the put's, or that of an earlier attempt of this
+    /// very put whose answer was lost) and the earliest one's.
+    async fn put(&self, keys: &Keys, pending: &Pending) -> Result<Revisions, Error> {
+        let (own, prefix, id) = (&pending.key, keys.range(), pending.lease.id);
+        let attempts = AtomicU32::new(0);
         let response = self
             .call("an acquisition", |mut client| {
-                let (own, prefix) = (own.clone(), prefix.clone());
+                attempts.fetch_add(1, Ordering::Relaxed);
+                let (own, prefix) = (own.clone(), prefix.to_owned());
                 async move {
                     let earliest = GetOptions::new()
                         .with_prefix()
@@ -61,9 +109,14 @@ impl EtcdBackend {
                     client.txn(txn).await
                 }
             })
-            .await?;
+            .await;
+        if attempts.load(Ordering::Relaxed) > 1 {
+            // An attempt went unanswered: it may still land, after this key's delete.
+            self.0.lease.retire(&pending.lease);
+        }
+        let response = response?;
         let ops = response.op_responses();
-        let revision = if response.succeeded() {
+        let own = if response.succeeded() {
             response
                 .header()
                 .map_or(0, etcd_client::ResponseHeader::revision)
@@ -76,7 +129,7 @@ impl EtcdBackend {
                 _ => 0,
             }
         };
-        if revision <= 0 {
+        if own <= 0 {
             return Err(Error::Lost);
         }
         let first = match ops.get(1) {
@@ -86,29 +139,7 @@ impl EtcdBackend {
                 .map(etcd_client::KeyValue::create_revision),
             _ => None,
         };
-        // Uncontended: our key is the earliest under the prefix (one round trip).
-        let mut held = first == Some(revision);
-        if !held && mode == Mode::Shared {
-            held = self.predecessor(&keys, revision, mode).await?.is_none();
-        }
-        if !held {
-            if matches!(wait, Wait::Never) {
-                lease.revoke(self).await.ok();
-                return Ok(None);
-            }
-            let turn = self
-                .wait_for_turn(&keys, &own, revision, mode, wait, &lease)
-                .await?;
-            if !turn {
-                lease.revoke(self).await.ok();
-                return Ok(None);
-            }
-        }
-        Ok(Some(EtcdHeld {
-            lease: Some(lease),
-            token: FencingToken::new(revision.cast_unsigned()),
-            backend: self.clone(),
-        }))
+        Ok(Revisions { own, first })
     }
 
     /// The last key in the name's range created before `revision` that conflicts with `mode`
@@ -147,17 +178,17 @@ impl EtcdBackend {
             .map(|kv| (kv.key().to_vec(), at)))
     }
 
-    /// Waits until no conflicting key created before `revision` is left: `true`, or `false`
-    /// once the wait's deadline passed.
+    /// Waits until no key that conflicts with `pending`'s and was created before it is left,
+    /// the wait's deadline passes, or `pending`'s lease is lost.
     async fn wait_for_turn(
         &self,
         keys: &Keys,
-        own: &str,
-        revision: i64,
+        pending: &Pending,
         mode: Mode,
         wait: Wait,
-        lease: &Lease,
-    ) -> Result<bool, Error> {
+    ) -> Result<Turn, Error> {
+        let (own, lease) = (pending.key.as_str(), &pending.lease);
+        let revision = pending.revision.expect("a queued key has its revision");
         let deadline = wait.deadline().map(tokio::time::Instant::from_std);
         let expired = async {
             match deadline {
@@ -168,10 +199,7 @@ impl EtcdBackend {
         tokio::pin!(expired);
         loop {
             if lease.state.is_lost() {
-                return Err(Error::EtcdUnresponsive {
-                    operation: "keeping a waiter's lease alive",
-                    after: lease.state.ttl,
-                });
+                return Ok(Turn::LeaseLost);
             }
             let Some((key, at)) = self.predecessor(keys, revision, mode).await? else {
                 break;
@@ -193,7 +221,7 @@ impl EtcdBackend {
             let mut trouble = false;
             loop {
                 tokio::select! {
-                    () = &mut expired => return Ok(false),
+                    () = &mut expired => return Ok(Turn::TimedOut),
                     () = lease.state.lost() => break,
                     () = member.trouble_since(failures) => {
                         trouble = true;
@@ -222,12 +250,15 @@ impl EtcdBackend {
                 // The stream broke (a member died) and no member is judged healthy: look
                 // again after a short pause, within the deadline.
                 tokio::select! {
-                    () = &mut expired => return Ok(false),
+                    () = &mut expired => return Ok(Turn::TimedOut),
                     () = tokio::time::sleep(Duration::from_millis(100)) => {}
                 }
             }
         }
         // As Go's Mutex: make sure our key (hence our lease) is still there.
+        if lease.state.is_lost() {
+            return Ok(Turn::LeaseLost);
+        }
         let response = self
             .call("a read of the own key", |mut client| {
                 let own = own.to_owned();
@@ -239,7 +270,9 @@ impl EtcdBackend {
             })
             .await?;
         match response.kvs().first() {
-            Some(kv) if kv.create_revision() == revision => Ok(true),
+            Some(kv) if kv.create_revision() == revision => Ok(Turn::Held),
+            _ if lease.state.is_lost() => Ok(Turn::LeaseLost),
+            // Someone deleted our key (`etcdctl del`): nothing of ours is queued any more.
             _ => Err(Error::Lost),
         }
     }

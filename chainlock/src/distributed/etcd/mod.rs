@@ -1,12 +1,15 @@
 //! The etcd backend: etcd's own lock algorithm (`go.etcd.io/etcd/client/v3/concurrency.Mutex`,
 //! the one `etcdctl lock` runs), on a cluster that survives the loss of a minority of members.
 //!
-//! Protocol, per hold (both modes):
-//! - A **lease** is granted with a TTL ([`EtcdOptions::ttl`], 10 s by default; never lease 0,
-//!   which the server's own lock API silently turns into a 60 s lease nobody renews) and kept
-//!   alive by a task of the hold, every TTL / 3, for as long as the hold waits or holds.
-//! - The key `NAME/<lease id in lower-case hex>` (exclusive) or `NAME/r<lease id in hex>`
-//!   (shared) is put with the lease in a transaction, if absent (the layout: `keys.rs`). An
+//! Protocol (both modes):
+//! - **One lease per client**, as etcd's `concurrency.Session` (`lease.rs`): granted with a TTL
+//!   ([`EtcdOptions::ttl`], 10 s by default; never lease 0, which the server's own lock API
+//!   silently turns into a 60 s lease nobody renews) when the first acquisition needs it, kept
+//!   alive by one task every TTL / 3, shared by every hold and waiter of the client. When it is
+//!   lost, every hold on it is lost (each told), and later acquisitions get a new lease.
+//! - Per hold, the key `NAME/<lease id in lower-case hex>` (exclusive) or
+//!   `NAME/r<lease id in hex>` (shared) is put with the lease in a transaction, if absent (the
+//!   layout: `keys.rs`; a client's second hold of a name at once has a key of its own). An
 //!   exclusive key is the one `etcdctl lock NAME` and `concurrency.NewMutex(session, NAME)`
 //!   put: they and chainlock exclude each other on the same name.
 //! - **Ownership** by create revision (FIFO): an exclusive hold owns the name once no key in
@@ -27,16 +30,23 @@
 //!   can have been given the name.
 //! - Every network call is bounded by [`EtcdOptions::request_timeout`] (retried on transient
 //!   errors, such as a member that died, until then): [`Error::EtcdUnresponsive`]. A waiter's
-//!   watch is bounded by its deadline and by its own lease: a waiter whose lease lapses (the
-//!   cluster stopped answering) returns [`Error::EtcdUnresponsive`].
+//!   watch is bounded by its deadline and by its lease: a waiter whose lease is lost queues
+//!   again under the client's next lease (behind every key present then), and returns
+//!   [`Error::EtcdUnresponsive`] if no lease can be granted (the cluster stopped answering).
 //! - **Members** (`members.rs`): a connection to each endpoint and a judgement of each
 //!   member's health. A request goes to a healthy member; an attempt waits at most
 //!   [`EtcdOptions::attempt_timeout`] while another member is healthy, then moves there (and
 //!   the member is judged unhealthy); keep-alive streams and watches move off a member judged
 //!   unhealthy; a prober asks every member every [`EtcdOptions::probe_interval`]. So a hung or
 //!   cut-off minority member costs at most one attempt timeout, once, not a wait per request.
-//! - Release revokes the lease (which deletes the key). A lease nobody revokes (a holder killed
-//!   with `kill -9`) expires after its TTL and frees the name then.
+//! - **Release** deletes the key in a transaction compared on its create revision (never
+//!   another hold's key), two writes per uncontended hold as Go's Mutex on its session; a
+//!   dropped guard, and an acquisition cancelled or ended without the lock, delete theirs on a
+//!   background task (`Pending`). A write whose outcome is unknown (an attempt that got no
+//!   answer, a put in flight when its acquisition was cancelled, a failed delete) *retires* the
+//!   lease: it takes no new hold and is revoked with its last hold, so a late write cannot
+//!   leave a key on a lease that lives on. A lease nobody revokes (a client killed with
+//!   `kill -9`) expires after its TTL and frees its names then; a dropped client revokes it.
 //! - **Connecting** asks every member for its status at once and returns when the first
 //!   answers (within the connect timeout), so
 //!   that wrong credentials ([`Error::EtcdAuthentication`]), a certificate that does not verify
@@ -53,20 +63,25 @@ mod options;
 
 use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
 use super::{Error, FencingToken, LockKey};
-use lease::{Lease, LeaseState};
+use etcd_client::{Compare, CompareOp, Txn, TxnOp};
+use lease::{ClientLease, Lease};
 use members::Members;
 pub use options::EtcdOptions;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use tokio::runtime::Handle;
 
 struct Inner {
     members: Arc<Members>,
     options: EtcdOptions,
     runtime: Handle,
+    /// The lease every hold and waiter of the client shares.
+    lease: ClientLease,
 }
 
-/// The etcd backend: a connection to each member, judged healthy or not, shared by every hold.
+/// The etcd backend: a connection to each member, judged healthy or not, and the client's
+/// lease, shared by every hold.
 #[derive(Clone)]
 pub(super) struct EtcdBackend(Arc<Inner>);
 
@@ -91,21 +106,104 @@ impl Backend for EtcdBackend {
     fn describe(&self, f: &mut fmt::DebugStruct<'_, '_>) {
         f.field("backend", &"etcd")
             .field("members", &self.0.members)
-            .field("ttl", &self.0.options.ttl);
+            .field("ttl", &self.0.options.ttl)
+            .field("lease", &self.0.lease.id().map(|id| format!("{id:x}")));
     }
 }
 
-/// A held key: its lease (revoked on release or drop) and its create revision.
-struct EtcdHeld {
-    lease: Option<Lease>,
-    token: FencingToken,
+/// A key an acquisition put, or may have put, on its lease. Dropped without a
+/// [`delete`](Self::delete) (an acquisition cancelled or ended without the lock, a hold dropped
+/// without a release), it is deleted on a background task: the lease is the client's and lives
+/// on, so nothing else would delete it.
+struct Pending {
+    key: String,
+    lease: Arc<Lease>,
+    /// The key's create revision once the put was answered; `None` while it may be in flight.
+    revision: Option<i64>,
     backend: EtcdBackend,
 }
 
-impl EtcdHeld {
-    fn state(&self) -> &LeaseState {
-        &self.lease.as_ref().expect("a held key has its lease").state
+impl Pending {
+    /// Deletes the key now (see [`delete_key`]); if this is cancelled, the drop deletes it.
+    async fn delete(&mut self) -> Result<(), Error> {
+        let deleted = delete_key(&self.backend, &self.lease, &self.key, self.revision).await;
+        self.key.clear();
+        deleted
     }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if self.key.is_empty() {
+            return;
+        }
+        let (backend, lease, key, revision) = (
+            self.backend.clone(),
+            self.lease.clone(),
+            std::mem::take(&mut self.key),
+            self.revision,
+        );
+        drop(self.backend.0.runtime.spawn(async move {
+            delete_key(&backend, &lease, &key, revision).await.ok();
+        }));
+    }
+}
+
+/// Deletes `key` of `lease`, within `request_timeout`: compared on its create revision
+/// `revision` (never another hold's key, nor a later one of the same name), or, with no
+/// revision known (the put may still land), on its lease, after retiring the lease so that a
+/// put landing later goes with it. `Ok` if deleted, or if an earlier attempt of this delete
+/// did; [`Error::Lost`] if the key was gone (expired with its lease, or deleted by someone
+/// else). A delete that fails retires the lease too: the key then goes with it, once the
+/// lease's last hold is released.
+async fn delete_key(
+    backend: &EtcdBackend,
+    lease: &Arc<Lease>,
+    key: &str,
+    revision: Option<i64>,
+) -> Result<(), Error> {
+    let compare = if let Some(revision) = revision {
+        Compare::create_revision(key, CompareOp::Equal, revision)
+    } else {
+        backend.0.lease.retire(lease);
+        Compare::lease(key, CompareOp::Equal, lease.id)
+    };
+    let attempts = AtomicU32::new(0);
+    let response = backend
+        .call("a release", |mut client| {
+            attempts.fetch_add(1, Ordering::Relaxed);
+            let txn = Txn::new()
+                .when([compare.clone()])
+                .and_then([TxnOp::delete(key, None)]);
+            async move { client.txn(txn).await }
+        })
+        .await;
+    match response {
+        Ok(response) => {
+            if revision.is_some() {
+                lease.unclaim(key);
+            }
+            if response.succeeded()
+                || revision.is_none()
+                || (attempts.load(Ordering::Relaxed) > 1 && !lease.state.is_lost())
+            {
+                Ok(())
+            } else {
+                Err(Error::Lost)
+            }
+        }
+        Err(error) => {
+            backend.0.lease.retire(lease);
+            Err(error)
+        }
+    }
+}
+
+/// A held key: its key on the client's lease (deleted on release or drop) and its create
+/// revision.
+struct EtcdHeld {
+    token: FencingToken,
+    pending: Pending,
 }
 
 impl Hold for EtcdHeld {
@@ -114,22 +212,22 @@ impl Hold for EtcdHeld {
     }
 
     fn is_lost(&self) -> bool {
-        self.state().is_lost()
+        self.pending.lease.state.is_lost()
     }
 
     fn lost(&self) -> BoxFuture<'_, ()> {
-        Box::pin(self.state().lost())
+        Box::pin(self.pending.lease.state.lost())
     }
 
-    /// Revokes on a task of its own, so that the lock is released even if the caller stops
-    /// waiting for the outcome.
-    fn release(mut self: Box<Self>) -> BoxFuture<'static, Result<(), Error>> {
-        let lease = self.lease.take().expect("a held key has its lease");
-        let backend = self.backend.clone();
-        let lost = lease.state.is_lost();
-        let task = self.backend.0.runtime.spawn(async move {
-            let revoked = lease.revoke(&backend).await;
-            if lost { Err(Error::Lost) } else { revoked }
+    /// Deletes the key on a task of its own, so that the lock is released even if the caller
+    /// stops waiting for the outcome.
+    fn release(self: Box<Self>) -> BoxFuture<'static, Result<(), Error>> {
+        let Self { mut pending, .. } = *self;
+        let runtime = pending.backend.0.runtime.clone();
+        let task = runtime.spawn(async move {
+            let lost = pending.lease.state.is_lost();
+            let deleted = pending.delete().await;
+            if lost { Err(Error::Lost) } else { deleted }
         });
         Box::pin(async move { task.await.unwrap_or(Err(Error::Lost)) })
     }
