@@ -9,10 +9,15 @@
 //!   between tries).
 //!
 //! - etcd (with the suite's feature `etcd` and a cluster at `CHAINLOCK_ETCD_ENDPOINTS`, as
-//!   `scripts/etcd.sh` starts): the same hand-off harness, and uncontended acquire + release
-//!   cycles (p50/p99) side by side with the PostgreSQL backend's and with Go's own
-//!   `concurrency.Mutex` (the client `etcdctl lock` runs) on sessions it keeps, measured the
-//!   same way by `scripts/go-mutex` (`go-mutex bench`, built by `scripts/etcd.sh`).
+//!   `scripts/etcd.sh` starts): `uncontended_etcd/*` (criterion), chainlock's lock + release
+//!   against the recipes a user writes on `etcd-client` directly, on one lease granted once and
+//!   kept alive: a put-if-absent transaction and a delete (`recipe_txn`), and etcd's `Lock` and
+//!   `Unlock` RPCs (`recipe_lock_rpc`); the same pair again in alternating rounds (printed: the
+//!   median of the rounds' medians and the ratio, robust to a load that drifts); the same
+//!   hand-off harness, and uncontended acquire + release cycles (p50/p99) side by side with the
+//!   PostgreSQL backend's and with Go's own `concurrency.Mutex` (the client `etcdctl lock`
+//!   runs) on sessions it keeps, measured the same way by `scripts/go-mutex` (`go-mutex bench`,
+//!   built by `scripts/etcd.sh`).
 //!
 //! Needs a PostgreSQL server at `CHAINLOCK_PG_URL` (`bash scripts/pg.sh cargo bench --bench
 //! distributed`); without it the PostgreSQL parts are skipped with a notice (an error in CI).
@@ -375,6 +380,171 @@ fn go_mutex_bench(
     Some((pair("uncontended "), pair("hand-off ")))
 }
 
+/// etcd's lock written directly on `etcd-client`, as a user without chainlock would: one lease
+/// granted and kept alive (TTL 60 s, a keep-alive every 3 s), and per cycle either a
+/// put-if-absent transaction on the name with the lease and a delete (two writes through Raft,
+/// as Go's `concurrency.Mutex` on its session), or etcd's `Lock` and `Unlock` RPCs with the
+/// lease (the server runs Go's Mutex).
+#[cfg(feature = "etcd")]
+struct EtcdRecipe {
+    client: etcd_client::Client,
+    lease: i64,
+    keeper: tokio::task::JoinHandle<()>,
+}
+
+#[cfg(feature = "etcd")]
+impl EtcdRecipe {
+    /// Connects and grants the lease (on the current runtime, which then keeps it alive).
+    async fn connect(endpoints: &str) -> Self {
+        let mut client =
+            etcd_client::Client::connect(endpoints.split(',').collect::<Vec<_>>(), None)
+                .await
+                .unwrap();
+        let lease = client.lease_grant(60, None).await.unwrap().id();
+        let (mut keeper, mut stream) = client.lease_keep_alive(lease).await.unwrap();
+        let keeper = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                if keeper.keep_alive().await.is_err() || stream.message().await.is_err() {
+                    return;
+                }
+            }
+        });
+        Self {
+            client,
+            lease,
+            keeper,
+        }
+    }
+
+    /// Put-if-absent with the lease, then delete: one uncontended cycle.
+    async fn cycle_txn(&self, name: &str) {
+        use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp};
+        let mut client = self.client.clone();
+        let txn = Txn::new()
+            .when([Compare::create_revision(name, CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(
+                name,
+                "",
+                Some(PutOptions::new().with_lease(self.lease)),
+            )]);
+        assert!(client.txn(txn).await.unwrap().succeeded(), "{name} is free");
+        client.delete(name, None).await.unwrap();
+    }
+
+    /// `Lock` with the lease, then `Unlock`: one uncontended cycle.
+    async fn cycle_lock_rpc(&self, name: &str) {
+        let mut client = self.client.clone();
+        let locked = client
+            .lock(
+                name,
+                Some(etcd_client::LockOptions::new().with_lease(self.lease)),
+            )
+            .await
+            .unwrap();
+        client.unlock(locked.key()).await.unwrap();
+    }
+}
+
+#[cfg(feature = "etcd")]
+impl Drop for EtcdRecipe {
+    fn drop(&mut self) {
+        self.keeper.abort();
+    }
+}
+
+/// chainlock's uncontended lock + release on etcd beside the recipes written on `etcd-client`
+/// directly ([`EtcdRecipe`]), each on a client made once (a lease kept alive).
+#[cfg(feature = "etcd")]
+fn uncontended_etcd(c: &mut Criterion) {
+    let Some(endpoints) = etcd_endpoints() else {
+        return;
+    };
+    let rt = runtime();
+    let mut group = c.benchmark_group("uncontended_etcd");
+    let ours = rt.block_on(LockClient::etcd(endpoints.split(','))).unwrap();
+    group.bench_function("chainlock", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                ours.lock(black_box("bench-etcd-chainlock"))
+                    .await
+                    .unwrap()
+                    .release()
+                    .await
+                    .unwrap();
+            });
+        });
+    });
+    // Each recipe on a lease granted for it (criterion's analysis between benchmarks does not
+    // drive the runtime, hence no keep-alive then).
+    let recipe = rt.block_on(EtcdRecipe::connect(&endpoints));
+    group.bench_function("recipe_txn", |b| {
+        b.iter(|| rt.block_on(recipe.cycle_txn(black_box("bench-etcd-recipe-txn"))));
+    });
+    let recipe = rt.block_on(EtcdRecipe::connect(&endpoints));
+    group.bench_function("recipe_lock_rpc", |b| {
+        b.iter(|| rt.block_on(recipe.cycle_lock_rpc(black_box("bench-etcd-recipe-lock"))));
+    });
+    group.finish();
+}
+
+#[cfg(feature = "etcd")]
+criterion_group! {
+    name = etcd_benches;
+    config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
+    targets = uncontended_etcd
+}
+
+/// chainlock against the put-if-absent recipe again, in alternating rounds (each side's
+/// cycles in a round, then the other's, the side that goes first alternating), so that a load
+/// that drifts during the run falls on both: prints each side's median of its rounds' medians
+/// and the ratio.
+#[cfg(feature = "etcd")]
+fn etcd_uncontended_interleaved(endpoints: &str) {
+    let full = std::env::args().any(|arg| arg == "--bench");
+    let (rounds, cycles) = if full { (20, 50) } else { (1, 2) };
+    let rt = runtime();
+    let (ours, theirs) = rt.block_on(async {
+        let ours = LockClient::etcd(endpoints.split(',')).await.unwrap();
+        let recipe = EtcdRecipe::connect(endpoints).await;
+        let median = |mut durations: Vec<Duration>| {
+            durations.sort();
+            durations[durations.len() / 2]
+        };
+        let (mut ours_medians, mut theirs_medians) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            for side in [round % 2, 1 - round % 2] {
+                let mut took = Vec::with_capacity(cycles);
+                for _ in 0..cycles {
+                    let start = Instant::now();
+                    if side == 0 {
+                        ours.lock("bench-etcd-interleaved-chainlock")
+                            .await
+                            .unwrap()
+                            .release()
+                            .await
+                            .unwrap();
+                    } else {
+                        recipe.cycle_txn("bench-etcd-interleaved-recipe").await;
+                    }
+                    took.push(start.elapsed());
+                }
+                if side == 0 {
+                    ours_medians.push(median(took));
+                } else {
+                    theirs_medians.push(median(took));
+                }
+            }
+        }
+        (median(ours_medians), median(theirs_medians))
+    });
+    println!(
+        "uncontended lock + release, alternating rounds ({rounds} × {cycles} cycles each): \
+         chainlock {ours:.3?}, put-if-absent recipe on etcd-client {theirs:.3?}, ratio {:.2}",
+        ours.as_secs_f64() / theirs.as_secs_f64()
+    );
+}
+
 /// etcd beside PostgreSQL: hand-off latency and uncontended cycles.
 #[cfg(feature = "etcd")]
 fn etcd_side_by_side() {
@@ -383,6 +553,7 @@ fn etcd_side_by_side() {
     let Some(endpoints) = etcd_endpoints() else {
         return;
     };
+    etcd_uncontended_interleaved(&endpoints);
     let etcd = || async { LockClient::etcd(endpoints.split(',')).await.unwrap() };
     let settle = |_: u64| Duration::from_millis(5);
     report(
@@ -416,6 +587,8 @@ fn etcd_side_by_side() {
 
 fn main() {
     benches();
+    #[cfg(feature = "etcd")]
+    etcd_benches();
     Criterion::default().configure_from_args().final_summary();
     hand_off_latency();
     #[cfg(feature = "etcd")]
