@@ -407,6 +407,69 @@ fn optimistic_walk_counts_restarts_and_fallbacks_at_the_failed_depth() {
     );
 }
 
+#[test]
+fn optimistic_walk_counts_its_locks_and_not_its_reads() {
+    let _watchdog = watchdog("optimistic_walk_counts_its_locks_and_not_its_reads");
+    let _turn = turn();
+    let nodes = hybrid_list(3);
+    // Optimistic all the way: the target's lock alone is an acquisition.
+    let found = Walker::new()
+        .descend_optimistic(&nodes[0], Shared, |node: &Hybrid, _, _| {
+            node.next.as_ref().map_or(Step::Here, Step::Descend)
+        })
+        .unwrap();
+    assert_eq!((found.level, found.restarts), (2, 0));
+    drop(found);
+    let report = telemetry::report();
+    let target = stats(&report, &depth(2));
+    assert_eq!((target.acquisitions, target.contended), (1, 0), "{report}");
+    for read in [0, 1] {
+        assert!(
+            !report.locks.iter().any(|lock| lock.lock == depth(read)),
+            "an optimistic read is not an acquisition:\n{report}"
+        );
+    }
+    // A writer holds the target: the optimistic pass restarts at depth 2, the pessimistic
+    // pass takes depths 0 and 1 shared and waits at depth 2.
+    telemetry::reset();
+    let held = nodes[2].write();
+    let walk = thread::spawn({
+        let first = Arc::clone(&nodes[0]);
+        move || {
+            let found = Walker::new()
+                .max_restarts(0)
+                .descend_optimistic(&first, Shared, |node: &Hybrid, _, _| {
+                    node.next.as_ref().map_or(Step::Here, Step::Descend)
+                })
+                .unwrap();
+            (found.level, found.restarts, found.pessimistic)
+        }
+    });
+    eventually("the pessimistic pass waits at depth 2", || {
+        is_waiting_on(&depth(2))
+    });
+    drop(held);
+    assert_eq!(walk.join().unwrap(), (2, 1, true));
+    let report = telemetry::report();
+    let waited = stats(&report, &depth(2));
+    assert_eq!(
+        (
+            waited.acquisitions,
+            waited.contended,
+            waited.restarts,
+            waited.fallbacks
+        ),
+        (1, 1, 1, 1),
+        "{report}"
+    );
+    let site = waited.waiter_sites.first().expect("a waiter site");
+    assert_eq!(site.site.file(), file!(), "the caller's line: {report}");
+    for path in [0, 1] {
+        let lock = stats(&report, &depth(path));
+        assert_eq!((lock.acquisitions, lock.contended), (1, 0), "{report}");
+    }
+}
+
 /// A fresh directory for the file backend.
 fn scratch(test: &str) -> std::path::PathBuf {
     let dir =

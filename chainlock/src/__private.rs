@@ -24,10 +24,10 @@ pub use crate::chain::{
 pub use crate::telemetry::hooks::{
     Held, Level, Next, Off as RecOff, On as RecOn, Rec, exclusive, exclusive_async,
     exclusive_async_unheld, exclusive_unheld, exclusive_until, exclusive_until_async,
-    exclusive_until_async_unheld, exclusive_until_unheld, leaf, no_hold, out_of_line, records,
-    release, release_taken, restart, shared, shared_async, shared_async_unheld, shared_unheld,
-    shared_until, shared_until_async, shared_until_async_unheld, shared_until_unheld, upgradable,
-    upgradable_unheld, upgradable_until, upgradable_until_unheld,
+    exclusive_until_async_unheld, exclusive_until_unheld, hybrid, leaf, no_hold, out_of_line,
+    records, release, release_taken, restart, shared, shared_async, shared_async_unheld,
+    shared_unheld, shared_until, shared_until_async, shared_until_async_unheld,
+    shared_until_unheld, upgradable, upgradable_unheld, upgradable_until, upgradable_until_unheld,
 };
 pub use crate::walk::steps::{walk_child, walk_depth};
 pub use crate::walk::{

@@ -42,6 +42,7 @@ use crate::chain::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
     TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock, in_time,
 };
+use crate::hybrid::Restart;
 use std::future::Future;
 use std::panic::Location;
 use std::pin::pin;
@@ -280,6 +281,86 @@ pub(crate) async fn observe_async<G, const HELD: bool>(
         attempt.gave_up();
         None
     }
+}
+
+/// A hybrid lock's acquisition by a descent ([`HybridLock`]: the target of an optimistic
+/// pass, kept only if its version is still the one read, or a node of the pessimistic pass):
+/// as [`observe_timed`], each take answering [`Restart`] when the version changed (the lock
+/// was let go: not an acquisition; the descent records its restart). When sampled,
+/// `try_take` first (no lock: a contended acquisition), then `take` (`Ok(None)`: the
+/// deadline passed). Not sampled (or the telemetry off at run time), `take` alone; without
+/// the `telemetry` feature, `take`.
+///
+/// [`HybridLock`]: crate::hybrid::HybridLock
+#[inline(always)]
+pub(crate) fn observe_hybrid<G, const HELD: bool>(
+    probe: &Probe,
+    site: &'static Location<'static>,
+    key: KeyRef<'_>,
+    lock: LockAddr,
+    try_take: impl FnOnce() -> Result<Option<G>, Restart>,
+    take: impl FnOnce() -> Result<Option<G>, Restart>,
+) -> Result<Option<(G, Held)>, Restart> {
+    if probe.skips() {
+        return take().map(|taken| taken.map(|guard| (guard, Held::default())));
+    }
+    observe_hybrid_unskipped::<G, HELD>(probe, site, key, lock, try_take, take)
+}
+
+/// The path of [`observe_hybrid`] for an acquisition the sampler did not skip.
+#[cold]
+#[inline(never)]
+fn observe_hybrid_unskipped<G, const HELD: bool>(
+    probe: &Probe,
+    site: &'static Location<'static>,
+    key: KeyRef<'_>,
+    lock: LockAddr,
+    try_take: impl FnOnce() -> Result<Option<G>, Restart>,
+    take: impl FnOnce() -> Result<Option<G>, Restart>,
+) -> Result<Option<(G, Held)>, Restart> {
+    if !probe.is_sampled() {
+        return take().map(|taken| taken.map(|guard| (guard, Held::default())));
+    }
+    let sampled = Sampled::start(site);
+    if let Some(guard) = try_take()? {
+        return Ok(Some((
+            guard,
+            granted::<HELD>(probe.attempt(key, sampled), lock),
+        )));
+    }
+    let mut attempt = probe.attempt(key, sampled);
+    attempt.waiting(lock);
+    match take() {
+        Ok(Some(guard)) => Ok(Some((guard, granted::<HELD>(attempt, lock)))),
+        other => {
+            attempt.gave_up();
+            other.map(|_| None)
+        }
+    }
+}
+
+/// `observe_hybrid` at a level of a generated optimistic locker: its target, or a level of
+/// its pessimistic pass, the hybrid lock `lock` taken by `take` (tried first by `try_take` when sampled). The record
+/// goes with the guard (`HELD`), or the acquisition is counted without following the hold
+/// (the leaf a `descend*` hands out). With [`Off`], `take` alone.
+///
+/// # Errors
+///
+/// [`Restart`] when `take` (or `try_take`) answers it: the version changed.
+#[inline(always)]
+#[cfg_attr(feature = "telemetry", track_caller)]
+pub fn hybrid<R: Rec, L: ?Sized, G, const HELD: bool>(
+    rec: R,
+    lock: &Arc<L>,
+    level: &'static Level,
+    try_take: impl FnOnce() -> Result<Option<G>, Restart>,
+    take: impl FnOnce() -> Result<Option<G>, Restart>,
+) -> Result<Option<(G, Held)>, Restart> {
+    if !R::ON {
+        return take().map(|taken| taken.map(|guard| (guard, Held::default())));
+    }
+    let lock = address(lock);
+    observe_hybrid::<G, HELD>(&level.probe, rec.site(), KeyRef::None, lock, try_take, take)
 }
 
 /// What an optimistic descent does after a pass failed (see [`restart`]).

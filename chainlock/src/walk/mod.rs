@@ -55,7 +55,8 @@
 //! the caller's line (the blocking faces are `#[track_caller]`; an `async fn` cannot be).
 //! The optimistic descent records no read (a read writes nothing): only its restarts and
 //! fallbacks, at the depth whose check failed (`LockStats::restarts`, `fallbacks`); its
-//! locks (the target, the pessimistic pass) are not recorded yet.
+//! locks (the target, the pessimistic pass) are recorded per depth as the other walks'
+//! targets are: counted and their waits timed, their holds not followed.
 //! Without the feature the walks compile to what they were (callgrind: identical counts).
 //!
 //! # Examples

@@ -9,8 +9,9 @@ use super::{Crab, Exclusive, Shared, Step, WALKS, Walker, address, open};
 use crate::Exit;
 use crate::chain::{Absence, ChainNode, EpochGuard};
 use crate::hybrid::{ArcHybridReadGuard, ArcHybridWriteGuard, HybridLock, Restart, Version};
-use crate::telemetry::hooks::{KeyRef, Next, observe_restart};
+use crate::telemetry::hooks::{KeyRef, Next, observe_hybrid, observe_restart};
 use std::ops::Deref;
+use std::panic::Location;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -333,6 +334,7 @@ impl Walker {
     /// found.target.hits.fetch_add(1, Relaxed);
     /// assert_eq!((found.level, found.restarts, found.pessimistic), (2, 0, false));
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_optimistic<N, M>(
         self,
         root: &Arc<HybridLock<N>>,
@@ -373,6 +375,7 @@ impl Walker {
     /// assert_eq!(walk.err(), Some(Exit::TimedOut { level: 0 }));
     /// drop(held);
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_optimistic_until<N, M>(
         self,
         root: &Arc<HybridLock<N>>,
@@ -463,6 +466,7 @@ impl OptimisticWalker {
     /// assert!(Arc::ptr_eq(chainlock::hybrid::ArcHybridReadGuard::lock(&found.target), &tail));
     /// assert_eq!(found.level, 1);
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_optimistic<N, M>(
         self,
         root: &Arc<HybridLock<N>>,
@@ -509,6 +513,7 @@ impl OptimisticWalker {
     /// assert_eq!(walk.err(), Some(Exit::TimedOut { level: 1 }));
     /// drop(held);
     /// ```
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn descend_optimistic_until<N, M>(
         self,
         root: &Arc<HybridLock<N>>,
@@ -524,6 +529,7 @@ impl OptimisticWalker {
     }
 
     /// The optimistic passes, then the pessimistic one.
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn walk<N, M>(
         self,
         root: &Arc<HybridLock<N>>,
@@ -568,6 +574,7 @@ impl OptimisticWalker {
 
     /// One optimistic pass: the target and its level, or a validated exit, or a restart
     /// (recorded by the telemetry at the depth whose version or lock made it, then `next`).
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn attempt<'g, N, M>(
         self,
         root: &'g Arc<HybridLock<N>>,
@@ -639,7 +646,14 @@ impl OptimisticWalker {
         }
     }
 
-    /// The target of an optimistic pass, locked if its version is still `seen`.
+    /// The target of an optimistic pass, locked if its version is still `seen`. Inlined:
+    /// called once per walk, and out of line with the telemetry's check it cost a call.
+    #[expect(
+        clippy::inline_always,
+        reason = "once per walk, measured with callgrind"
+    )]
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn take<N, M>(
         lock: &Arc<HybridLock<N>>,
         seen: Version,
@@ -650,7 +664,13 @@ impl OptimisticWalker {
         N: ChainNode + ?Sized,
         M: OptimisticMode<N>,
     {
-        Ok(match M::take_target(lock, Some(seen), deadline)? {
+        let taken = observed(
+            lock,
+            depth,
+            || M::take_target(lock, Some(seen), Some(Instant::now())),
+            || M::take_target(lock, Some(seen), deadline),
+        );
+        Ok(match taken? {
             Some(target) => open(target, depth).map(|target| (target, depth)),
             None => Err(Exit::TimedOut { level: depth }),
         })
@@ -658,6 +678,7 @@ impl OptimisticWalker {
 
     /// The pessimistic pass: shared (or, in [`Exclusive`] mode, exclusive) locks hand over
     /// hand, the target in the mode's target mode; waits instead of restarting.
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn pessimistic<N, M>(
         self,
         root: &Arc<HybridLock<N>>,
@@ -669,7 +690,8 @@ impl OptimisticWalker {
         N: ChainNode + ?Sized,
         M: OptimisticMode<N>,
     {
-        let mut guard = Held::<N>::take::<M>(root, deadline).ok_or(Exit::TimedOut { level: 0 })?;
+        let mut guard =
+            Held::<N>::take::<M>(root, deadline, 0).ok_or(Exit::TimedOut { level: 0 })?;
         // The node `guard` holds, to refuse a step that hands its own lock back.
         let mut held = address(root);
         let mut depth = 0;
@@ -689,19 +711,48 @@ impl OptimisticWalker {
             };
             if is_target {
                 // The parent (`guard`) is released only once the target is locked.
-                let Ok(Some(target)) = M::take_target(child, None, deadline) else {
+                let target = observed(
+                    child,
+                    depth,
+                    || M::take_target(child, None, Some(Instant::now())),
+                    || M::take_target(child, None, deadline),
+                );
+                let Ok(Some(target)) = target else {
                     return Err(Exit::TimedOut { level: depth });
                 };
                 drop(guard);
                 return open(target, depth).map(|target| (target, depth));
             }
-            let next =
-                Held::<N>::take::<M>(child, deadline).ok_or(Exit::TimedOut { level: depth })?;
+            let next = Held::<N>::take::<M>(child, deadline, depth)
+                .ok_or(Exit::TimedOut { level: depth })?;
             held = address(child);
             // The old guard drops here, after the child's lock is held.
             guard = next;
         }
     }
+}
+
+/// `take`, a hybrid lock's acquisition at `depth` (the target, or a node of the pessimistic
+/// pass), recorded by the telemetry as every walk's (`LockName::Depth`): counted and its wait
+/// timed (when sampled, `try_take` first: a failed try is a contended acquisition), its hold
+/// not followed. `Ok(None)`: the deadline passed; `Err(Restart)`: the version was not the one
+/// read. Without the `telemetry` feature, `take`.
+#[expect(
+    clippy::inline_always,
+    reason = "one acquisition of the walk: folds to `take` without the telemetry"
+)]
+#[inline(always)]
+#[cfg_attr(feature = "telemetry", track_caller)]
+fn observed<N: ?Sized, G>(
+    lock: &Arc<HybridLock<N>>,
+    depth: usize,
+    try_take: impl FnOnce() -> Result<Option<G>, Restart>,
+    take: impl FnOnce() -> Result<Option<G>, Restart>,
+) -> Result<Option<G>, Restart> {
+    let site = Location::caller();
+    let key = KeyRef::Index(depth);
+    observe_hybrid::<G, false>(&WALKS, site, key, address(lock), try_take, take)
+        .map(|taken| taken.map(|(guard, _)| guard))
 }
 
 /// A node of the pessimistic pass's path, held in the mode's path mode.
@@ -712,21 +763,33 @@ enum Held<N: ?Sized> {
 
 impl<N: ?Sized> Held<N> {
     /// `lock` in `M`'s path mode (`None`: the deadline passed).
+    #[cfg_attr(feature = "telemetry", track_caller)]
     fn take<M: OptimisticMode<N>>(
         lock: &Arc<HybridLock<N>>,
         deadline: Option<Instant>,
+        depth: usize,
     ) -> Option<Self> {
         // Without a version to compare, neither ever answers `Restart`.
         if M::EXCLUSIVE_PATH {
-            HybridLock::write_arc_at(lock, None, deadline)
-                .ok()
-                .flatten()
-                .map(Held::Exclusive)
+            observed(
+                lock,
+                depth,
+                || HybridLock::write_arc_at(lock, None, Some(Instant::now())),
+                || HybridLock::write_arc_at(lock, None, deadline),
+            )
+            .ok()
+            .flatten()
+            .map(Held::Exclusive)
         } else {
-            HybridLock::read_arc_at(lock, None, deadline)
-                .ok()
-                .flatten()
-                .map(Held::Shared)
+            observed(
+                lock,
+                depth,
+                || HybridLock::read_arc_at(lock, None, Some(Instant::now())),
+                || HybridLock::read_arc_at(lock, None, deadline),
+            )
+            .ok()
+            .flatten()
+            .map(Held::Shared)
         }
     }
 
