@@ -2,9 +2,11 @@
 //! (`LockName::Distributed`), whatever the backend, at the seam ([`LockClient`]'s one
 //! acquisition, so the file, PostgreSQL and etcd backends all report).
 //!
-//! Enabled, an acquisition that may wait first asks the backend without waiting
+//! Through the hooks' async shape for a lock that can be tried (`observe_async_tried`):
+//! enabled, a sampled acquisition that may wait first asks the backend without waiting
 //! ([`Wait::Never`]): if that fails, the acquisition is contended and waits as asked. That
-//! costs one more round trip on a contended acquisition only. A hold taken by a task (the
+//! costs one more round trip on a sampled contended acquisition only; one not sampled asks
+//! as it would without the telemetry. A hold taken by a task (the
 //! async faces) counts in `hold_across_await`; one taken through a `blocking_*` face is a
 //! thread's and counts in `hold`. The sites are the seam's (an `async fn` cannot be
 //! `#[track_caller]`): the statistics are per name.
@@ -38,7 +40,7 @@ pub(super) async fn acquire(
 pub(super) mod on {
     use super::super::backend::{Backend, Hold, Mode, Wait};
     use super::super::{Error, LockKey};
-    use crate::telemetry::hooks::{Held, KeyRef, LockAddr, Probe, ProbeKind};
+    use crate::telemetry::hooks::{Held, KeyRef, LockAddr, Probe, ProbeKind, observe_async_tried};
     use std::cell::Cell;
     use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -95,28 +97,13 @@ pub(super) mod on {
         if !BLOCKING.get() {
             attempt.mark_async();
         }
-        let first = match wait {
-            Wait::Never => backend.acquire(key, mode, wait).await,
-            Wait::Until { .. } | Wait::Forever => {
-                match backend.acquire(key, mode, Wait::Never).await {
-                    Ok(None) => {
-                        attempt.waiting(address);
-                        backend.acquire(key, mode, wait.now()).await
-                    }
-                    other => other,
-                }
-            }
+        // Tried without waiting first (when recorded): the contended acquisitions are those
+        // the backend refused then.
+        let try_lock = || backend.acquire(key, mode, Wait::Never);
+        let waits = match wait {
+            Wait::Never => None,
+            Wait::Until { .. } | Wait::Forever => Some(|| backend.acquire(key, mode, wait.now())),
         };
-        match first {
-            Ok(Some(hold)) => Ok(Some((hold, attempt.acquired(address)))),
-            Ok(None) => {
-                attempt.gave_up();
-                Ok(None)
-            }
-            Err(error) => {
-                attempt.gave_up();
-                Err(error)
-            }
-        }
+        observe_async_tried(attempt, address, try_lock, waits).await
     }
 }

@@ -11,7 +11,7 @@ use super::waiter::{Outcome, Waiter, Wake};
 use super::weighted::Weighted;
 use crate::loom::sync::Arc;
 use crate::loom::thread;
-use crate::telemetry::hooks::Held;
+use crate::telemetry::hooks::{Held, with_attempt};
 
 /// When a blocking acquisition gives up.
 #[derive(Clone, Copy, Debug)]
@@ -44,36 +44,6 @@ impl Deadline {
             Self::At(_) | Self::Forever => Some(|| Wake::Thread(thread::current())),
         }
     }
-}
-
-/// `$body` with `$key` and `$attempt`, the telemetry [`Attempt`] of an acquisition of
-/// `$key` by `$probe` (a `KeyProbe`; `$hash` hashes a key for it). When the sampler skips
-/// it (telemetry not enabled: one load and a branch) the body runs here with an attempt
-/// that is known to record nothing, so every check of it folds away and the acquisition
-/// compiles to the engine's own; else the body runs out of line
-/// (`KeyProbe::with_attempt_unskipped`), recording if sampled. A macro, not a function of a
-/// closure: the hot copy of the body stays in the caller (a closure was not always inlined,
-/// and changed the code of builds without telemetry), and `Location::caller()` is the
-/// `#[track_caller]` caller's.
-///
-/// [`Attempt`]: crate::telemetry::hooks::Attempt
-macro_rules! with_attempt {
-    ($probe:expr, $key:expr, $hash:expr, |$k:ident, $attempt:pat_param| $body:expr $(,)?) => {{
-        let probe = &$probe;
-        let key = $key;
-        if probe.skips() {
-            let $k = key;
-            let $attempt = $crate::telemetry::hooks::Attempt::off();
-            $body
-        } else {
-            probe.with_attempt_unskipped(
-                key,
-                $hash,
-                ::std::panic::Location::caller(),
-                move |$k, $attempt| $body,
-            )
-        }
-    }};
 }
 
 /// Takes `key` for `owner` in the exclusive registry, parking the thread until `deadline`.
@@ -115,7 +85,7 @@ fn wait_exclusive<K, S>(
 }
 
 /// Takes `weight` of `key` in a weighted registry, parking the thread until `deadline`.
-/// Through [`with_attempt!`]: unless telemetry samples it, the registry's acquire alone.
+/// Through `with_attempt!`: unless telemetry samples it, the registry's acquire alone.
 /// (Measured: 7 instructions fewer per uncontended cycle of the reader-writer locks and
 /// permits than one copy of the body with the attempt's checks in it; for the exclusive
 /// registry, whose acquire inlines into the caller, one copy was shorter.)

@@ -5,9 +5,12 @@
 //! feature) is reached from nowhere else.
 //!
 //! One acquisition has one shape: [`observe`] (blocking), [`observe_timed`] (giving up at a
-//! deadline), [`observe_async`] (a future, waited if its first poll was pending), and
-//! [`observe_unskipped`] (the out-of-line path of the first two, for a lock that asked the
-//! sampler itself); the chain lockers' levels call them through one helper per lock trait
+//! deadline), [`observe_try`] (not waiting), [`observe_async`] (a future, waited if its first
+//! poll was pending), `observe_async_tried` (a future that can be tried first: the
+//! distributed seam's), [`observe_unskipped`] (the out-of-line path of the first two, for a
+//! lock that asked the sampler itself), and `with_attempt!` (the engine's registries, which
+//! queue a request themselves and follow the attempt's lifecycle by hand: `begin`, `waiting`,
+//! `acquired`, `gave_up`); the chain lockers' levels call them through one helper per lock trait
 //! and flavor ([`exclusive`], [`shared_until`], ...), named after a [`Level`]. An optimistic
 //! descent records, per level, the passes it throws away ([`observe_restart`], at a level
 //! [`restart`], with what comes [`Next`]): never its reads, which write nothing.
@@ -252,6 +255,35 @@ fn observe_try_unskipped<G, const HELD: bool>(
     Some((guard, granted::<HELD>(probe.attempt(key, sampled), lock)))
 }
 
+/// `$body` with `$key` and `$attempt`, the telemetry [`Attempt`] of an acquisition of
+/// `$key` by `$probe` (a [`KeyProbe`]; `$hash` hashes a key for it): the engine's shape.
+/// When the sampler skips it (telemetry not enabled: one load and a
+/// branch) the body runs here with an attempt that is known to record nothing, so every
+/// check of it folds away and the acquisition compiles to the engine's own; else the body
+/// runs out of line (`KeyProbe::with_attempt_unskipped`), recording if sampled. A macro, not
+/// a function of a closure: the hot copy of the body stays in the caller (a closure was not
+/// always inlined, and changed the code of builds without telemetry), and
+/// `Location::caller()` is the `#[track_caller]` caller's.
+macro_rules! with_attempt {
+    ($probe:expr, $key:expr, $hash:expr, |$k:ident, $attempt:pat_param| $body:expr $(,)?) => {{
+        let probe = &$probe;
+        let key = $key;
+        if probe.skips() {
+            let $k = key;
+            let $attempt = $crate::telemetry::hooks::Attempt::off();
+            $body
+        } else {
+            probe.with_attempt_unskipped(
+                key,
+                $hash,
+                ::std::panic::Location::caller(),
+                move |$k, $attempt| $body,
+            )
+        }
+    }};
+}
+pub(crate) use with_attempt;
+
 /// An async acquisition: it waited if its first poll was pending. The hold is a task's
 /// (`hold_across_await`).
 pub(crate) async fn observe_async<G, const HELD: bool>(
@@ -419,6 +451,48 @@ fn observe_restart_unskipped(probe: &Probe, key: KeyRef<'_>, next: Next) {
 #[inline(always)]
 pub fn restart(level: &'static Level, next: Next) {
     observe_restart(&level.probe, KeyRef::None, next);
+}
+
+/// An async acquisition that can be tried without waiting, each answer a `Result` (the
+/// distributed seam: every try is a request to a server, so that a future's first poll says
+/// nothing of a wait): as [`observe_timed`] for a future. When `attempt` records, `try_lock`
+/// first (no lock: a contended acquisition, then `wait`, if the acquisition may wait); not
+/// recording, `wait` alone (`try_lock` alone if it may not). An error ends the attempt as
+/// given up. (Only the distributed seam's, and only while the telemetry is compiled in.)
+#[cfg(all(feature = "telemetry", feature = "distributed"))]
+pub(crate) async fn observe_async_tried<G, E, T, W>(
+    attempt: Attempt<'_>,
+    lock: LockAddr,
+    try_lock: impl FnOnce() -> T,
+    wait: Option<impl FnOnce() -> W>,
+) -> Result<Option<(G, Held)>, E>
+where
+    T: Future<Output = Result<Option<G>, E>>,
+    W: Future<Output = Result<Option<G>, E>>,
+{
+    let mut attempt = attempt;
+    let outcome = match wait {
+        None => try_lock().await,
+        Some(wait) if !attempt.is_recording() => wait().await,
+        Some(wait) => match try_lock().await {
+            Ok(None) => {
+                attempt.waiting(lock);
+                wait().await
+            }
+            tried => tried,
+        },
+    };
+    match outcome {
+        Ok(Some(guard)) => Ok(Some((guard, attempt.acquired(lock)))),
+        Ok(None) => {
+            attempt.gave_up();
+            Ok(None)
+        }
+        Err(error) => {
+            attempt.gave_up();
+            Err(error)
+        }
+    }
 }
 
 /// Each helper of a level and its `_unheld` twin for a `descend*`'s leaf, from one body: the
