@@ -1,6 +1,8 @@
 //! The etcd backend against a real three-member cluster (`scripts/etcd.sh`, started by
 //! `scripts/test.sh`): exclusion, FIFO, tokens, `etcdctl lock` in both directions, a holder
-//! killed with `kill -9`, a holder stopped past its TTL, the leader member killed.
+//! killed with `kill -9`, a holder stopped past its TTL, the leader member killed, a stopped or
+//! cut-off member, one lease per client (shared by its holds, its loss told to each),
+//! acquisitions cancelled at random points, a cut-off holder healed.
 
 mod distributed_common;
 
