@@ -1,8 +1,6 @@
 //! How a node holds the locks of its children, so that a descent can go by key.
 
-use super::epoch::EpochGuard;
-#[cfg(doc)]
-use super::epoch::{EpochMap, EpochVec};
+use super::pin::EpochGuard;
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hash};
@@ -302,7 +300,7 @@ pub trait ChildrenBy<C: ?Sized, Q: ?Sized> {
 /// searched by, as in [`LookupBy`].
 ///
 /// Implemented for the containers optimistic readers can search while a writer changes them,
-/// [`EpochMap`] (`K: Borrow<Q>`, `Q: Ord`) and [`EpochVec`] (`Q = usize`): their lookups are
+/// [`EpochMap`](super::EpochMap) (`K: Borrow<Q>`, `Q: Ord`) and [`EpochVec`](super::EpochVec) (`Q = usize`): their lookups are
 /// tied to the [`EpochGuard`]. Also implemented for the `std` containers of
 /// [`ChildContainer`] (`HashMap`, `BTreeMap`, `Vec`, `Option<Arc<L>>`, `Arc<L>`), whose
 /// lookups are tied to the container alone: a node behind a
@@ -403,7 +401,7 @@ impl<L: ?Sized> LookupRef<()> for Arc<L> {
 
 /// [`Children`] lent by reference for as long as the reader is pinned: `#[derive(ChainNode)]`
 /// implements it for every `#[chain(children)]` field whose container implements
-/// [`LookupRef<Q>`] ([`EpochMap`], [`EpochVec`], the `std` containers). What a step of
+/// [`LookupRef<Q>`] ([`EpochMap`](super::EpochMap), [`EpochVec`](super::EpochVec), the `std` containers). What a step of
 /// [`Walker::descend_optimistic`](crate::walk::Walker::descend_optimistic) calls to go down
 /// without writing a child's reference count.
 ///

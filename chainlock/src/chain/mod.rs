@@ -12,16 +12,18 @@ pub(crate) mod leaves;
 pub(crate) mod link;
 pub(crate) mod lock;
 pub(crate) mod node;
+mod pin;
 mod upgrade;
 
 pub use children::{ChildContainer, Children, ChildrenBy, ChildrenRef, LookupBy, LookupRef};
-pub use epoch::{EpochGuard, EpochMap, EpochVec};
+pub use epoch::{EpochMap, EpochVec};
 pub use exit::{Absence, Exit, LeavesExit};
 pub use lock::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, SharedLock, TimedExclusiveLock,
     TimedSharedLock,
 };
 pub use node::ChainNode;
+pub use pin::EpochGuard;
 pub use upgrade::{TimedUpgradableLock, Upgradable, UpgradableLock};
 
 pub(crate) use exit::in_time;
