@@ -8,7 +8,8 @@
 
 pub use crate::chain::exit::{Res, found, walk_exit};
 pub use crate::chain::leaves::{
-    ExclusiveLeaf, find_leaves, leaves_open, lock_leaves, lock_leaves_until, no_exclusive_leaf,
+    ExclusiveLeaf, Leaves, find_leaves, leaves_open, lock_leaves, lock_leaves_until,
+    no_exclusive_leaf,
 };
 pub use crate::chain::link::{
     ChildLock, KeyOf, Link, LinkAS, LinkAX, LinkS, LinkTS, LinkTU, LinkTX, LinkU, LinkX, LockOf,
@@ -16,6 +17,10 @@ pub use crate::chain::link::{
 };
 pub use crate::chain::lock::{ASGuard, AXGuard, SGuard, XGuard};
 pub use crate::chain::node::{ClosedProbe, ProbeNode, ProbeOther};
+pub use crate::chain::wait::{
+    AsyncSteps, Blocking, Deadline, Hold, Kept, Steps, Unheld, Wait, WaitS, WaitU, WaitX,
+    parent_released,
+};
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChainNode, ChildContainer, Children, ChildrenBy,
     ChildrenRef, EpochGuard, ExclusiveLock, Exit, LeavesExit, LookupBy, LookupRef, SharedLock,
@@ -40,6 +45,7 @@ pub use crate::{
 };
 pub use core::borrow::Borrow;
 pub use core::clone::Clone;
+pub use core::convert::From;
 pub use core::default::Default;
 pub use core::fmt::{Debug, Formatter, Result as FmtResult};
 pub use core::iter::{IntoIterator, Iterator};

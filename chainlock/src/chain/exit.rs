@@ -223,6 +223,26 @@ pub enum LeavesExit {
 /// What every generated descent returns.
 pub type Res<T> = Result<T, Exit>;
 
+/// A step that cannot fail (a blocking descent's wait for a lock) gives up with
+/// [`Infallible`](core::convert::Infallible): never, so this conversion, which `?` needs in
+/// the generated code, is never called.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::Exit;
+/// use std::convert::Infallible;
+///
+/// fn step() -> Result<u8, Infallible> { Ok(1) }
+/// fn descent() -> Result<u8, Exit> { Ok(step()? + 1) }
+/// assert_eq!(descent(), Ok(2));
+/// ```
+impl From<core::convert::Infallible> for Exit {
+    fn from(never: core::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
 /// The lock a stage found for level `level`, or [`Exit::Absent`] (missing).
 ///
 /// # Errors

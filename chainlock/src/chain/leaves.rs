@@ -39,6 +39,9 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
         .collect())
 }
 
+/// What a generated `lock_leaves` returns: the leaves' guards, or why not.
+pub type Leaves<G> = Result<Vec<G>, LeavesExit>;
+
 /// Locks `handles` in ascending address order, holding nothing else, and returns their
 /// guards in the order of `handles` (used by the generated `lock_leaves`).
 ///

@@ -14,6 +14,7 @@ pub(crate) mod lock;
 pub(crate) mod node;
 mod pin;
 mod upgrade;
+pub(crate) mod wait;
 
 pub use children::{ChildContainer, Children, ChildrenBy, ChildrenRef, LookupBy, LookupRef};
 pub use epoch::{EpochMap, EpochVec};

@@ -710,25 +710,23 @@ macro_rules! __chainlock_tracked {
 macro_rules! __chainlock_recording_branches {
     // A blocking body: its recording copy runs out of line (`out_of_line`), the site taken
     // here, in the `#[track_caller]` method.
-    ($rec:ident, $levels:expr => $body:block) => {
+    ($rec:ident, $levels:expr => $($body:tt)*) => {
         if $crate::__private::records($levels) {
             let $rec = $crate::__private::RecOn::here();
-            $crate::__private::out_of_line(move || $body)
+            $crate::__private::out_of_line(move || { $($body)* })
         } else {
             let $rec = $crate::__private::RecOff;
-            let _ = $rec;
-            $body
+            $($body)*
         }
     };
     // An async body: both copies in the future (`async fn`s are not `#[track_caller]`).
-    (async $rec:ident, $levels:expr => $body:block) => {
+    (async $rec:ident, $levels:expr => $($body:tt)*) => {
         if $crate::__private::records($levels) {
             let $rec = $crate::__private::RecOn::here();
-            $body
+            $($body)*
         } else {
             let $rec = $crate::__private::RecOff;
-            let _ = $rec;
-            $body
+            $($body)*
         }
     };
 }
@@ -738,13 +736,12 @@ macro_rules! __chainlock_recording_branches {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __chainlock_recording_branches {
-    (async $rec:ident, $levels:expr => $body:block) => {
-        $crate::__private::recording_branches!($rec, $levels => $body)
+    (async $rec:ident, $levels:expr => $($body:tt)*) => {
+        $crate::__private::recording_branches!($rec, $levels => $($body)*)
     };
-    ($rec:ident, $levels:expr => $body:block) => {{
+    ($rec:ident, $levels:expr => $($body:tt)*) => {{
         let $rec = $crate::__private::RecOff;
-        let _ = $rec;
-        $body
+        $($body)*
     }};
 }
 

@@ -108,7 +108,249 @@ pub(super) fn hand_over_hand(
     body
 }
 
-/// `descend*`: hand over hand to the leaf, returning its owned guard.
+/// `3`, not `3usize`: indices as a person writes them.
+pub(super) fn literal(index: usize) -> proc_macro2::Literal {
+    proc_macro2::Literal::usize_unsuffixed(index)
+}
+
+/// The statements that take `level` (found in `__next`, or the root) with the steps `__s`,
+/// its hold as `taken_as` says, release its parent and check it is open. `is_async`: the async
+/// body's steps (an owned handle, awaited). `find`: run the parent's stage first (not where
+/// `__path` already found the lock).
+fn take_level(
+    levels: &[LevelCode<'_>],
+    level: &LevelCode<'_>,
+    taken_as: &TokenStream,
+    is_async: bool,
+    find: bool,
+) -> TokenStream {
+    let (guard, held, index) = (&level.guard, &level.held, literal(level.index));
+    let borrowed = level.index + 1 < levels.len() && level.mode != Mode::Shared;
+    let guard_mut = borrowed.then(|| quote!(mut));
+    let step = level.step();
+    let take = match (is_async, level.index) {
+        (true, 0) => {
+            quote!(__s.#step(#taken_as, <__cl::Arc<_> as __cl::Clone>::clone(root), #index).await?)
+        }
+        (true, _) => quote!(__s.#step(#taken_as, __next, #index).await?),
+        (false, 0) => quote!(__s.#step(#taken_as, root, #index)?),
+        (false, _) => quote!(__s.#step(#taken_as, &__next, #index)?),
+    };
+    let parent = level.index.checked_sub(1).map(|parent| &levels[parent]);
+    let find = parent
+        .filter(|_| find)
+        .map(|parent| find_next(parent, level));
+    let release = parent.map(|parent| {
+        let (guard, held) = (&parent.guard, &parent.held);
+        quote!(__cl::release(#guard, #held);)
+    });
+    quote! {
+        #find
+        let (#guard_mut #guard, #held) = #take;
+        #release
+        (&__cl::ClosedProbe(&*#guard, #index)).open()?;
+    }
+}
+
+/// `let __next = ...`: the parent's stage, its answer checked.
+fn find_next(parent: &LevelCode<'_>, child: &LevelCode<'_>) -> TokenStream {
+    let (stage, borrow) = (
+        format_ident!("stage{}", parent.index),
+        parent.borrow_guard(),
+    );
+    let index = literal(child.index);
+    quote!(let __next = __cl::found(#stage(#borrow), #index)?;)
+}
+
+/// The parameters and bounds of a body over `levels`: `root`, a stage per level but the
+/// last (its child's lock a generic parameter), each level's bound (the blocking body's on
+/// its strategy `__W`, whose guard types it uses; the async body's on the lock).
+fn body_signature(
+    levels: &[LevelCode<'_>],
+    stages_of: &[LevelCode<'_>],
+    is_async: bool,
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let root_lock = &levels[0].lock;
+    let mut params = vec![quote!(root: &__cl::Arc<#root_lock>)];
+    for pair in stages_of.windows(2) {
+        let (parent, child) = (&pair[0], &pair[1]);
+        let stage = format_ident!("stage{}", parent.index);
+        let reference = if is_async {
+            parent.reference()
+        } else {
+            parent.body_reference()
+        };
+        let child_lock = &child.lock;
+        params.push(
+            quote!(#stage: impl __cl::FnOnce(#reference) -> __cl::Option<__cl::Arc<#child_lock>>),
+        );
+    }
+    let bounds = levels
+        .iter()
+        .map(|level| {
+            let (lock, ty) = (&level.lock, level.ty);
+            if is_async {
+                let lock_trait = Flavor::Async.lock_trait(level.mode);
+                quote!(#lock: #lock_trait<Target = #ty>)
+            } else {
+                let wait = level.wait_trait();
+                quote!(__W: #wait<#lock, Target = #ty>)
+            }
+        })
+        .collect();
+    (params, bounds)
+}
+
+/// `__path`: the blocking body down to the leaf's parent, returning the parent's guard, its
+/// record and the leaf's lock (found, not taken): `__descend` takes the leaf from there,
+/// `lock_leaves` releases the parent and locks the leaves together. Chains of two or more
+/// levels; `__rec` (whether the call records) is its caller's.
+pub(super) fn path_method(vis: &TokenStream, levels: &[LevelCode<'_>]) -> TokenStream {
+    let (parents, leaf) = levels.split_at(levels.len() - 1);
+    let (parent, leaf) = (parents.last().expect("two or more levels"), &leaf[0]);
+    let generics = levels.iter().map(|level| &level.lock);
+    let (params, bounds) = body_signature(parents, levels, false);
+    let steps = parents
+        .iter()
+        .map(|level| take_level(levels, level, &quote!(__cl::Kept), false, true));
+    let (guard, held, wait, lock) = (
+        &parent.guard,
+        &parent.held,
+        parent.wait_trait(),
+        &parent.lock,
+    );
+    let find = find_next(parent, leaf);
+    let leaf_lock = &leaf.lock;
+    quote! {
+        __cl::tracked! {
+            #[doc(hidden)]
+            #[inline]
+            #vis fn __path<__W: __cl::Wait, __R: __cl::Rec, #(#generics: ?__cl::Sized),*>(
+                &self, __w: __W, __rec: __R, #(#params),*
+            ) -> __cl::Res<(<__W as #wait<#lock>>::Guard, __cl::Held, __cl::Arc<#leaf_lock>)>
+            where
+                __cl::Exit: __cl::From<__W::Error>,
+                #(#bounds,)*
+            {
+                let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
+                #(#steps)*
+                #find
+                __cl::Ok((#guard, #held, __next))
+            }
+        }
+    }
+}
+
+/// The one body of a chain's blocking flavors (`__descend`, given the `Blocking` or
+/// `Deadline` strategy `__w`; through `__path` down to the leaf's parent) or of its async
+/// ones (`__descend_async`, given an optional `deadline`): hand over hand to the leaf. It
+/// asks the telemetry once whether the call records (`recording_branches!`). The leaf is
+/// taken as `__hold` says: `Unheld` for a `descend*`, which hands the guard out (the body
+/// returns it alone), `Kept` for a `run*`, which releases it where the telemetry sees it
+/// (the guard and its record). Hidden: the public methods are thin wrappers around it.
+pub(super) fn body_method(
+    vis: &TokenStream,
+    levels: &[LevelCode<'_>],
+    is_async: bool,
+) -> TokenStream {
+    let leaf = levels.last().expect("validated: at least one level");
+    let generics = levels.iter().map(|level| &level.lock);
+    let (params, bounds) = body_signature(levels, levels, is_async);
+    let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
+    let (flavor, steps) = if is_async {
+        let steps = levels.iter().map(|level| {
+            let hold = if level.index == leaf.index {
+                quote!(__hold)
+            } else {
+                quote!(__cl::Kept)
+            };
+            take_level(levels, level, &hold, true, true)
+        });
+        (
+            Flavor::Async,
+            quote! {
+                let __s = __cl::AsyncSteps(__rec, deadline, &__CL_LEVELS);
+                #(#steps)*
+            },
+        )
+    } else {
+        let path = (levels.len() > 1).then(|| {
+            let parent = &levels[levels.len() - 2];
+            let (guard, held) = (&parent.guard, &parent.held);
+            let stages = levels
+                .windows(2)
+                .map(|pair| format_ident!("stage{}", pair[0].index));
+            quote!(let (#guard, #held, __next) = self.__path(__w, __rec, root, #(#stages),*)?;)
+        });
+        // `__path` found the leaf's lock (`__next`).
+        let take_leaf = take_level(levels, leaf, &quote!(__hold), false, false);
+        (
+            Flavor::Blocking,
+            quote! {
+                #path
+                let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
+                #take_leaf
+            },
+        )
+    };
+    let body = recording_branches(
+        flavor,
+        Some(levels.len()),
+        &quote! {
+            #steps
+            __cl::Ok(__hold.out(#leaf_guard, #leaf_held))
+        },
+    );
+    if is_async {
+        let leaf_type = leaf.guard_type(Flavor::Async);
+        return quote! {
+            #[doc(hidden)]
+            #vis async fn __descend_async<__H: __cl::Hold, #(#generics: ?__cl::Sized),*>(
+                &self, __hold: __H, deadline: __cl::Option<__cl::Instant>, #(#params),*
+            ) -> __cl::Res<__H::Out<#leaf_type>>
+            where
+                #(#bounds,)*
+            {
+                #body
+            }
+        };
+    }
+    let (wait, lock) = (leaf.wait_trait(), &leaf.lock);
+    quote! {
+        __cl::tracked! {
+            #[doc(hidden)]
+            #[inline]
+            #vis fn __descend<__W: __cl::Wait, __H: __cl::Hold, #(#generics: ?__cl::Sized),*>(
+                &self, __w: __W, __hold: __H, #(#params),*
+            ) -> __cl::Res<__H::Out<<__W as #wait<#lock>>::Guard>>
+            where
+                __cl::Exit: __cl::From<__W::Error>,
+                #(#bounds,)*
+            {
+                #body
+            }
+        }
+    }
+}
+
+/// The call of the body from a wrapper of `flavor`, the leaf taken as `hold`.
+fn call_body(levels: &[LevelCode<'_>], flavor: Flavor, hold: &TokenStream) -> TokenStream {
+    let stages = levels
+        .windows(2)
+        .map(|pair| format_ident!("stage{}", pair[0].index));
+    match flavor {
+        Flavor::Blocking => quote!(self.__descend(__cl::Blocking, #hold, root, #(#stages),*)),
+        Flavor::Deadline => {
+            quote!(self.__descend(__cl::Deadline(deadline), #hold, root, #(#stages),*))
+        }
+        Flavor::Async => quote!(self.__descend_async(#hold, __cl::None, root, #(#stages),*).await),
+        Flavor::AsyncDeadline => {
+            quote!(self.__descend_async(#hold, __cl::Some(deadline), root, #(#stages),*).await)
+        }
+    }
+}
+
+/// `descend*`: hand over hand to the leaf, returning its owned guard (a wrapper of the body).
 pub(super) fn descend_method(
     vis: &TokenStream,
     levels: &[LevelCode<'_>],
@@ -124,18 +366,9 @@ pub(super) fn descend_method(
         ..
     } = signature(levels, flavor);
     let leaf = levels.last().expect("validated: at least one level");
-    let (leaf_guard_type, leaf_guard, leaf_held) =
-        (leaf.guard_type(flavor), &leaf.guard, &leaf.held);
+    let leaf_guard_type = leaf.guard_type(flavor);
     let asyncness = flavor.is_async().then(|| quote!(async));
-    let body = hand_over_hand(levels, flavor, Stages::Closures, true);
-    let body = recording_branches(
-        flavor,
-        Some(levels.len()),
-        &quote! {
-            #(#body)*
-            __cl::Ok(__cl::leaf(#leaf_guard, #leaf_held))
-        },
-    );
+    let body = call_body(levels, flavor, &quote!(__cl::Unheld));
     let doc = format!(
         "Locks {summary} hand over hand and returns the leaf's owned guard: stage `i` returns the \
          lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends \
@@ -160,57 +393,8 @@ pub(super) fn descend_method(
     })
 }
 
-/// `__descend*_held`: [`descend_method`]'s body, returning the leaf's guard with its
-/// telemetry record, for `run*` (which releases the leaf where the telemetry sees it, and
-/// has asked the telemetry once whether this call records: `__rec`). Hidden:
-/// a guard without its record is what users get, from `descend*`. `run*` calls it as it used
-/// to call `descend*`, so that without the telemetry it compiles to the same instructions.
-pub(super) fn held_descend_method(
-    vis: &TokenStream,
-    levels: &[LevelCode<'_>],
-    flavor: Flavor,
-) -> TokenStream {
-    let name = held_descend_ident(flavor);
-    let Signature {
-        generics,
-        params,
-        bounds,
-        ..
-    } = signature(levels, flavor);
-    let leaf = levels.last().expect("validated: at least one level");
-    let (leaf_guard_type, leaf_guard, leaf_held) =
-        (leaf.guard_type(flavor), &leaf.guard, &leaf.held);
-    let asyncness = flavor.is_async().then(|| quote!(async));
-    let body = hand_over_hand(levels, flavor, Stages::Closures, false);
-    // The record comes out through `__held` (zero-sized without the telemetry): the result
-    // is `descend*`'s, and so is the code a `run*` compiles to.
-    flavor.tracked(quote! {
-        #[doc(hidden)]
-        #[inline]
-        #vis #asyncness fn #name<__Rec: __cl::Rec, #(#generics),*>(
-            &self,
-            __rec: __Rec,
-            __held: &mut __cl::Held,
-            #(#params),*
-        ) -> __cl::Res<#leaf_guard_type>
-        where
-            #(#bounds,)*
-        {
-            #(#body)*
-            *__held = #leaf_held;
-            __cl::Ok(#leaf_guard)
-        }
-    })
-}
-
-fn held_descend_ident(flavor: Flavor) -> proc_macro2::Ident {
-    proc_macro2::Ident::new(
-        &format!("__descend{}_held", flavor.suffix()),
-        proc_macro2::Span::call_site(),
-    )
-}
-
-/// `run*`: descend, then run a last closure on the leaf and release it.
+/// `run*`: descend, then run a last closure on the leaf and release it (a wrapper of the
+/// body, whose leaf record the telemetry follows: `Kept`).
 pub(super) fn run_method(
     vis: &TokenStream,
     levels: &[LevelCode<'_>],
@@ -218,39 +402,30 @@ pub(super) fn run_method(
 ) -> TokenStream {
     let name = method_ident("run", flavor);
     let descend = method_ident("descend", flavor);
-    let held_descend = held_descend_ident(flavor);
     let Signature {
         mut generics,
         mut params,
         bounds,
-        stage_args,
+        ..
     } = signature(levels, flavor);
     let leaf = levels.last().expect("validated: at least one level");
     let leaf_reference = leaf.reference();
     generics.push(quote!(__R));
     params.push(quote!(leaf: impl __cl::FnOnce(#leaf_reference) -> __R));
     let asyncness = flavor.is_async().then(|| quote!(async));
-    let dot_await = flavor.is_async().then(|| quote!(.await));
-    let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
     let mutability = (leaf.mode != Mode::Shared).then(|| quote!(mut));
     let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
     let borrow = leaf.borrow_guard();
+    let call = call_body(levels, flavor, &quote!(__cl::Kept));
     let doc = format!(
         "Like [`{descend}`](Self::{descend}), then runs `leaf` on the leaf and releases it."
     );
-    // Declared after the guard, the record drops first: the hold ends (`Held` ends it when
-    // dropped) just before the guard unlocks, whether `leaf` returns or panics. The telemetry
-    // is asked here, once, for the descent and the leaf (`__descend*_held` takes `__rec`).
-    let body = recording_branches(
-        flavor,
-        Some(levels.len()),
-        &quote! {
-            let #mutability #leaf_guard;
-            let mut #leaf_held = __cl::no_hold();
-            #leaf_guard = self.#held_descend(__rec, &mut #leaf_held, root, #deadline_arg #(#stage_args),*) #dot_await ?;
-            __cl::Ok(leaf(#borrow))
-        },
-    );
+    // The record binds after the guard, so it drops first: the hold ends just before the
+    // guard unlocks, whether `leaf` returns or panics.
+    let body = quote! {
+        let (#mutability #leaf_guard, #leaf_held) = #call?;
+        __cl::Ok(leaf(#borrow))
+    };
     flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]

@@ -167,8 +167,8 @@ pub(super) fn recording_branches(
         .and_then(|levels| u32::try_from(levels).ok())
         .map_or_else(|| quote!(__cl::u32::MAX), |levels| quote!(#levels));
     if flavor.is_async() {
-        quote!(__cl::recording_branches!(async __rec, #levels => { #body }))
+        quote!(__cl::recording_branches!(async __rec, #levels => #body))
     } else {
-        quote!(__cl::recording_branches!(__rec, #levels => { #body }))
+        quote!(__cl::recording_branches!(__rec, #levels => #body))
     }
 }

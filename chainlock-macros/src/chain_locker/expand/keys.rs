@@ -62,6 +62,30 @@ pub(super) fn keys_signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signat
     }
 }
 
+/// The stages of a key path: each a key lookup (`__private::key_mut`, ...) on its level.
+pub(super) fn key_stages(levels: &[LevelCode<'_>]) -> Vec<TokenStream> {
+    let root_lock = &levels[0].lock;
+    let keyed = keyed_levels(levels);
+    keyed
+        .windows(2)
+        .map(|pair| {
+            let (parent, child) = (&pair[0], &pair[1]);
+            let (parent_ty, child_ty, key) =
+                (parent.ty, child.ty, format_ident!("key{}", parent.index));
+            match parent.mode {
+                Mode::Shared => quote!(__cl::key_ref::<#root_lock, #parent_ty, #child_ty>(#key)),
+                Mode::Exclusive => {
+                    quote!(__cl::key_mut::<#root_lock, #parent_ty, #child_ty>(#key))
+                }
+                Mode::Upgradable => {
+                    let lock = &parent.lock;
+                    quote!(__cl::key_up::<#root_lock, #parent_ty, #child_ty, #lock>(#key))
+                }
+            }
+        })
+        .collect()
+}
+
 /// `descend_keys*` and `run_keys*`: the same descents, each stage a key lookup.
 pub(super) fn keys_methods(
     vis: &TokenStream,
@@ -79,7 +103,6 @@ pub(super) fn keys_methods(
     let keyed = keyed_levels(levels);
     let leaf = keyed.last().expect("validated: at least one level");
     let (leaf_guard_type, leaf_reference) = (leaf.guard_type(flavor), leaf.reference());
-    let root_lock = &levels[0].lock;
     let (descend, run) = (method_ident("descend", flavor), method_ident("run", flavor));
     let (descend_keys, run_keys) = (
         method_ident("descend_keys", flavor),
@@ -88,20 +111,7 @@ pub(super) fn keys_methods(
     let asyncness = flavor.is_async().then(|| quote!(async));
     let dot_await = flavor.is_async().then(|| quote!(.await));
     let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
-    let stages = keyed.windows(2).map(|pair| {
-        let (parent, child) = (&pair[0], &pair[1]);
-        let (parent_ty, child_ty, key) =
-            (parent.ty, child.ty, format_ident!("key{}", parent.index));
-        match parent.mode {
-            Mode::Shared => quote!(__cl::key_ref::<#root_lock, #parent_ty, #child_ty>(#key)),
-            Mode::Exclusive => quote!(__cl::key_mut::<#root_lock, #parent_ty, #child_ty>(#key)),
-            Mode::Upgradable => {
-                let lock = &parent.lock;
-                quote!(__cl::key_up::<#root_lock, #parent_ty, #child_ty, #lock>(#key))
-            }
-        }
-    });
-    let stages: Vec<TokenStream> = stages.collect();
+    let stages = key_stages(levels);
     let descend_doc = format!(
         "Like [`{descend}`](Self::{descend}), each stage a key lookup through \
          [`Children`]({krate}::chain::Children) (`key{{i}}` on level `i`)."

@@ -1,9 +1,9 @@
 //! `lock_leaves*`: several leaves of a chain by key path, all or nothing, in one global order.
 
 use super::super::validate::Mode;
-use super::fixed::{Stages, hand_over_hand};
+use super::fixed::literal;
 use super::flavor::{Flavor, recording_branches};
-use super::keys::{keyed_levels, keys_signature};
+use super::keys::{key_stages, keyed_levels, keys_signature};
 use super::{Docs, LevelCode, Signature, method_ident};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
@@ -60,28 +60,22 @@ fn lock_leaves_method(
         stage_args: keys,
     } = keys_signature(levels, flavor);
     let keyed = keyed_levels(levels);
-    let (parents, leaf) = keyed.split_at(keyed.len() - 1);
-    let leaf = &leaf[0];
-    let parent = parents.last().expect("two or more levels");
-    let (leaf_lock, leaf_level) = (&leaf.lock, leaf.index);
+    let leaf = keyed.last().expect("two or more levels");
+    let (leaf_lock, leaf_level) = (&leaf.lock, literal(leaf.index));
     let name = method_ident("lock_leaves", flavor);
-    let lock_all = if flavor.has_deadline() {
-        quote!(__cl::lock_leaves_until(&handles, #leaf_level, deadline))
+    let (lock_all, wait) = if flavor.has_deadline() {
+        (
+            quote!(__cl::lock_leaves_until(&handles, #leaf_level, deadline)),
+            quote!(__cl::Deadline(deadline)),
+        )
     } else {
-        quote!(__cl::lock_leaves(&handles, #leaf_level))
+        (
+            quote!(__cl::lock_leaves(&handles, #leaf_level)),
+            quote!(__cl::Blocking),
+        )
     };
-    // Find each leaf's lock hand over hand down to its parent, then release everything.
     let root_lock = &levels[0].lock;
-    let stages = Stages::Keys { root_lock };
-    let mut find = hand_over_hand(parents, flavor, stages, false);
-    let find_leaf = stages.call(parent, leaf);
-    let leaf_index = leaf.index;
-    let (parent_guard, parent_held) = (&parent.guard, &parent.held);
-    find.push(quote! {
-        let __found = __cl::found(#find_leaf, #leaf_index);
-        __cl::release(#parent_guard, #parent_held);
-        __found
-    });
+    let stages = key_stages(levels);
     let key_types: Vec<TokenStream> = levels
         .windows(2)
         .map(|pair| {
@@ -99,13 +93,16 @@ fn lock_leaves_method(
     } else {
         (quote!((#(&'__path #key_types),*)), quote!((#(#keys),*)))
     };
-    // `find_leaves` ends in a `Result` of its own (`LeavesExit`), given `?` outside.
-    // How many paths, and so acquisitions, is not known here.
+    // Each leaf's lock, found hand over hand (`__path`), its parent released; `find_leaves`
+    // ends in a `Result` of its own (`LeavesExit`), given `?` outside. How many paths, and
+    // so acquisitions, is not known here.
     let find_all = recording_branches(
         flavor,
         None,
         &quote! {
-            __cl::find_leaves(paths, |#path_pattern| { #(#find)* })
+            __cl::find_leaves(paths, |#path_pattern| {
+                __cl::parent_released(self.__path(#wait, __rec, root, #(#stages),*))
+            })
         },
     );
     let mut params = params;
@@ -123,13 +120,12 @@ fn lock_leaves_method(
     quote! {
         #[doc = #doc]
         #vis fn #name<'__path, #(#generics,)* __P>(&self, #(#params,)* paths: __P)
-            -> __cl::Result<__cl::Vec<__cl::XGuard<#leaf_lock>>, __cl::LeavesExit>
+            -> __cl::Leaves<__cl::XGuard<#leaf_lock>>
         where
             #(#bounds,)*
             __P: __cl::IntoIterator<Item = #path_item>,
             #(#lifetime_bounds,)*
         {
-            // Each leaf's lock, found hand over hand; every lock taken is released there.
             let handles = #find_all?;
             let guards = #lock_all?;
             __cl::leaves_open(guards, #leaf_level, |guard| (&__cl::ClosedProbe(&**guard, #leaf_level)).level_is_closed())

@@ -2,9 +2,13 @@
 //!
 //! For a chain of `n` levels the locker gets, for each flavor (blocking, deadline, async,
 //! async with deadline), a `descend*` method that returns the leaf's owned guard and a
-//! `run*` method that runs a last closure on the leaf. The body is the straight-line
-//! hand-over-hand sequence a careful person writes by hand: lock level `i + 1` while
-//! level `i` is still held, only then release level `i`.
+//! `run*` method that runs a last closure on the leaf. Those are thin wrappers: the
+//! descent itself is written once per kind of waiting (`fixed.rs`: `__descend`, given the
+//! runtime's `Blocking` or `Deadline` strategy, over `__path` down to the leaf's parent,
+//! which `lock_leaves` shares; `__descend_async`, given an optional deadline), the
+//! straight-line hand-over-hand sequence a careful person writes by hand: lock level
+//! `i + 1` while level `i` is still held, only then release level `i`. The telemetry is
+//! asked once per call, in the body. Mixed chains (`mixed.rs`) keep a body per flavor.
 
 mod fixed;
 mod flavor;
@@ -13,7 +17,7 @@ mod leaves;
 mod mixed;
 
 use super::validate::{Mode, Valid, ValidLevel, ValidLocker};
-use fixed::{descend_method, held_descend_method, run_method};
+use fixed::{body_method, descend_method, path_method, run_method};
 use flavor::Flavor;
 use keys::keys_methods;
 use leaves::lock_leaves_methods;
@@ -50,17 +54,18 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
         .collect();
     let depth = levels.len();
     let docs = Docs::new(krate, &levels);
+    // One body per kind of waiting (blocking, async), the public methods thin wrappers.
     let methods = |flavors: &[Flavor]| -> TokenStream {
-        flavors
-            .iter()
-            .map(|flavor| {
-                let descend = descend_method(vis, &levels, *flavor, &docs);
-                let held_descend = held_descend_method(vis, &levels, *flavor);
-                let run = run_method(vis, &levels, *flavor);
-                let keys = (levels.len() > 1).then(|| keys_methods(vis, &levels, *flavor, &docs));
-                quote! { #descend #held_descend #run #keys }
-            })
-            .collect()
+        let is_async = flavors[0].is_async();
+        let path = (!is_async && levels.len() > 1).then(|| path_method(vis, &levels));
+        let body = body_method(vis, &levels, is_async);
+        let wrappers = flavors.iter().map(|flavor| {
+            let descend = descend_method(vis, &levels, *flavor, &docs);
+            let run = run_method(vis, &levels, *flavor);
+            let keys = (levels.len() > 1).then(|| keys_methods(vis, &levels, *flavor, &docs));
+            quote! { #descend #run #keys }
+        });
+        quote! { #path #body #(#wrappers)* }
     };
     let repeated = locker.levels.iter().position(|level| level.repeated);
     if let Some(repeated) = repeated {
@@ -169,13 +174,8 @@ fn locker_traits(ident: &Ident) -> TokenStream {
 /// once per level type (issue 23).
 fn impl_allows() -> TokenStream {
     quote! {
-        #[allow(
-            clippy::complexity,
-            clippy::pedantic,
-            dead_code,
-            private_interfaces,
-            private_bounds
-        )]
+        #[allow(clippy::complexity, clippy::pedantic)]
+        #[allow(dead_code, private_interfaces, private_bounds)]
     }
 }
 
@@ -221,8 +221,8 @@ impl<'a> LevelCode<'a> {
             mode: level.mode,
             repeated: level.repeated,
             lock: format_ident!("__L{}", index).to_token_stream(),
-            guard: format_ident!("__guard{}", index),
-            held: format_ident!("__held{}", index),
+            guard: format_ident!("__g{}", index),
+            held: format_ident!("__h{}", index),
         }
     }
 
@@ -237,6 +237,37 @@ impl<'a> LevelCode<'a> {
                 quote!(&mut __cl::Upgradable<#lock>)
             }
         }
+    }
+
+    /// What a stage running on this level receives in the blocking body, whose guard types
+    /// are the strategy's (`__W`).
+    fn body_reference(&self) -> TokenStream {
+        match self.mode {
+            Mode::Upgradable => {
+                let lock = &self.lock;
+                quote!(&mut <__W as __cl::WaitU<#lock>>::Guard)
+            }
+            _ => self.reference(),
+        }
+    }
+
+    /// The blocking body's bound on its strategy for this level (`__private::WaitX`, ...).
+    fn wait_trait(&self) -> TokenStream {
+        match self.mode {
+            Mode::Exclusive => quote!(__cl::WaitX),
+            Mode::Shared => quote!(__cl::WaitS),
+            Mode::Upgradable => quote!(__cl::WaitU),
+        }
+    }
+
+    /// The method of `__private::Steps` (and `AsyncSteps`) that takes this level.
+    fn step(&self) -> Ident {
+        let name = match self.mode {
+            Mode::Exclusive => "x",
+            Mode::Shared => "s",
+            Mode::Upgradable => "u",
+        };
+        Ident::new(name, Span::call_site())
     }
 
     /// The type of this level's owned guard as a descent returns it.
