@@ -4,7 +4,7 @@
 //! it, clones no `Arc` on the way down: a child freed too early is a use-after-free Miri
 //! reports); natively, the same checks.
 
-use super::{Crab, Shared, Step, Walker};
+use crate::walk::{Crab, Shared, Step, Walker};
 use crate::ChainNode;
 use crate::chain::{EpochGuard, EpochVec};
 use crate::hybrid::HybridLock;
