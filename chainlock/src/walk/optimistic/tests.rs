@@ -4,10 +4,10 @@
 //! it, clones no `Arc` on the way down: a child freed too early is a use-after-free Miri
 //! reports); natively, the same checks.
 
-use crate::walk::{Crab, Shared, Step, Walker};
 use crate::ChainNode;
 use crate::chain::{EpochGuard, EpochVec};
 use crate::hybrid::HybridLock;
+use crate::walk::{Crab, Shared, Step, Walker};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
