@@ -1153,18 +1153,23 @@ fn a_stopped_follower_slows_no_connected_client_and_no_fresh_one() {
              {connected:?}, its first 5 cycles max {fresh_max:?}; queued waiters served within \
              {served:?} of the release"
         );
+        // Bounds relative to this run's healthy cycles or to the 500 ms attempt timeout, not
+        // absolute latencies: a loaded machine's cycles take 50–80 ms, not 12–25 (seen).
+        // Without the move to healthy members, most cycles would pay the attempt timeout.
         assert!(
-            served < Duration::from_secs(1),
+            served < Duration::from_secs(2),
             "a waiter served after {served:?}"
         );
-        assert!(p50 < Duration::from_millis(50), "p50 {p50:?}");
-        assert!(max < Duration::from_secs(1), "max {max:?}");
+        let bound = (healthy_p50 * 3).max(Duration::from_millis(50));
+        assert!(p50 < bound, "p50 {p50:?}, healthy {healthy_p50:?}");
+        assert!(max < Duration::from_secs(2), "max {max:?}");
+        // A fresh client does not wait for the hung member's attempt timeout to connect.
         assert!(
-            connected < Duration::from_millis(100),
+            connected < Duration::from_millis(500),
             "connected in {connected:?}"
         );
         assert!(
-            fresh_max < Duration::from_secs(1),
+            fresh_max < Duration::from_secs(2),
             "fresh max {fresh_max:?}"
         );
         drop(stopped);
@@ -1364,23 +1369,27 @@ fn a_client_cut_from_one_member_keeps_locking() {
             .split(' ')
             .map(|x| x.parse().unwrap())
             .collect();
-        let (p50, max, errors) = (
+        let (p50, max, errors, slow) = (
             Duration::from_micros(numbers[0]),
             Duration::from_micros(numbers[1]),
             numbers[2],
+            numbers[3],
         );
         eprintln!(
-            "cut from member {n}: lock + release p50 {p50:?}, max {max:?}, {errors} errors (30 cycles)"
+            "cut from member {n}: lock + release p50 {p50:?}, max {max:?}, {errors} errors, \
+             {slow} cycles of 500 ms or more (30 cycles)"
         );
+        // Never: an error, or a request that waited its whole bound (5 s).
         assert_eq!(errors, 0, "cut from member {n}");
         assert!(
-            p50 < Duration::from_millis(50),
-            "cut from member {n}: p50 {p50:?}"
-        );
-        assert!(
-            max < Duration::from_secs(1),
+            max < Duration::from_secs(5),
             "cut from member {n}: max {max:?}"
         );
+        // The client moves off the cut member: at most a few cycles pay the 500 ms attempt
+        // timeout (the first, and one per probe that finds the member cut), not all 30. Counted,
+        // not timed against a bound, so a loaded machine's slower cycles do not fail it
+        // (p50 was 12–25 ms idle, 70–80 ms beside another cluster and a build).
+        assert!(slow <= 3, "cut from member {n}: {slow} slow cycles");
     }
     let healed = every_member_healthy(&mut worker.0, &mut out);
     eprintln!("every member healthy again {healed:?} after the last cut");

@@ -32,7 +32,8 @@
 //! ```
 //! distributed-worker cycles BACKEND TARGET NAME
 //!     connects, prints `ready`, then for every line `N` on stdin runs N lock + release cycles
-//!     of free names (`NAME-<i>`) and prints `cycles <p50 µs> <max µs> <errors>`; for a line
+//!     of free names (`NAME-<i>`) and prints `cycles <p50 µs> <max µs> <errors> <slow>`
+//!     (slow: cycles of 500 ms or more, the etcd client's attempt timeout); for a line
 //!     `health` it prints `health <client's Debug>` (etcd: each member's health)
 //! BACKEND is `file` (TARGET: lock directory), `postgres` (TARGET: URL) or, with the suite's
 //! feature `etcd`, `etcd` (TARGET: endpoints, comma-separated; lease TTL 2 s).
@@ -198,8 +199,12 @@ fn cycles(locks: &LockClient, name: &str) {
             }
         }
         took.sort();
+        let slow = took
+            .iter()
+            .filter(|took| **took >= std::time::Duration::from_millis(500))
+            .count();
         println!(
-            "cycles {} {} {errors}",
+            "cycles {} {} {errors} {slow}",
             took[n / 2].as_micros(),
             took[n - 1].as_micros()
         );
