@@ -10,9 +10,9 @@
 //! that such a late write leaves behind lives no longer than the holds already on the lease.
 
 use super::super::Error;
-use super::connection::request;
 use super::keys::Keys;
 use super::members::Members;
+use super::request::request;
 use super::{EtcdBackend, EtcdOptions};
 use crate::distributed::backend::Mode;
 use std::collections::HashSet;

@@ -22,7 +22,7 @@
 //!   ([`Member::trouble_since`]).
 
 use super::super::Error;
-use super::connection::{deadline_in, refusal, transient};
+use super::retry::{deadline_in, refusal, transient};
 use etcd_client::{Client, ConnectOptions};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

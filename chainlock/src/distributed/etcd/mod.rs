@@ -28,8 +28,8 @@
 //!   keep-alive with TTL ≤ 0 (the lease is gone). This is a function of the clock alone, so a
 //!   paused process (SIGSTOP, swap) finds its guard lost when it resumes, before anyone else
 //!   can have been given the name.
-//! - Every network call is bounded by [`EtcdOptions::request_timeout`] (retried on transient
-//!   errors, such as a member that died, until then): [`Error::EtcdUnresponsive`]. A waiter's
+//! - Every network call is bounded by [`EtcdOptions::request_timeout`] (`request.rs`; retried
+//!   on transient errors, such as a member that died, until then: `retry.rs`): [`Error::EtcdUnresponsive`]. A waiter's
 //!   watch is bounded by its deadline and by its lease: a waiter whose lease is lost queues
 //!   again under the client's next lease (behind every key present then), and returns
 //!   [`Error::EtcdUnresponsive`] if no lease can be granted (the cluster stopped answering).
@@ -60,6 +60,8 @@ mod lease;
 mod lock;
 mod members;
 mod options;
+mod request;
+mod retry;
 
 use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
 use super::{Error, FencingToken, LockKey};
