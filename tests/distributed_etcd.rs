@@ -1127,6 +1127,26 @@ fn a_stopped_follower_slows_no_connected_client_and_no_fresh_one() {
             }
         }
         let judged = judged.elapsed();
+        // And in the telemetry's live view: each of these clients judges the member unhealthy
+        // (this test runs alone, so no other client of this cluster is alive).
+        #[cfg(feature = "telemetry")]
+        {
+            let endpoints = chainlock::telemetry::live().endpoints;
+            let unhealthy = endpoints
+                .iter()
+                .filter(|e| {
+                    e.backend == "etcd"
+                        && e.address == hung
+                        && e.state == chainlock::telemetry::EndpointState::Unhealthy
+                        && e.judged_unhealthy >= 1
+                })
+                .count();
+            assert!(
+                unhealthy >= clients.len(),
+                "{unhealthy} of {} clients' telemetry shows {hung} unhealthy: {endpoints:#?}",
+                clients.len()
+            );
+        }
         // A fresh client with the hung member listed first connects in about a round trip.
         let mut fresh_endpoints = vec![hung.clone()];
         fresh_endpoints.extend(all.iter().filter(|e| **e != hung).cloned());

@@ -375,7 +375,12 @@ pub(super) fn snapshot() -> Live {
         .map(|(_, w)| waiting_of(&shards, w, now))
         .collect();
     waiters.sort_by_key(|w| std::cmp::Reverse(w.waited_for));
-    Live { holders, waiters }
+    drop(waits);
+    Live {
+        holders,
+        waiters,
+        endpoints: super::endpoints::snapshot(),
+    }
 }
 
 /// Keeps `cycle` for [`cycles`] (the first [`CYCLES_KEPT`]).

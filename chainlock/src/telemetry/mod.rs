@@ -15,6 +15,7 @@
 #![doc = include_str!("../../docs/telemetry.md")]
 
 mod class;
+pub(crate) mod endpoints;
 mod histogram;
 pub(crate) mod hooks;
 mod live;
@@ -31,6 +32,7 @@ mod tests {
     mod loom_recording;
 }
 
+pub use endpoints::{Endpoint, EndpointState};
 pub use report::{LockName, LockStats, OtherSites, Report, SiteStats, Summary};
 pub use snapshot::{Cycle, Holding, Live, Waiting};
 pub use state::Config;

@@ -2,6 +2,7 @@
 //! return it: [`Live`] ([`Holding`], [`Waiting`]) and the wait-for [`Cycle`]s. The table
 //! they are read from is `live.rs`.
 
+use super::endpoints::{Endpoint, EndpointState};
 use super::report::LockName;
 use std::fmt;
 use std::panic::Location;
@@ -22,6 +23,9 @@ pub struct Live {
     pub holders: Vec<Holding>,
     /// The waits seen.
     pub waiters: Vec<Waiting>,
+    /// The server endpoints of every live distributed-lock client and how each client
+    /// judges them now (recorded whether or not recording is enabled).
+    pub endpoints: Vec<Endpoint>,
 }
 
 /// One hold seen by [`live`](super::live).
@@ -100,6 +104,21 @@ impl fmt::Display for Live {
         }
         for waiter in &self.waiters {
             writeln!(f, "  {waiter}")?;
+        }
+        if !self.endpoints.is_empty() {
+            let healthy = self
+                .endpoints
+                .iter()
+                .filter(|e| e.state == EndpointState::Healthy);
+            writeln!(
+                f,
+                "{} endpoints, {} healthy",
+                self.endpoints.len(),
+                healthy.count()
+            )?;
+            for endpoint in &self.endpoints {
+                writeln!(f, "  {endpoint}")?;
+            }
         }
         Ok(())
     }

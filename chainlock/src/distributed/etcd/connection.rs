@@ -70,6 +70,9 @@ impl EtcdBackend {
                 Ok(None) | Err(_) => return Err(unresponsive),
             }
         }
+        // The members' judgement, for `telemetry::live` while the client lives.
+        #[cfg(feature = "telemetry")]
+        crate::telemetry::endpoints::register(Arc::downgrade(&members) as _);
         drop(runtime.spawn(members::watch_over(
             Arc::downgrade(&members),
             connect,

@@ -57,6 +57,17 @@ impl Member {
         self.healthy.load(Ordering::Acquire) && self.client.get().is_some()
     }
 
+    /// How the member is judged now (`Debug`, telemetry).
+    fn judgement(&self) -> Judgement {
+        if self.is_healthy() {
+            Judgement::Healthy
+        } else if self.client.get().is_none() {
+            Judgement::NotConnected
+        } else {
+            Judgement::Unhealthy
+        }
+    }
+
     /// The member answered.
     pub(super) fn answered(&self) {
         self.healthy.store(true, Ordering::Release);
@@ -86,6 +97,13 @@ impl Member {
     }
 }
 
+/// How a member is judged: [`Member::judgement`].
+enum Judgement {
+    Healthy,
+    Unhealthy,
+    NotConnected,
+}
+
 /// Every member of the cluster, the current one, and the bounds of an attempt.
 pub(super) struct Members {
     list: Vec<Member>,
@@ -99,16 +117,33 @@ impl fmt::Debug for Members {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map()
             .entries(self.list.iter().map(|member| {
-                let state = if member.is_healthy() {
-                    "healthy"
-                } else if member.client.get().is_none() {
-                    "not connected"
-                } else {
-                    "unhealthy"
+                let state = match member.judgement() {
+                    Judgement::Healthy => "healthy",
+                    Judgement::Unhealthy => "unhealthy",
+                    Judgement::NotConnected => "not connected",
                 };
                 (&member.endpoint, state)
             }))
             .finish()
+    }
+}
+
+/// What [`telemetry::live`](crate::telemetry::live) shows of this client's members: the
+/// judgement `Debug` prints, and how often each member was judged unhealthy.
+#[cfg(feature = "telemetry")]
+impl crate::telemetry::endpoints::EndpointSource for Members {
+    fn endpoints(&self, out: &mut Vec<crate::telemetry::Endpoint>) {
+        use crate::telemetry::EndpointState;
+        out.extend(self.list.iter().map(|member| crate::telemetry::Endpoint {
+            backend: "etcd",
+            address: member.endpoint.clone(),
+            state: match member.judgement() {
+                Judgement::Healthy => EndpointState::Healthy,
+                Judgement::Unhealthy => EndpointState::Unhealthy,
+                Judgement::NotConnected => EndpointState::NotConnected,
+            },
+            judged_unhealthy: member.failures(),
+        }));
     }
 }
 
