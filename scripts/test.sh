@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says how long the command has run (the CI budget is the whole run's time).
+step() { printf '\n==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 fail() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 
 # Every test runner's output also goes to this log; the last line sums up its results.
@@ -145,4 +146,4 @@ RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
 
 passed=$(grep -Eo '^test result: [a-zA-Z]+\. [0-9]+ passed' "$results" | awk '{s += $4} END {print s + 0}')
 failed=$(grep -Eo '[0-9]+ failed;' "$results" | awk '{s += $1} END {print s + 0}')
-printf '\nall tests: %s passed, %s failed\n' "$passed" "$failed"
+printf '\nall tests: %s passed, %s failed (in %dm%02ds)\n' "$passed" "$failed" $((SECONDS / 60)) $((SECONDS % 60))
