@@ -12,19 +12,21 @@ pub use crate::chain::leaves::{
     no_exclusive_leaf,
 };
 pub use crate::chain::link::{
-    ChildLock, KeyOf, Link, LinkAS, LinkAX, LinkS, LinkTS, LinkTU, LinkTX, LinkU, LinkX, LockOf,
-    assert_child_lock, key_mut, key_ref, key_up,
+    ChildLock, KeyOf, Link, LinkAS, LinkAX, LinkO, LinkRef, LinkS, LinkTS, LinkTU, LinkTX, LinkU,
+    LinkX, LockOf, assert_child_lock, key_mut, key_opt, key_ref, key_up,
 };
 pub use crate::chain::lock::{ASGuard, AXGuard, SGuard, XGuard};
 pub use crate::chain::node::{ClosedProbe, ProbeNode, ProbeOther};
+pub use crate::chain::optimistic::{Pass, Seen, Stop, leaf_found, optimistic};
 pub use crate::chain::wait::{
     AsyncSteps, Blocking, Deadline, Hold, Kept, Steps, Unheld, Wait, WaitS, WaitU, WaitX,
     parent_released,
 };
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChainNode, ChildContainer, Children, ChildrenBy,
-    ChildrenRef, EpochGuard, ExclusiveLock, Exit, LeavesExit, LookupBy, LookupRef, SharedLock,
-    TimedExclusiveLock, TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
+    ChildrenRef, EpochGuard, ExclusiveLock, Exit, LeavesExit, LookupBy, LookupRef, OptimisticLock,
+    SharedLock, TimedExclusiveLock, TimedSharedLock, TimedUpgradableLock, Upgradable,
+    UpgradableLock,
 };
 pub use crate::telemetry::hooks::{
     Held, Level, Next, Off as RecOff, On as RecOn, Rec, exclusive, exclusive_async,

@@ -19,6 +19,9 @@ pub(crate) enum Mode {
     /// The upgradable read (lock_api's `upgradable_read_arc`): plain readers still pass;
     /// the stage gets `&mut Upgradable<L>`, which reads as `&T` and upgrades in place.
     Upgradable,
+    /// Optimistic lock coupling (a `HybridLock`): the stage gets `&T` and the epoch guard,
+    /// and may run once per pass; only a prefix of the chain from the root, never the leaf.
+    Optimistic,
 }
 
 impl Mode {
@@ -28,6 +31,7 @@ impl Mode {
             "exclusive" => Some(Mode::Exclusive),
             "shared" => Some(Mode::Shared),
             "upgradable" => Some(Mode::Upgradable),
+            "optimistic" => Some(Mode::Optimistic),
             _ => None,
         }
     }
@@ -141,11 +145,46 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
         ));
     }
     let mut first_repeat: Option<&Level> = None;
+    // The first level that is not optimistic: every optimistic level must come before it.
+    let mut locked: Option<&Level> = None;
+    let last = chain.levels.len().saturating_sub(1);
+    let has_repeat = chain.levels.iter().any(|level| level.repeat.is_some());
     let levels = chain
         .levels
         .iter()
-        .map(|level: &Level| {
-            let mut mode = validate_modifiers(&level.modifiers, errors);
+        .enumerate()
+        .map(|(index, level): (usize, &Level)| {
+            let (mut mode, modifier) = validate_modifiers(&level.modifiers, errors);
+            if mode == Mode::Optimistic {
+                let modifier = modifier.expect("a mode other than exclusive is written");
+                if index == last {
+                    errors.push(syn::Error::new_spanned(
+                        modifier,
+                        "the leaf cannot be `optimistic`: a descent ends holding the leaf's lock; \
+                         make it exclusive, `shared` or `upgradable`, and the levels above it `optimistic`",
+                    ));
+                    mode = Mode::Exclusive;
+                } else if let Some(locked) = locked {
+                    errors.push(syn::Error::new_spanned(
+                        modifier,
+                        format!(
+                            "an `optimistic` level cannot follow a locked one (`{}`): the \
+                             optimistic levels are the first ones, from the root",
+                            text(&locked.ty)
+                        ),
+                    ));
+                    mode = Mode::Shared;
+                } else if has_repeat {
+                    errors.push(syn::Error::new_spanned(
+                        modifier,
+                        "`optimistic` levels are not supported in a chain with a repeated level yet: \
+                         walk it with `chainlock::walk::Walker::descend_optimistic`",
+                    ));
+                    mode = Mode::Shared;
+                }
+            } else if locked.is_none() {
+                locked = Some(level);
+            }
             let ty = validate_type(&level.ty, errors);
             usable &= ty.is_some();
             let mut repeated = level.repeat.is_some();
@@ -182,7 +221,11 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
     (levels, usable)
 }
 
-fn validate_modifiers(modifiers: &[Ident], errors: &mut Errors) -> Mode {
+/// The level's mode and the modifier that says it (`None`: exclusive by default).
+fn validate_modifiers<'a>(
+    modifiers: &'a [Ident],
+    errors: &mut Errors,
+) -> (Mode, Option<&'a Ident>) {
     let mut mode: Option<&Ident> = None;
     for modifier in modifiers {
         if Mode::from_modifier(modifier).is_none() {
@@ -194,7 +237,7 @@ fn validate_modifiers(modifiers: &[Ident], errors: &mut Errors) -> Mode {
             };
             errors.push(syn::Error::new_spanned(
                 modifier,
-                format!("unknown modifier `{name}`: expected `shared`, `upgradable` or `exclusive`{hint}"),
+                format!("unknown modifier `{name}`: expected `shared`, `upgradable`, `optimistic` or `exclusive`{hint}"),
             ));
         } else if let Some(first) = mode {
             let message = if first == modifier {
@@ -207,8 +250,11 @@ fn validate_modifiers(modifiers: &[Ident], errors: &mut Errors) -> Mode {
             mode = Some(modifier);
         }
     }
-    mode.and_then(Mode::from_modifier)
-        .unwrap_or(Mode::Exclusive)
+    (
+        mode.and_then(Mode::from_modifier)
+            .unwrap_or(Mode::Exclusive),
+        mode,
+    )
 }
 
 /// Reports what is wrong with a level type; returns the type to generate code for: the type

@@ -8,8 +8,9 @@
 )]
 
 use super::{
-    AsyncExclusiveLock, AsyncSharedLock, Children, ExclusiveLock, SharedLock, TimedExclusiveLock,
-    TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
+    AsyncExclusiveLock, AsyncSharedLock, Children, ChildrenRef, EpochGuard, ExclusiveLock,
+    OptimisticLock, SharedLock, TimedExclusiveLock, TimedSharedLock, TimedUpgradableLock,
+    Upgradable, UpgradableLock,
 };
 use std::sync::Arc;
 
@@ -71,6 +72,55 @@ links! {
     LinkAS: AsyncSharedLock;
     LinkU: UpgradableLock;
     LinkTU: TimedUpgradableLock;
+    LinkO: OptimisticLock;
+}
+
+/// A [`Link`] whose child is lent by reference ([`ChildrenRef`] by the same key): the step
+/// of a key path out of an `optimistic` level, which clones no `Arc`.
+#[diagnostic::on_unimplemented(
+    message = "`{P}` has no children of type `{C}` lent by reference",
+    label = "no `ChildrenRef<{C}, _>` impl for its key",
+    note = "derive it: `#[derive(ChainNode)]` on `{P}` with `#[chain(children)]` on a field whose container lends by reference (`EpochMap`, `EpochVec`, or a `std` container that never changes while shared)"
+)]
+pub trait LinkRef<P: ?Sized, C: ?Sized>: Link<P, C> {
+    /// [`ChildrenRef::child_ref`] by the step's key.
+    fn child_ref<'g>(
+        node: &'g P,
+        key: &Self::Key,
+        guard: &'g EpochGuard,
+    ) -> Option<&'g Arc<Self::Lock>>;
+}
+
+impl<A, P, C> LinkRef<P, C> for A
+where
+    A: ?Sized,
+    P: ?Sized
+        + Children<C>
+        + ChildrenRef<C, <P as Children<C>>::Key, Lock = <P as Children<C>>::Lock>,
+    C: ?Sized,
+{
+    #[inline(always)]
+    fn child_ref<'g>(
+        node: &'g P,
+        key: &<P as Children<C>>::Key,
+        guard: &'g EpochGuard,
+    ) -> Option<&'g Arc<<P as Children<C>>::Lock>> {
+        ChildrenRef::child_ref(node, key, guard)
+    }
+}
+
+/// A key-path stage on an `optimistic` level: lends the child found under `key` (see
+/// [`LinkRef`]); it may run once per pass.
+#[inline(always)]
+pub fn key_opt<A, P, C>(
+    key: &A::Key,
+) -> impl for<'g> FnMut(&'g P, &'g EpochGuard) -> Option<&'g Arc<A::Lock>>
+where
+    A: ?Sized + LinkRef<P, C>,
+    P: ?Sized,
+    C: ?Sized,
+{
+    move |node, guard| A::child_ref(node, key, guard)
 }
 
 /// A key-path stage on a shared level: looks `key` up in the node (see [`Link`]).

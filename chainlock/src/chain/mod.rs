@@ -12,6 +12,7 @@ pub(crate) mod leaves;
 pub(crate) mod link;
 pub(crate) mod lock;
 pub(crate) mod node;
+pub(crate) mod optimistic;
 mod pin;
 mod upgrade;
 pub(crate) mod wait;
@@ -24,6 +25,7 @@ pub use lock::{
     TimedSharedLock,
 };
 pub use node::ChainNode;
+pub use optimistic::{MAX_RESTARTS, OptimisticLock};
 pub use pin::EpochGuard;
 pub use upgrade::{TimedUpgradableLock, Upgradable, UpgradableLock};
 

@@ -26,6 +26,9 @@ pub trait Wait: Copy {
     /// Why a step gives up: never ([`Infallible`], so that a blocking body's steps carry no
     /// error path at all, as the code a person writes), or [`Exit::TimedOut`].
     type Error;
+    /// The deadline, if the strategy has one (an optimistic descent's pessimistic pass waits
+    /// for its shared holds until it).
+    fn deadline(self) -> Option<Instant>;
 }
 
 /// Waits for each lock until it is granted (`descend`, `run`).
@@ -34,6 +37,10 @@ pub struct Blocking;
 
 impl Wait for Blocking {
     type Error = Infallible;
+    #[inline(always)]
+    fn deadline(self) -> Option<Instant> {
+        None
+    }
 }
 
 /// Waits for each lock until the instant (`descend_until`, `run_until`): a lock not taken
@@ -43,6 +50,10 @@ pub struct Deadline(pub Instant);
 
 impl Wait for Deadline {
     type Error = Exit;
+    #[inline(always)]
+    fn deadline(self) -> Option<Instant> {
+        Some(self.0)
+    }
 }
 
 /// Whether the telemetry follows the hold of a level (see `telemetry/hooks.rs`, the

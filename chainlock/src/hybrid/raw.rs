@@ -189,6 +189,39 @@ impl RawHybridLock {
         self.version.load(Ordering::Relaxed) & 1 == 1
     }
 
+    /// A shared hold of the parking lock (an optimistic descent's pessimistic pass), waiting
+    /// until `deadline` if there is one; whether it was taken. Release with
+    /// [`release_shared`](Self::release_shared).
+    #[inline]
+    pub(crate) fn take_shared(&self, deadline: Option<std::time::Instant>) -> bool {
+        match deadline {
+            None => {
+                self.lock.lock_shared();
+                true
+            }
+            #[cfg(not(loom))]
+            Some(deadline) => self.lock.try_lock_shared_until(deadline),
+            // loom's model lock has no timed wait: a try stands for it.
+            #[cfg(loom)]
+            Some(_) => self.lock.try_lock_shared(),
+        }
+    }
+
+    /// A shared hold of the parking lock if no writer holds it now.
+    #[inline]
+    pub(crate) fn try_take_shared(&self) -> bool {
+        self.lock.try_lock_shared()
+    }
+
+    /// # Safety
+    ///
+    /// Held shared by the caller ([`take_shared`](Self::take_shared)).
+    #[inline]
+    pub(crate) unsafe fn release_shared(&self) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.lock.unlock_shared() };
+    }
+
     /// After taking the parking lock exclusively: the version goes odd, ordered before every
     /// data store that follows (the release fence pairs with the readers' acquire fence).
     #[inline]

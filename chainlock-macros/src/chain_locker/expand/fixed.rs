@@ -4,6 +4,7 @@
 use super::super::validate::Mode;
 use super::flavor::{Flavor, recording_branches, runtime_note};
 use super::keys::link;
+use super::optimistic::{End, optimistic_levels, passes};
 use super::{Docs, LevelCode, Signature, method_ident, signature};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -164,26 +165,22 @@ fn find_next(parent: &LevelCode<'_>, child: &LevelCode<'_>) -> TokenStream {
 
 /// The parameters and bounds of a body over `levels`: `root`, a stage per level but the
 /// last (its child's lock a generic parameter), each level's bound (the blocking body's on
-/// its strategy `__W`, whose guard types it uses; the async body's on the lock).
+/// its strategy `__W`, whose guard types it uses; the async body's on the lock). `calls`:
+/// the body calls the optimistic levels' stages itself (their parameters are `mut`).
 fn body_signature(
     levels: &[LevelCode<'_>],
     stages_of: &[LevelCode<'_>],
     is_async: bool,
+    calls: bool,
 ) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let root_lock = &levels[0].lock;
     let mut params = vec![quote!(root: &__cl::Arc<#root_lock>)];
     for pair in stages_of.windows(2) {
         let (parent, child) = (&pair[0], &pair[1]);
         let stage = format_ident!("stage{}", parent.index);
-        let reference = if is_async {
-            parent.reference()
-        } else {
-            parent.body_reference()
-        };
-        let child_lock = &child.lock;
-        params.push(
-            quote!(#stage: impl __cl::FnOnce(#reference) -> __cl::Option<__cl::Arc<#child_lock>>),
-        );
+        let stage_type = parent.stage_type(child, !is_async);
+        let mutability = (calls && parent.mode == Mode::Optimistic).then(|| quote!(mut));
+        params.push(quote!(#mutability #stage: #stage_type));
     }
     let bounds = levels
         .iter()
@@ -193,8 +190,7 @@ fn body_signature(
                 let lock_trait = Flavor::Async.lock_trait(level.mode);
                 quote!(#lock: #lock_trait<Target = #ty>)
             } else {
-                let wait = level.wait_trait();
-                quote!(__W: #wait<#lock, Target = #ty>)
+                level.body_bound()
             }
         })
         .collect();
@@ -209,33 +205,66 @@ pub(super) fn path_method(vis: &TokenStream, levels: &[LevelCode<'_>]) -> TokenS
     let (parents, leaf) = levels.split_at(levels.len() - 1);
     let (parent, leaf) = (parents.last().expect("two or more levels"), &leaf[0]);
     let generics = levels.iter().map(|level| &level.lock);
-    let (params, bounds) = body_signature(parents, levels, false);
-    let steps = parents
-        .iter()
-        .map(|level| take_level(levels, level, &quote!(__cl::Kept), false, true));
-    let (guard, held, wait, lock) = (
-        &parent.guard,
-        &parent.held,
-        parent.wait_trait(),
-        &parent.lock,
-    );
-    let find = find_next(parent, leaf);
+    let optimistic = optimistic_levels(levels);
+    let (params, bounds) = body_signature(parents, levels, false, optimistic > 0);
     let leaf_lock = &leaf.lock;
+    let stop = (optimistic > 0).then(|| quote!(__cl::Stop: __cl::From<__W::Error>,));
+    let (parent_guard, steps) = if optimistic == parents.len() {
+        // The leaf's parent is optimistic: the leaf's lock is found by a validated pass.
+        let passes = passes(levels, optimistic, &End::Find);
+        (
+            quote!(()),
+            quote! {
+                let __next = #passes?;
+                __cl::Ok(((), __cl::no_hold(), __next))
+            },
+        )
+    } else {
+        let (guard, held, wait, lock) = (
+            &parent.guard,
+            &parent.held,
+            parent.wait_trait(),
+            &parent.lock,
+        );
+        // The optimistic levels end holding the first locked one.
+        let start = (optimistic > 0).then(|| {
+            let first = &levels[optimistic];
+            let (guard, held) = (&first.guard, &first.held);
+            let borrowed = first.mode != Mode::Shared;
+            let guard_mut = borrowed.then(|| quote!(mut));
+            let passes = passes(levels, optimistic, &End::Take(quote!(__cl::Kept)));
+            quote!(let (#guard_mut #guard, #held) = #passes?;)
+        });
+        let locked = parents[optimistic..].iter().enumerate().map(|(at, level)| {
+            // The first locked level after optimistic ones is taken by the passes.
+            (optimistic == 0 || at > 0)
+                .then(|| take_level(levels, level, &quote!(__cl::Kept), false, true))
+        });
+        let find = find_next(parent, leaf);
+        (
+            quote!(<__W as #wait<#lock>>::Guard),
+            quote! {
+                let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
+                #start
+                #(#locked)*
+                #find
+                __cl::Ok((#guard, #held, __next))
+            },
+        )
+    };
     quote! {
         __cl::tracked! {
             #[doc(hidden)]
             #[inline]
             #vis fn __path<__W: __cl::Wait, __R: __cl::Rec, #(#generics: ?__cl::Sized),*>(
                 &self, __w: __W, __rec: __R, #(#params),*
-            ) -> __cl::Res<(<__W as #wait<#lock>>::Guard, __cl::Held, __cl::Arc<#leaf_lock>)>
+            ) -> __cl::Res<(#parent_guard, __cl::Held, __cl::Arc<#leaf_lock>)>
             where
                 __cl::Exit: __cl::From<__W::Error>,
+                #stop
                 #(#bounds,)*
             {
-                let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
-                #(#steps)*
-                #find
-                __cl::Ok((#guard, #held, __next))
+                #steps
             }
         }
     }
@@ -255,9 +284,19 @@ pub(super) fn body_method(
 ) -> TokenStream {
     let leaf = levels.last().expect("validated: at least one level");
     let generics = levels.iter().map(|level| &level.lock);
-    let (params, bounds) = body_signature(levels, levels, is_async);
+    let optimistic = optimistic_levels(levels);
+    // All but the leaf optimistic: the passes take the leaf themselves (no `__path`).
+    let passes_only = optimistic > 0 && optimistic == levels.len() - 1;
+    let (params, bounds) = body_signature(levels, levels, is_async, passes_only);
+    let stop = (optimistic > 0).then(|| quote!(__cl::Stop: __cl::From<__W::Error>,));
     let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
-    let (flavor, steps) = if is_async {
+    let (flavor, steps) = if passes_only {
+        let passes = passes(levels, optimistic, &End::Take(quote!(__hold)));
+        (
+            Flavor::Blocking,
+            quote!(let (#leaf_guard, #leaf_held) = #passes?;),
+        )
+    } else if is_async {
         let steps = levels.iter().map(|level| {
             let hold = if level.index == leaf.index {
                 quote!(__hold)
@@ -325,6 +364,7 @@ pub(super) fn body_method(
             ) -> __cl::Res<__H::Out<<__W as #wait<#lock>>::Guard>>
             where
                 __cl::Exit: __cl::From<__W::Error>,
+                #stop
                 #(#bounds,)*
             {
                 #body

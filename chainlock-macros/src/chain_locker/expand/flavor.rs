@@ -51,6 +51,8 @@ impl Flavor {
                 quote!(__cl::UpgradableLock)
             }
             (Flavor::Deadline, Mode::Upgradable) => quote!(__cl::TimedUpgradableLock),
+            // Chains with an optimistic level get no async flavors either.
+            (_, Mode::Optimistic) => quote!(__cl::OptimisticLock),
         }
     }
 
@@ -65,6 +67,7 @@ impl Flavor {
             (Flavor::Async | Flavor::AsyncDeadline, Mode::Shared) => quote!(__cl::LinkAS),
             (Flavor::Deadline, Mode::Upgradable) => quote!(__cl::LinkTU),
             (_, Mode::Upgradable) => quote!(__cl::LinkU),
+            (_, Mode::Optimistic) => quote!(__cl::LinkO),
         }
     }
 
@@ -115,6 +118,7 @@ impl Flavor {
             (Flavor::Deadline | Flavor::AsyncDeadline, Mode::Upgradable) => {
                 ("upgradable_until", Some(index))
             }
+            (_, Mode::Optimistic) => unreachable!("a mixed chain has no optimistic level"),
         };
         let suffix = if unheld { "_unheld" } else { "" };
         let function: syn::Path =

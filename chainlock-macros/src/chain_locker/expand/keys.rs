@@ -52,6 +52,9 @@ pub(super) fn keys_signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signat
         params.push(quote!(#key: &__cl::KeyOf<#root_lock, #parent_ty, #child_ty>));
         let link = flavor.link_trait(child.mode);
         bounds.push(quote!(#root_lock: #link<#parent_ty, #child_ty>));
+        if parent.mode == Mode::Optimistic {
+            bounds.push(quote!(#root_lock: __cl::LinkRef<#parent_ty, #child_ty>));
+        }
         stage_args.push(key);
     }
     Signature {
@@ -80,6 +83,9 @@ pub(super) fn key_stages(levels: &[LevelCode<'_>]) -> Vec<TokenStream> {
                 Mode::Upgradable => {
                     let lock = &parent.lock;
                     quote!(__cl::key_up::<#root_lock, #parent_ty, #child_ty, #lock>(#key))
+                }
+                Mode::Optimistic => {
+                    quote!(__cl::key_opt::<#root_lock, #parent_ty, #child_ty>(#key))
                 }
             }
         })

@@ -484,5 +484,6 @@ fn leaf_borrow(leaf: &LevelCode<'_>) -> TokenStream {
         Mode::Shared => quote!(&*#guard),
         Mode::Exclusive => quote!(&mut *#guard),
         Mode::Upgradable => quote!(&mut #guard),
+        Mode::Optimistic => unreachable!("validated: a mixed chain has no optimistic level"),
     }
 }

@@ -15,6 +15,7 @@ mod flavor;
 mod keys;
 mod leaves;
 mod mixed;
+mod optimistic;
 
 use super::validate::{Mode, Valid, ValidLevel, ValidLocker};
 use fixed::{body_method, descend_method, path_method, run_method};
@@ -73,11 +74,12 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
     }
     let allows = impl_allows();
     let blocking = methods(&[Flavor::Blocking, Flavor::Deadline]);
-    // No async lock has an upgradable mode: a chain with an upgradable level is blocking only.
+    // No async lock has an upgradable mode, and an optimistic level's pessimistic pass parks
+    // the thread (its epoch guard is not `Send`): such chains are blocking only.
     let asynchronous = if locker
         .levels
         .iter()
-        .any(|level| level.mode == Mode::Upgradable)
+        .any(|level| matches!(level.mode, Mode::Upgradable | Mode::Optimistic))
     {
         TokenStream::new()
     } else {
@@ -231,7 +233,7 @@ impl<'a> LevelCode<'a> {
         let ty = self.ty;
         match self.mode {
             Mode::Exclusive => quote!(&mut #ty),
-            Mode::Shared => quote!(&#ty),
+            Mode::Shared | Mode::Optimistic => quote!(&#ty),
             Mode::Upgradable => {
                 let lock = &self.lock;
                 quote!(&mut __cl::Upgradable<#lock>)
@@ -251,13 +253,47 @@ impl<'a> LevelCode<'a> {
         }
     }
 
-    /// The blocking body's bound on its strategy for this level (`__private::WaitX`, ...).
+    /// The blocking body's bound on its strategy for this level (`__private::WaitX`, ...);
+    /// an optimistic level is read by the pass, not taken through the strategy.
     fn wait_trait(&self) -> TokenStream {
         match self.mode {
             Mode::Exclusive => quote!(__cl::WaitX),
             Mode::Shared => quote!(__cl::WaitS),
             Mode::Upgradable => quote!(__cl::WaitU),
+            Mode::Optimistic => unreachable!("an optimistic level has no guard"),
         }
+    }
+
+    /// The blocking body's bound for this level: on its strategy `__W` (whose guard types it
+    /// uses), or, optimistic, on the lock itself.
+    fn body_bound(&self) -> TokenStream {
+        let (lock, ty) = (&self.lock, self.ty);
+        if self.mode == Mode::Optimistic {
+            quote!(#lock: __cl::OptimisticLock<Target = #ty>)
+        } else {
+            let wait = self.wait_trait();
+            quote!(__W: #wait<#lock, Target = #ty>)
+        }
+    }
+
+    /// The type of the stage that runs on this level and finds `child`'s lock: `FnOnce` on
+    /// the level's reference returning an owned `Arc`, or, optimistic, `FnMut` (it may run
+    /// once per pass) on `&T` and the epoch guard, returning the child's `Arc` lent by them.
+    /// `body`: as the blocking body sees it (its guard types the strategy's).
+    fn stage_type(&self, child: &LevelCode<'_>, body: bool) -> TokenStream {
+        let (ty, child_lock) = (self.ty, &child.lock);
+        if self.mode == Mode::Optimistic {
+            return quote! {
+                impl for<'__g> __cl::FnMut(&'__g #ty, &'__g __cl::EpochGuard)
+                    -> __cl::Option<&'__g __cl::Arc<#child_lock>>
+            };
+        }
+        let reference = if body {
+            self.body_reference()
+        } else {
+            self.reference()
+        };
+        quote!(impl __cl::FnOnce(#reference) -> __cl::Option<__cl::Arc<#child_lock>>)
     }
 
     /// The method of `__private::Steps` (and `AsyncSteps`) that takes this level.
@@ -266,6 +302,7 @@ impl<'a> LevelCode<'a> {
             Mode::Exclusive => "x",
             Mode::Shared => "s",
             Mode::Upgradable => "u",
+            Mode::Optimistic => unreachable!("an optimistic level is read by the pass"),
         };
         Ident::new(name, Span::call_site())
     }
@@ -275,6 +312,7 @@ impl<'a> LevelCode<'a> {
         let lock = &self.lock;
         match self.mode {
             Mode::Upgradable => quote!(__cl::Upgradable<#lock>),
+            Mode::Optimistic => unreachable!("validated: never the leaf"),
             Mode::Exclusive if flavor.is_async() => quote!(__cl::AXGuard<#lock>),
             Mode::Shared if flavor.is_async() => quote!(__cl::ASGuard<#lock>),
             Mode::Exclusive => quote!(__cl::XGuard<#lock>),
@@ -289,6 +327,7 @@ impl<'a> LevelCode<'a> {
             Mode::Exclusive => quote!(&mut *#guard),
             Mode::Shared => quote!(&*#guard),
             Mode::Upgradable => quote!(&mut #guard),
+            Mode::Optimistic => unreachable!("an optimistic level has no guard"),
         }
     }
 }
@@ -304,6 +343,7 @@ fn summary(levels: &[LevelCode<'_>]) -> String {
                 Mode::Exclusive => format!("`{ty}`"),
                 Mode::Shared => format!("`{ty}` (shared)"),
                 Mode::Upgradable => format!("`{ty}` (upgradable)"),
+                Mode::Optimistic => format!("`{ty}` (optimistic)"),
             }
         })
         .collect::<Vec<_>>()
@@ -337,10 +377,8 @@ fn signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
     for pair in levels.windows(2) {
         let (parent, child) = (&pair[0], &pair[1]);
         let stage = format_ident!("stage{}", parent.index);
-        let (reference, child_lock) = (parent.reference(), &child.lock);
-        params.push(quote! {
-            #stage: impl __cl::FnOnce(#reference) -> __cl::Option<__cl::Arc<#child_lock>>
-        });
+        let stage_type = parent.stage_type(child, false);
+        params.push(quote!(#stage: #stage_type));
         stage_args.push(stage);
     }
     Signature {

@@ -1,0 +1,335 @@
+//! The `optimistic` level mode of a generated chain locker: optimistic lock coupling over the
+//! chain's first levels (each a [`HybridLock`]), `LeanStore`'s protocol, then the first
+//! locked level taken and the descent going on as in every other mode.
+//!
+//! The generated body runs one *pass* at a time through [`optimistic`] (the driver: pin,
+//! passes, restart bound, the telemetry's restart hook). A pass walks the optimistic levels
+//! with a [`Pass`]: at each level it reads the version ([`Pass::root`], [`Pass::child`]),
+//! asks the stage for the child (through the data as `&T`), reads the child's version (or
+//! takes the child's lock, at the first locked level), and only then validates the level
+//! ([`Seen::validate`], which ends the level): a changed version throws the pass away
+//! ([`Stop::Restart`]). An answer computed from a level's data (absent, closed) is acted on
+//! only after the level validates ([`Seen::check`]). After [`MAX_RESTARTS`] restarts the
+//! last pass is pessimistic: the same steps, each optimistic level held shared hand over hand
+//! (a [`Seen`] then holds the lock and validates by holding it), so a reader that keeps
+//! meeting writers queues like any reader and always finishes.
+//!
+//! Reached by generated code through `__private`; the public items are [`OptimisticLock`]
+//! and [`MAX_RESTARTS`].
+#![expect(
+    clippy::inline_always,
+    reason = "the generated code's steps must inline into the caller to cost nothing"
+)]
+
+use super::wait::Wait;
+use super::{EpochGuard, Exit};
+use crate::hybrid::{HybridLock, Version};
+use crate::telemetry::hooks::{self, Level, Next, Rec};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How many times a generated descent with `optimistic` levels restarts optimistically
+/// before its pessimistic pass (so at most `MAX_RESTARTS + 1` optimistic passes): the same
+/// bound as [`Walker::DEFAULT_MAX_RESTARTS`](crate::walk::Walker::DEFAULT_MAX_RESTARTS).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(chainlock::chain::MAX_RESTARTS, chainlock::walk::Walker::DEFAULT_MAX_RESTARTS);
+/// ```
+pub const MAX_RESTARTS: usize = crate::walk::Walker::DEFAULT_MAX_RESTARTS;
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T: ?Sized> Sealed for crate::hybrid::HybridLock<T> {}
+}
+
+/// A lock an `optimistic` level of a chain locker can be: [`HybridLock`], which hands out only
+/// `&T` in every mode, so that a reader may read it while a writer changes it (through `T`'s
+/// atomics) and validate by version. Sealed: a lock that gives a writer `&mut T` (a mutex, an
+/// `RwLock`, [`HybridRwLock`](crate::hybrid::HybridRwLock)) cannot be read optimistically
+/// without a data race.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::chain::OptimisticLock;
+/// use chainlock::hybrid::HybridLock;
+/// use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+///
+/// fn peek<L: OptimisticLock<Target = AtomicU32> + ?Sized>(lock: &L) -> Option<u32> {
+///     lock.hybrid().read_optimistic(|n| n.load(Relaxed)).ok()
+/// }
+/// assert_eq!(peek(&HybridLock::new(AtomicU32::new(3))), Some(3));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "an `optimistic` level needs a `HybridLock`, not `{Self}`",
+    label = "not a `chainlock::hybrid::HybridLock`",
+    note = "an optimistic reader reads the level while a writer changes it: only `HybridLock<T>` (which hands out `&T` alone, its writers changing `T`'s atomics) makes that sound; a mutex, an `RwLock` or a `HybridRwLock` gives a writer `&mut T`",
+    note = "use `Arc<HybridLock<T>>` for this level, or drop the `optimistic` modifier"
+)]
+pub trait OptimisticLock: sealed::Sealed {
+    /// The data the lock protects.
+    type Target: ?Sized;
+
+    /// The hybrid lock itself.
+    ///
+    /// # Examples
+    ///
+    /// See [`OptimisticLock`].
+    fn hybrid(&self) -> &HybridLock<Self::Target>;
+}
+
+impl<T: ?Sized> OptimisticLock for HybridLock<T> {
+    type Target = T;
+
+    #[inline(always)]
+    fn hybrid(&self) -> &HybridLock<T> {
+        self
+    }
+}
+
+/// Why a pass ended early: a level whose version changed (the pass is thrown away and the
+/// telemetry counts a restart at that level), or a validated exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The level at this index met a writer: restart.
+    Restart(usize),
+    /// The descent's answer, from validated reads or held locks.
+    Exit(Exit),
+}
+
+impl From<Exit> for Stop {
+    #[inline(always)]
+    fn from(exit: Exit) -> Self {
+        Stop::Exit(exit)
+    }
+}
+
+impl From<Infallible> for Stop {
+    #[inline(always)]
+    fn from(never: Infallible) -> Self {
+        match never {}
+    }
+}
+
+/// One pass over the optimistic levels: optimistic (versions) or the pessimistic fallback
+/// (shared holds, waiting as the descent's strategy says), with the telemetry's record.
+#[derive(Clone, Copy)]
+pub struct Pass<R> {
+    rec: R,
+    levels: &'static [Level],
+    /// `Some(deadline)` for a descent that gives up at a deadline.
+    deadline: Option<Instant>,
+    pessimistic: bool,
+}
+
+/// What a pass holds of an optimistic level: the version it read, or (pessimistic pass) a
+/// shared hold, released when the `Seen` drops.
+#[must_use = "a level read optimistically must be validated before what was read is used"]
+pub struct Seen<'g, T: ?Sized> {
+    lock: &'g HybridLock<T>,
+    /// The version read; `None`: held shared (the pessimistic pass).
+    version: Option<Version>,
+    index: usize,
+}
+
+impl<R: Rec> Pass<R> {
+    /// Begins the root (level 0): its version, or its shared hold.
+    ///
+    /// # Errors
+    ///
+    /// [`Stop::Restart`] while a writer holds it (optimistic pass); [`Exit::TimedOut`] when a
+    /// deadline passes first (pessimistic pass).
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    pub fn root<L: ?Sized + OptimisticLock>(
+        self,
+        root: &Arc<L>,
+    ) -> Result<Seen<'_, L::Target>, Stop> {
+        self.enter(root, 0)
+    }
+
+    /// Goes from `parent` to `child` (level `index`): the child's version read (or its shared
+    /// hold taken), then the parent validated (or released): lock coupling on versions.
+    ///
+    /// # Errors
+    ///
+    /// As [`Pass::root`], and [`Stop::Restart`] at the parent if its version changed.
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    pub fn child<'g, P: ?Sized, L: ?Sized + OptimisticLock>(
+        self,
+        parent: Seen<'g, P>,
+        child: &'g Arc<L>,
+        index: usize,
+    ) -> Result<Seen<'g, L::Target>, Stop> {
+        let seen = self.enter(child, index)?;
+        parent.validate()?;
+        Ok(seen)
+    }
+
+    /// The level `index` begun in this pass's way.
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    fn enter<L: ?Sized + OptimisticLock>(
+        self,
+        lock: &Arc<L>,
+        index: usize,
+    ) -> Result<Seen<'_, L::Target>, Stop> {
+        let hybrid = lock.hybrid();
+        if !self.pessimistic {
+            let version = hybrid
+                .raw()
+                .optimistic()
+                .map_err(|_| Stop::Restart(index))?;
+            return Ok(Seen {
+                lock: hybrid,
+                version: Some(version),
+                index,
+            });
+        }
+        let raw = hybrid.raw();
+        let deadline = self.deadline;
+        // A shared hold never answers `Restart` (no version is compared).
+        let taken = hooks::hybrid::<R, L, (), false>(
+            self.rec,
+            lock,
+            &self.levels[index],
+            || Ok(raw.try_take_shared().then_some(())),
+            || Ok(raw.take_shared(deadline).then_some(())),
+        );
+        match taken {
+            Ok(Some(((), _))) => Ok(Seen {
+                lock: hybrid,
+                version: None,
+                index,
+            }),
+            _ => Err(Stop::Exit(Exit::TimedOut { level: index })),
+        }
+    }
+}
+
+impl<'g, T: ?Sized> Seen<'g, T> {
+    /// The level's data, for its stage: maybe changing under an optimistic reader (through
+    /// `T`'s atomics), so that what the stage computes is used only after [`Seen::check`] or
+    /// [`Seen::validate`].
+    #[inline(always)]
+    #[must_use]
+    pub fn data(&self) -> &'g T {
+        self.lock.data()
+    }
+
+    /// An answer computed from the level's data: an exit (absent child, closed level) is
+    /// returned only if the level validates, a restart otherwise; a found child goes on
+    /// (it is validated with the next level, [`Pass::child`]).
+    ///
+    /// # Errors
+    ///
+    /// The exit, validated, or [`Stop::Restart`] at this level.
+    #[inline(always)]
+    pub fn check<X>(&self, answer: Result<X, Exit>) -> Result<X, Stop> {
+        match answer {
+            Ok(found) => Ok(found),
+            Err(exit) => {
+                self.still()?;
+                Err(Stop::Exit(exit))
+            }
+        }
+    }
+
+    /// Ends the level: its version is still the one read (or the level was held shared).
+    ///
+    /// # Errors
+    ///
+    /// [`Stop::Restart`] at this level if a writer held it since its version was read.
+    #[inline(always)]
+    pub fn validate(self) -> Result<(), Stop> {
+        self.still()
+    }
+
+    #[inline(always)]
+    fn still(&self) -> Result<(), Stop> {
+        match self.version {
+            Some(version) => self
+                .lock
+                .raw()
+                .validate(version)
+                .map_err(|_| Stop::Restart(self.index)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<T: ?Sized> Drop for Seen<'_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.version.is_none() {
+            // SAFETY: `version` is `None` only when `Pass::enter` took the lock shared.
+            unsafe { self.lock.raw().release_shared() };
+        }
+    }
+}
+
+/// Runs a generated descent's optimistic levels: pins the thread once, then runs `pass`
+/// optimistically until it finishes or [`MAX_RESTARTS`] restarts were made (each counted by
+/// the telemetry at the level that failed, the last as the fallback), then once
+/// pessimistically. `wait` is the descent's strategy (its deadline, if it has one, bounds
+/// the pessimistic pass's waits; the first locked level is taken with it by `pass` itself).
+///
+/// # Errors
+///
+/// The pass's validated [`Exit`].
+#[inline(always)]
+pub fn optimistic<W: Wait, R: Rec, T>(
+    wait: W,
+    rec: R,
+    levels: &'static [Level],
+    mut pass: impl FnMut(Pass<R>, &EpochGuard) -> Result<T, Stop>,
+) -> Result<T, Exit> {
+    let pinned = EpochGuard::pin();
+    let mut each = Pass {
+        rec,
+        levels,
+        deadline: wait.deadline(),
+        pessimistic: false,
+    };
+    let mut restarts = 0;
+    loop {
+        match pass(each, &pinned) {
+            Ok(found) => return Ok(found),
+            Err(Stop::Exit(exit)) => return Err(exit),
+            Err(Stop::Restart(level)) => {
+                // A pessimistic pass validates by holding: it never restarts; were it to,
+                // it would run again (pessimistically), never loop optimistically.
+                if !each.pessimistic {
+                    let next = if restarts < MAX_RESTARTS {
+                        Next::Optimistic
+                    } else {
+                        Next::Pessimistic
+                    };
+                    hooks::restart(&levels[level], next);
+                    restarts += 1;
+                    each.pessimistic = next == Next::Pessimistic;
+                    std::hint::spin_loop();
+                }
+            }
+        }
+    }
+}
+
+/// The lock of an optimistic level's child, cloned once the level validated: what
+/// `lock_leaves` keeps of each path whose leaf's parent is optimistic.
+///
+/// # Errors
+///
+/// [`Stop::Restart`] at the parent if its version changed.
+#[inline(always)]
+pub fn leaf_found<P: ?Sized, L: ?Sized>(
+    parent: Seen<'_, P>,
+    leaf: &Arc<L>,
+) -> Result<Arc<L>, Stop> {
+    parent.validate()?;
+    Ok(Arc::clone(leaf))
+}

@@ -1,0 +1,300 @@
+//! The `optimistic` level mode of `chain_locker!`: optimistic lock coupling over the chain's
+//! first levels (each a `HybridLock`), then the locked levels. What each method returns, the
+//! exits (absent, closed, timed out) from validated reads only, stages that run again after a
+//! restart, the pessimistic pass after the restart bound, `lock_leaves`, and the locks all
+//! released when a stage panics.
+
+use chainlock::chain::{EpochGuard, EpochMap, MAX_RESTARTS};
+use chainlock::hybrid::HybridLock;
+use chainlock::parking_lot::{Mutex, RwLock};
+use chainlock::{ChainNode, Exit, chain::Absence, chain_locker};
+use chainlock_suite::watchdog::watchdog;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+#[derive(ChainNode, Default)]
+struct Registry {
+    #[chain(closed)]
+    closed: AtomicBool,
+    #[chain(children)]
+    lectures: EpochMap<u32, HybridLock<Lecture>>,
+    #[chain(children)]
+    halls: EpochMap<u32, RwLock<Hall>>,
+}
+
+#[derive(ChainNode, Default)]
+struct Hall {
+    #[chain(children)]
+    rooms: Vec<Arc<Mutex<Room>>>,
+}
+
+#[derive(ChainNode, Default)]
+struct Lecture {
+    #[chain(closed)]
+    cancelled: AtomicBool,
+    #[chain(children)]
+    classes: EpochMap<u32, Mutex<Class>>,
+}
+
+#[derive(ChainNode, Default)]
+struct Class {
+    #[chain(closed)]
+    full: bool,
+    students: Vec<u32>,
+}
+
+#[derive(ChainNode, Default)]
+struct Room {
+    seats: u32,
+}
+
+chain_locker! {
+    /// Registry and lecture read optimistically, the class locked.
+    struct ToClass(optimistic Registry, optimistic Lecture, Class);
+    /// Registry optimistic, then a locked level before the leaf.
+    struct ToRoom(optimistic Registry, shared Hall, Room);
+}
+
+type Root = Arc<HybridLock<Registry>>;
+
+/// A registry with lectures 1 and 2, each with classes 10 and 20 and room 5.
+fn registry() -> Root {
+    let registry = Arc::new(HybridLock::new(Registry::default()));
+    for lecture in [1, 2] {
+        let node = Lecture::default();
+        for class in [10, 20] {
+            node.classes
+                .insert(class, Arc::new(Mutex::new(Class::default())));
+        }
+        registry
+            .read()
+            .lectures
+            .insert(lecture, Arc::new(HybridLock::new(node)));
+    }
+    let hall = Hall {
+        rooms: vec![Arc::new(Mutex::new(Room { seats: 30 }))],
+    };
+    registry.read().halls.insert(2, Arc::new(RwLock::new(hall)));
+    registry
+}
+
+/// Lecture `n`, cloned out of the registry.
+fn lecture(root: &Root, n: u32) -> Arc<HybridLock<Lecture>> {
+    let guard = EpochGuard::pin();
+    Arc::clone(root.read().lectures.get(&n, &guard).unwrap())
+}
+
+/// Class `n` of lecture `l`.
+fn class(root: &Root, l: u32, n: u32) -> Arc<Mutex<Class>> {
+    let guard = EpochGuard::pin();
+    Arc::clone(lecture(root, l).read().classes.get(&n, &guard).unwrap())
+}
+
+/// The stages of a descent to `lecture`/`class`, each lending the child it finds.
+fn to_lecture(
+    lecture: u32,
+) -> impl for<'g> FnMut(&'g Registry, &'g EpochGuard) -> Option<&'g Arc<HybridLock<Lecture>>> {
+    move |registry, guard| registry.lectures.get(&lecture, guard)
+}
+
+fn to_class(
+    class: u32,
+) -> impl for<'g> FnMut(&'g Lecture, &'g EpochGuard) -> Option<&'g Arc<Mutex<Class>>> {
+    move |lecture, guard| lecture.classes.get(&class, guard)
+}
+
+#[test]
+fn run_descend_and_keys_reach_the_leaf_and_lock_it() {
+    let root = registry();
+    ToClass
+        .run(&root, to_lecture(1), to_class(10), |class| {
+            class.students.push(7);
+        })
+        .unwrap();
+    let guard = ToClass.descend(&root, to_lecture(1), to_class(10)).unwrap();
+    assert_eq!(guard.students, [7]);
+    assert!(
+        root.try_write().is_some(),
+        "no lock above the leaf is held by the descent"
+    );
+    drop(guard);
+    let mut guard = ToClass.descend_keys(&root, &1, &20).unwrap();
+    guard.students.push(8);
+    drop(guard);
+    assert_eq!(
+        ToClass.run_keys(&root, &1, &20, |class| class.students.clone()),
+        Ok(vec![8])
+    );
+    assert_eq!(ToClass::DEPTH, 3);
+    // A locked level between the optimistic root and the leaf.
+    let seats = ToRoom.run_keys(&root, &2, &0, |room| room.seats);
+    assert_eq!(seats, Ok(30));
+}
+
+#[test]
+fn absent_and_closed_levels_end_the_descent_at_their_level() {
+    let root = registry();
+    let missing = |level| {
+        Err(Exit::Absent {
+            level,
+            cause: Absence::Missing,
+        })
+    };
+    let closed = |level| {
+        Err(Exit::Absent {
+            level,
+            cause: Absence::Closed,
+        })
+    };
+    assert_eq!(ToClass.run_keys(&root, &9, &10, |_| ()), missing(1));
+    assert_eq!(ToClass.run_keys(&root, &1, &99, |_| ()), missing(2));
+    assert_eq!(ToRoom.run_keys(&root, &3, &0, |_| ()), missing(1));
+    assert_eq!(ToRoom.run_keys(&root, &2, &1, |_| ()), missing(2));
+    lecture(&root, 2).write().cancelled.store(true, Relaxed);
+    assert_eq!(ToClass.run_keys(&root, &2, &10, |_| ()), closed(1));
+    class(&root, 2, 10).lock().full = true;
+    assert_eq!(ToClass.run_keys(&root, &1, &10, |_| ()), Ok(()));
+    class(&root, 1, 10).lock().full = true;
+    assert_eq!(ToClass.run_keys(&root, &1, &10, |_| ()), closed(2));
+    root.write().closed.store(true, Relaxed);
+    assert_eq!(ToClass.run_keys(&root, &1, &20, |_| ()), closed(0));
+}
+
+#[test]
+fn a_writer_in_the_middle_of_a_pass_makes_the_stages_run_again() {
+    let root = registry();
+    let calls = AtomicUsize::new(0);
+    // The first call of the lecture's stage changes the registry (a writer between the
+    // registry's version and its validation): the pass restarts, and the stages run again.
+    let found = ToClass.run(
+        &root,
+        |registry: &Registry, guard: &EpochGuard| {
+            if calls.fetch_add(1, Relaxed) == 0 {
+                drop(root.write());
+            }
+            registry.lectures.get(&1, guard)
+        },
+        to_class(10),
+        |class| class.students.len(),
+    );
+    assert_eq!(found, Ok(0));
+    assert_eq!(calls.load(Relaxed), 2, "one restart, one more pass");
+}
+
+#[test]
+fn a_reader_that_keeps_meeting_writers_falls_back_to_shared_holds() {
+    let root = registry();
+    let calls = AtomicUsize::new(0);
+    // Every optimistic pass meets a writer; the pessimistic pass holds the registry shared,
+    // where a writer cannot come in (the stage's `try_write` fails).
+    let found = ToClass.run(
+        &root,
+        |registry: &Registry, guard: &EpochGuard| {
+            calls.fetch_add(1, Relaxed);
+            if let Some(write) = root.try_write() {
+                drop(write);
+            }
+            registry.lectures.get(&1, guard)
+        },
+        to_class(10),
+        |_| (),
+    );
+    assert_eq!(found, Ok(()));
+    assert_eq!(calls.load(Relaxed), MAX_RESTARTS + 2);
+}
+
+#[test]
+fn deadlines_bound_the_locked_levels_and_the_pessimistic_pass() {
+    let _watchdog = watchdog("chain_optimistic deadlines");
+    let root = registry();
+    let soon = || Instant::now() + Duration::from_millis(20);
+    // The leaf is held: timed out at the leaf.
+    let class = class(&root, 1, 10);
+    let held = class.lock();
+    assert_eq!(
+        ToClass.descend_keys_until(&root, soon(), &1, &10).err(),
+        Some(Exit::TimedOut { level: 2 })
+    );
+    drop(held);
+    assert!(ToClass.descend_keys_until(&root, soon(), &1, &10).is_ok());
+    // A writer holds the lecture: every optimistic pass restarts there, and the pessimistic
+    // pass waits for its shared hold until the deadline.
+    let lecture = lecture(&root, 1);
+    let writer = lecture.write();
+    assert_eq!(
+        ToClass.run_keys_until(&root, soon(), &1, &10, |_| ()),
+        Err(Exit::TimedOut { level: 1 })
+    );
+    assert_eq!(
+        ToClass.run_until(&root, soon(), to_lecture(1), to_class(10), |_| ()),
+        Err(Exit::TimedOut { level: 1 })
+    );
+    // Without a deadline the pessimistic pass waits for the writer, then finishes.
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| ToClass.run_keys(&root, &1, &10, |class| class.students.len()));
+        drop(writer);
+        assert_eq!(reader.join().unwrap(), Ok(0));
+    });
+}
+
+#[test]
+fn lock_leaves_finds_each_leaf_through_validated_passes() {
+    let root = registry();
+    let mut leaves = ToClass
+        .lock_leaves(&root, [(&1, &10), (&2, &20), (&1, &20)])
+        .unwrap();
+    assert_eq!(leaves.len(), 3);
+    leaves[0].students.push(1);
+    drop(leaves);
+    assert_eq!(
+        ToClass.run_keys(&root, &1, &10, |class| class.students.clone()),
+        Ok(vec![1])
+    );
+    let absent = ToClass.lock_leaves(&root, [(&1, &10), (&3, &10)]).err();
+    assert!(
+        matches!(
+            absent,
+            Some(chainlock::chain::LeavesExit::Path {
+                path: 1,
+                exit: Exit::Absent { level: 1, .. }
+            })
+        ),
+        "{absent:?}"
+    );
+    let soon = Instant::now() + Duration::from_millis(20);
+    assert_eq!(
+        ToClass
+            .lock_leaves_until(&root, soon, [(&2, &10)])
+            .map(|leaves| leaves.len()),
+        Ok(1)
+    );
+}
+
+#[test]
+fn a_panicking_stage_leaves_every_lock_free() {
+    let root = registry();
+    let lecture = lecture(&root, 1);
+    for pessimistic in [false, true] {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ToClass.run(
+                &root,
+                to_lecture(1),
+                |_: &Lecture, _: &EpochGuard| -> Option<&Arc<Mutex<Class>>> {
+                    // Asked for the pessimistic pass: each optimistic pass meets a writer of
+                    // the lecture (its validation fails); the pessimistic pass holds it shared,
+                    // so the writer cannot come in, and the stage panics there.
+                    if pessimistic && let Some(write) = lecture.try_write() {
+                        drop(write);
+                        return None;
+                    }
+                    panic!("a stage panics");
+                },
+                |_| (),
+            )
+        }));
+        assert!(outcome.is_err(), "the stage panicked");
+        assert!(root.try_write().is_some(), "the registry is free");
+        assert!(lecture.try_write().is_some(), "the lecture is free");
+    }
+}
