@@ -9,7 +9,7 @@
 //! | [`rooms`] | shared rooms (group mutual exclusion): many threads in one room, one room at a time, exit actions, no starvation |
 //! | [`mapped`] | owned guards (from chain descents and walks) narrowed to a part of the locked data, still holding the lock |
 //! | [`walk`] | hand-over-hand walks of run-time depth down recursive trees (file systems, B-trees, lists): key paths or step closures, latch crabbing, retaining (Bayer–Schkolnick) and speculative descents |
-//! | `distributed` | a named mutex across processes (file locks) and machines (PostgreSQL; etcd, which keeps its holds through the loss of a minority of its members), with fencing tokens and a lost-lock signal; also a reader-writer lock, a counting semaphore and all-or-nothing acquisition of several names (feature `distributed`) |
+//! | `distributed` | a named mutex across processes (file locks) and machines (PostgreSQL; etcd, which keeps its holds through the loss of a minority of its members), with fencing tokens and a lost-lock signal; also a reader-writer lock, a counting semaphore, all-or-nothing acquisition of several names and leader election with fencing tokens and a loss signal (feature `distributed`) |
 //! | `telemetry` | contention statistics per lock (counts, wait and hold histograms, waiter and holder call sites, hot keys), live holders and waiters, wait-for cycles in debug builds, pprof and table exports (feature `telemetry`) |
 //!
 //! # Examples

@@ -29,10 +29,17 @@
 //!   lose a hold while its process lives).
 //! - **Release.** [`Hold::release`] reports failures; dropping a hold releases it without
 //!   reporting (a backend may do so on a background task).
+//! - **Elections** ([`Backend::campaign`], [`Backend::leader`], [`Backend::observe`]): a
+//!   campaign waits as an exclusive acquisition does (the same waits, cancel safety and
+//!   tokens) and returns a [`Leading`] hold; at most one candidacy of a name leads at a time;
+//!   [`Backend::leader`] is the candidacy the backend holds now (never the record of one that
+//!   died); [`Backend::observe`] publishes the leaders in the order they led.
 
+use super::election::{Leader, Publisher};
 use super::{Error, FencingToken, LockKey};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A boxed, sendable future: what the seam's methods return.
@@ -144,6 +151,49 @@ pub(crate) trait Backend: Send + Sync + 'static {
 
     /// What `LockClient`'s `Debug` shows of the backend.
     fn describe(&self, f: &mut std::fmt::DebugStruct<'_, '_>);
+
+    /// Campaigns for the leadership of `name` with `value`, waiting as `wait` allows: the
+    /// leadership, or `None` if another candidacy still leads when the wait ends (a
+    /// candidacy that did not win is withdrawn before this returns).
+    fn campaign<'a>(
+        &'a self,
+        name: &'a str,
+        value: &'a [u8],
+        wait: Wait,
+    ) -> BoxFuture<'a, Result<Option<Box<dyn Leading>>, Error>>;
+
+    /// The leader of `name` now (`None`: no candidacy leads).
+    fn leader<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<Leader>, Error>>;
+
+    /// How often the default [`observe`](Backend::observe) asks [`leader`](Backend::leader).
+    fn observe_every(&self) -> Duration {
+        Duration::from_millis(100)
+    }
+
+    /// Publishes the leaders of `name` until every receiver of `publisher` is gone. By
+    /// default, asks [`leader`](Backend::leader) every [`observe_every`](Backend::observe_every);
+    /// a backend that can be told of changes overrides it.
+    fn observe(self: Arc<Self>, name: String, mut publisher: Publisher) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let every = self.observe_every();
+            loop {
+                if let Ok(leader) = self.leader(&name).await {
+                    publisher.publish(leader);
+                }
+                tokio::select! {
+                    () = publisher.closed() => return,
+                    () = tokio::time::sleep(every) => {}
+                }
+            }
+        })
+    }
+}
+
+/// A leading candidacy of a [`Backend`]: a hold of the name's leadership ([`Hold::release`]
+/// resigns, dropping it resigns without reporting) whose value can change.
+pub(crate) trait Leading: Hold {
+    /// Sets the leader's value, if this candidacy still leads ([`Error::Lost`] otherwise).
+    fn proclaim<'a>(&'a self, value: &'a [u8]) -> BoxFuture<'a, Result<(), Error>>;
 }
 
 /// One held key of a [`Backend`]; dropping it releases the key.

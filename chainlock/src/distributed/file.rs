@@ -35,7 +35,10 @@
 //! `fdatasync`); a shared holder cannot write it (other readers read it at the same time), so
 //! its token is the counter as the last exclusive holder left it (0 if there was none).
 
-use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
+mod election;
+
+use super::backend::{Backend, BoxFuture, Hold, Leading, Mode, Wait};
+use super::election::Leader;
 use super::{Error, FencingToken, name};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -198,7 +201,17 @@ impl FileBackend {
         mode: Mode,
         wait: Wait,
     ) -> Result<Option<FileHeld>, Error> {
-        let path = self.dir.join(name::key_file_name(key));
+        self.acquire_path(self.dir.join(name::key_file_name(key)), mode, wait)
+            .await
+    }
+
+    /// Locks the lock file at `path` in `mode`, as `wait` allows.
+    async fn acquire_path(
+        &self,
+        path: PathBuf,
+        mode: Mode,
+        wait: Wait,
+    ) -> Result<Option<FileHeld>, Error> {
         let wait = wait.now();
         let deadline = wait.deadline().map(Instant::from_std);
         let mut turn_path = path.clone().into_os_string();
@@ -314,6 +327,24 @@ impl Backend for FileBackend {
 
     fn describe(&self, f: &mut std::fmt::DebugStruct<'_, '_>) {
         f.field("dir", &self.dir);
+    }
+
+    fn campaign<'a>(
+        &'a self,
+        name: &'a str,
+        value: &'a [u8],
+        wait: Wait,
+    ) -> BoxFuture<'a, Result<Option<Box<dyn Leading>>, Error>> {
+        Box::pin(async move {
+            Ok(self
+                .campaign_in(name, value, wait)
+                .await?
+                .map(|held| Box::new(held) as Box<dyn Leading>))
+        })
+    }
+
+    fn leader<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<Leader>, Error>> {
+        Box::pin(self.leader_in(name))
     }
 }
 

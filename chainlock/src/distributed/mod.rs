@@ -39,6 +39,13 @@
 //! Transaction-scoped locks ([`xact_lock`] and its forms, PostgreSQL) take the same advisory
 //! lock inside the caller's own `tokio_postgres` transaction.
 //!
+//! **Leader election** on every backend: [`LockClient::campaign`] (and `try_`, `_for`,
+//! `_until`, `blocking_`) → a [`Leadership`] with its fencing token, loss signal,
+//! [`proclaim`](Leadership::proclaim) and [`resign`](Leadership::resign);
+//! [`LockClient::leader`] and [`LockClient::observe`] ([`LeaderWatch`]) without campaigning.
+//! On etcd it is etcd's own election (`etcdctl elect`). See
+//! [Leader election](#leader-election).
+//!
 //! # One protocol per backend
 //!
 //! Each backend implements one internal seam (`backend.rs`: acquire a key in a mode —
@@ -173,6 +180,7 @@
 #![doc = include_str!("../../docs/distributed.md")]
 
 mod backend;
+mod election;
 mod error;
 #[cfg(feature = "etcd")]
 mod etcd;
@@ -194,6 +202,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use election::{Leader, LeaderWatch, Leadership};
 pub use error::Error;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]

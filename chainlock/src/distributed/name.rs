@@ -227,6 +227,22 @@ pub(crate) fn advisory_key(name: &str) -> i64 {
     i64::from_be_bytes(first)
 }
 
+/// The PostgreSQL advisory lock key of the election of `name`: as [`advisory_key`], of the
+/// bytes `0xFF`, `election:` and the name's UTF-8 bytes. No name's UTF-8 starts with `0xFF`,
+/// so no lock name's key is an election's but by a SHA-256 collision: election keys are a
+/// space of their own.
+#[cfg(feature = "postgres")]
+pub(crate) fn election_key(name: &str) -> i64 {
+    let mut hasher = Sha256::new();
+    hasher.update([0xFF]);
+    hasher.update(b"election:");
+    hasher.update(name.as_bytes());
+    let digest = hasher.finalize();
+    let mut first = [0_u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(first)
+}
+
 /// A PostgreSQL advisory lock: the `bigint` form (names and [`LockKey::Int`]) or the
 /// two-`int` form ([`LockKey::Pair`]), which PostgreSQL keeps apart.
 #[cfg(feature = "postgres")]
@@ -314,5 +330,14 @@ mod tests {
             i64::from_be_bytes([0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14])
         );
         assert_ne!(advisory_key("a"), advisory_key("b"));
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn election_keys_are_apart_from_lock_keys() {
+        assert_ne!(election_key("a"), advisory_key("a"));
+        assert_ne!(election_key("a"), advisory_key("election:a"));
+        assert_ne!(election_key("a"), advisory_key("\u{ff}election:a"));
+        assert_ne!(election_key("a"), election_key("b"));
     }
 }

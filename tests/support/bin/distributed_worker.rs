@@ -29,6 +29,13 @@
 //!     every line on stdin with `lost <is_lost()>`, but the line `relock`: releases the hold
 //!     (printing `released <outcome>`), locks NAME again, waiting as long as it takes, and prints
 //!     `held <token>` (or `error <error>`)
+//! distributed-worker campaign BACKEND TARGET NAME VALUE TTL_SECS
+//!     campaigns for NAME with VALUE (etcd: with a lease TTL of TTL_SECS), prints
+//!     `leader <token>` once it leads, then answers every line on stdin: `?` with
+//!     `lost <is_lost()>`, `proclaim V` with `proclaimed ok` (or `proclaimed <error>`),
+//!     `resign` with `resigned ok` (or `resigned <error>`, then exits)
+//! distributed-worker observe BACKEND TARGET NAME
+//!     observes NAME and prints `leader <token> <value>` (or `none`) for every change seen
 //! ```
 //! distributed-worker cycles BACKEND TARGET NAME
 //!     connects, prints `ready`, then for every line `N` on stdin runs N lock + release cycles
@@ -151,17 +158,10 @@ fn main() {
             }
         }
         "hold-report" => hold_report(&arg),
+        "campaign" => campaign(&arg),
+        "observe" => observe(&client(arg(1), arg(2)), arg(3)),
         "cycles" => cycles(&client(arg(1), arg(2)), arg(3)),
-        "hold-release" => {
-            let locks = client(arg(1), arg(2));
-            let guard = locks.blocking_lock(arg(3)).expect("acquire");
-            println!("held {}", guard.token());
-            std::io::stdout().flush().expect("stdout");
-            let mut line = String::new();
-            std::io::stdin().read_line(&mut line).expect("stdin");
-            guard.blocking_release().expect("release");
-            hold_forever_saying("released", locks);
-        }
+        "hold-release" => hold_release(&arg),
         "hold-all" => {
             let locks = client(arg(1), arg(2));
             let all = locks.blocking_lock_all(&args[3..]).expect("acquire");
@@ -244,6 +244,72 @@ fn hold_report<'a>(arg: &impl Fn(usize) -> &'a str) {
                 .as_ref()
                 .is_none_or(chainlock::distributed::DistributedGuard::is_lost);
             writeln!(out, "lost {lost}").expect("stdout");
+        }
+        out.flush().expect("stdout");
+    }
+}
+
+/// `hold-release BACKEND TARGET NAME` (see the module docs).
+fn hold_release<'a>(arg: &impl Fn(usize) -> &'a str) -> ! {
+    let locks = client(arg(1), arg(2));
+    let guard = locks.blocking_lock(arg(3)).expect("acquire");
+    println!("held {}", guard.token());
+    std::io::stdout().flush().expect("stdout");
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).expect("stdin");
+    guard.blocking_release().expect("release");
+    hold_forever_saying("released", locks);
+}
+
+/// `observe BACKEND TARGET NAME` (see the module docs).
+fn observe(client: &LockClient, name: &str) -> ! {
+    let mut leaders = client.blocking_observe(name).expect("observe");
+    let mut out = std::io::stdout().lock();
+    let mut leader = leaders.current();
+    loop {
+        match &leader {
+            Some(leader) => writeln!(
+                out,
+                "leader {} {}",
+                leader.token(),
+                String::from_utf8_lossy(leader.value())
+            ),
+            None => writeln!(out, "none"),
+        }
+        .expect("stdout");
+        out.flush().expect("stdout");
+        leader = leaders.blocking_changed().expect("observe");
+    }
+}
+
+/// `campaign BACKEND TARGET NAME VALUE TTL_SECS` (see the module docs).
+fn campaign<'a>(arg: &impl Fn(usize) -> &'a str) {
+    let client = match arg(1) {
+        #[cfg(feature = "etcd")]
+        "etcd" => etcd_client(arg(2), arg(5).parse().expect("TTL_SECS")),
+        backend => client(backend, arg(2)),
+    };
+    let leadership = client.blocking_campaign(arg(3), arg(4)).expect("campaign");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "leader {}", leadership.token()).expect("stdout");
+    out.flush().expect("stdout");
+    for line in std::io::stdin().lines() {
+        let line = line.expect("stdin");
+        let line = line.trim();
+        if line == "resign" {
+            let resigned = leadership
+                .blocking_resign()
+                .map_or_else(|e| e.to_string(), |()| "ok".into());
+            writeln!(out, "resigned {resigned}").expect("stdout");
+            out.flush().expect("stdout");
+            return;
+        } else if let Some(value) = line.strip_prefix("proclaim ") {
+            let proclaimed = leadership
+                .blocking_proclaim(value)
+                .map_or_else(|e| e.to_string(), |()| "ok".into());
+            writeln!(out, "proclaimed {proclaimed}").expect("stdout");
+        } else {
+            writeln!(out, "lost {}", leadership.is_lost()).expect("stdout");
         }
         out.flush().expect("stdout");
     }

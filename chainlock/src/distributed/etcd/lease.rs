@@ -10,11 +10,10 @@
 //! that such a late write leaves behind lives no longer than the holds already on the lease.
 
 use super::super::Error;
-use super::keys::Keys;
+use super::keys::{Keys, Role};
 use super::members::Members;
 use super::request::request;
 use super::{EtcdBackend, EtcdOptions};
-use crate::distributed::backend::Mode;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -118,13 +117,13 @@ impl Lease {
         }
     }
 
-    /// A key of its own on this lease for a hold of `keys`' name in `mode`: the name's first
+    /// A key of its own on this lease for a hold of `keys`' name in `role`: the name's first
     /// key for the lease if no live hold of this client has it, else the next free one.
-    pub(super) fn claim(&self, keys: &Keys, mode: Mode) -> String {
+    pub(super) fn claim(&self, keys: &Keys, role: Role) -> String {
         let mut claimed = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
         // At most `claimed.len()` keys are taken: one of the first `len + 1` is free.
         let key = (0..=u32::try_from(claimed.len()).unwrap_or(u32::MAX))
-            .map(|nth| keys.own(mode, self.id, nth))
+            .map(|nth| keys.own(role, self.id, nth))
             .find(|key| !claimed.contains(key))
             .expect("one of the first len + 1 keys is free");
         claimed.insert(key.clone());

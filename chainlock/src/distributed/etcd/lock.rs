@@ -3,7 +3,7 @@
 
 use super::super::backend::{Mode, Wait};
 use super::super::{Error, FencingToken, LockKey};
-use super::keys::Keys;
+use super::keys::{Keys, Role};
 use super::{EtcdBackend, EtcdHeld, Pending};
 use etcd_client::{
     Compare, CompareOp, EventType, GetOptions, PutOptions, SortOrder, SortTarget, Txn, TxnOp,
@@ -40,21 +40,33 @@ impl EtcdBackend {
         mode: Mode,
         wait: Wait,
     ) -> Result<Option<EtcdHeld>, Error> {
-        let keys = Keys::new(key);
+        self.acquire_as(&Keys::new(key), Role::Hold(mode), b"", wait)
+            .await
+    }
+
+    /// [`acquire`](Self::acquire) of a key in `role` (a hold, or a candidacy) with `value`.
+    pub(super) async fn acquire_as(
+        &self,
+        keys: &Keys,
+        role: Role,
+        value: &[u8],
+        wait: Wait,
+    ) -> Result<Option<EtcdHeld>, Error> {
+        let mode = role.mode();
         loop {
             let lease = self.0.lease.get(self).await?;
             let mut pending = Pending {
-                key: lease.claim(&keys, mode),
+                key: lease.claim(keys, role),
                 lease,
                 revision: None,
                 backend: self.clone(),
             };
-            let revision = self.put(&keys, &pending).await?;
+            let revision = self.put(keys, &pending, value).await?;
             pending.revision = Some(revision.own);
             let held = match revision.first {
                 Some(first) if first == revision.own => true,
                 _ if mode == Mode::Shared => {
-                    self.predecessor(&keys, revision.own, mode).await?.is_none()
+                    self.predecessor(keys, revision.own, mode).await?.is_none()
                 }
                 _ => false,
             };
@@ -63,7 +75,7 @@ impl EtcdBackend {
             } else if matches!(wait, Wait::Never) {
                 Turn::TimedOut
             } else {
-                self.wait_for_turn(&keys, &pending, mode, wait).await?
+                self.wait_for_turn(keys, &pending, mode, wait).await?
             };
             match turn {
                 Turn::Held if !pending.lease.state.is_lost() => {
@@ -86,7 +98,7 @@ impl EtcdBackend {
     /// Puts `pending`'s key with its lease if absent, reading the earliest key of the name (one
     /// round trip): the key's create revision (the put's, or that of an earlier attempt of this
     /// very put whose answer was lost) and the earliest one's.
-    async fn put(&self, keys: &Keys, pending: &Pending) -> Result<Revisions, Error> {
+    async fn put(&self, keys: &Keys, pending: &Pending, value: &[u8]) -> Result<Revisions, Error> {
         let (own, prefix, id) = (&pending.key, keys.range(), pending.lease.id);
         let attempts = AtomicU32::new(0);
         let response = self
@@ -102,7 +114,7 @@ impl EtcdBackend {
                     let txn = Txn::new()
                         .when([Compare::create_revision(own.clone(), CompareOp::Equal, 0)])
                         .and_then([
-                            TxnOp::put(own.clone(), "", Some(PutOptions::new().with_lease(id))),
+                            TxnOp::put(own.clone(), value, Some(PutOptions::new().with_lease(id))),
                             TxnOp::get(prefix.clone(), Some(earliest.clone())),
                         ])
                         .or_else([TxnOp::get(own, None), TxnOp::get(prefix, Some(earliest))]);

@@ -53,8 +53,11 @@
 //!   (`Error::EtcdTls`, feature `etcd-tls`) and an unreachable cluster
 //!   ([`Error::EtcdUnresponsive`]) show at [`LockClient::etcd_with`](crate::distributed::LockClient::etcd_with),
 //!   not at the first lock. Neither a refused credential nor a refused certificate is retried.
+//! - **Leader election** (`election.rs`): etcd's own (`concurrency.Election`, `etcdctl
+//!   elect`), a candidacy being a key of the lock's protocol with the candidate's value.
 
 mod connection;
+mod election;
 mod keys;
 mod lease;
 mod lock;
@@ -63,7 +66,8 @@ mod options;
 mod request;
 mod retry;
 
-use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
+use super::backend::{Backend, BoxFuture, Hold, Leading, Mode, Wait};
+use super::election::{Leader, Publisher};
 use super::{Error, FencingToken, LockKey};
 use etcd_client::{Compare, CompareOp, Txn, TxnOp};
 use lease::{ClientLease, Lease};
@@ -110,6 +114,28 @@ impl Backend for EtcdBackend {
             .field("members", &self.0.members)
             .field("ttl", &self.0.options.ttl)
             .field("lease", &self.0.lease.id().map(|id| format!("{id:x}")));
+    }
+
+    fn campaign<'a>(
+        &'a self,
+        name: &'a str,
+        value: &'a [u8],
+        wait: Wait,
+    ) -> BoxFuture<'a, Result<Option<Box<dyn Leading>>, Error>> {
+        Box::pin(async move {
+            Ok(EtcdBackend::campaign(self, name, value, wait)
+                .await?
+                .map(|held| Box::new(held) as Box<dyn Leading>))
+        })
+    }
+
+    fn leader<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<Leader>, Error>> {
+        Box::pin(EtcdBackend::leader(self, name))
+    }
+
+    /// Told of changes by watches, as `Election.Observe`.
+    fn observe(self: Arc<Self>, name: String, publisher: Publisher) -> BoxFuture<'static, ()> {
+        Box::pin(EtcdBackend::observe((*self).clone(), name, publisher))
     }
 }
 

@@ -89,6 +89,7 @@
 //!   anyway), restoring a backup (point-in-time recovery rewinds the epochs), `fsync = off`, and
 //!   anyone else writing to these two objects.
 
+mod election;
 mod epoch;
 mod host;
 mod options;
@@ -103,7 +104,8 @@ pub use xact::{
     blocking_xact_lock, try_xact_lock, try_xact_lock_for, try_xact_lock_until, xact_lock,
 };
 
-use super::backend::{Backend, BoxFuture, Hold, Mode, Wait};
+use super::backend::{Backend, BoxFuture, Hold, Leading, Mode, Wait};
+use super::election::Leader;
 use super::{Error, FencingToken, Stage, name};
 use host::Host;
 use pool::{Conn, Pick, Pool, Slot};
@@ -681,6 +683,27 @@ impl Backend for PgBackend {
             .field("max_connections", &self.0.options.max_connections)
             .field("open", &open)
             .field("in_line", &in_line);
+    }
+
+    fn campaign<'a>(
+        &'a self,
+        name: &'a str,
+        value: &'a [u8],
+        wait: Wait,
+    ) -> BoxFuture<'a, Result<Option<Box<dyn Leading>>, Error>> {
+        Box::pin(async move {
+            Ok(PgBackend::campaign(self, name, value, wait)
+                .await?
+                .map(|held| Box::new(held) as Box<dyn Leading>))
+        })
+    }
+
+    fn leader<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Option<Leader>, Error>> {
+        Box::pin(PgBackend::leader(self, name))
+    }
+
+    fn observe_every(&self) -> Duration {
+        election::OBSERVE_EVERY
     }
 }
 

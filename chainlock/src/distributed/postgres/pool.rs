@@ -318,6 +318,17 @@ impl Pool {
         Pick::Full
     }
 
+    /// A serving session for a short statement that takes no lock (a read), if one is open.
+    pub(super) fn any_serving(&self) -> Option<Arc<Host>> {
+        let mut dead = Vec::new();
+        let mut state = self.0.state.lock();
+        state.prune(&mut dead);
+        let host = state.serving.first().cloned();
+        drop(state);
+        drop(dead);
+        host
+    }
+
     /// A session of its own, holding nothing: a serving one nobody uses, unless it is the
     /// last serving one at the bound and `keep_one_serving` (a wait must not leave the short
     /// statements of other acquirers without a session; with `max_connections(1)` it may).

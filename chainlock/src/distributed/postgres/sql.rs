@@ -141,6 +141,38 @@ const CREATE: &str = "BEGIN; SELECT pg_catalog.pg_advisory_xact_lock(1128811596,
     END $$; \
     COMMIT";
 
+/// The leader records of the elections, created when an election first needs them (so that a
+/// role that could use chainlock's locks before needs no new privilege until it elects).
+pub(super) const CREATE_LEADERS: &str = "CREATE UNLOGGED TABLE IF NOT EXISTS chainlock.leaders \
+    (name text PRIMARY KEY, token bigint NOT NULL, value bytea NOT NULL, \
+    pid integer NOT NULL, backend_start timestamptz NOT NULL)";
+/// The record of a new leader of `$1` (token `$2`, value `$3`): the session that holds the
+/// election's lock, named by its process id and start time (a process id alone may be
+/// reused).
+pub(super) const ELECTED: &str = "INSERT INTO chainlock.leaders \
+    (name, token, value, pid, backend_start) \
+    SELECT $1::text, $2::bigint, $3::bytea, a.pid, a.backend_start \
+    FROM pg_catalog.pg_stat_activity a \
+    WHERE a.pid = pg_catalog.pg_backend_pid() \
+    ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, value = EXCLUDED.value, \
+    pid = EXCLUDED.pid, backend_start = EXCLUDED.backend_start";
+/// A new value `$3` of the leader of `$1` with token `$2` (no row: it is not the leader).
+pub(super) const PROCLAIM: &str =
+    "UPDATE chainlock.leaders SET value = $3 WHERE name = $1 AND token = $2 RETURNING token";
+/// The leader of `$1` with token `$2` resigns (before it unlocks).
+pub(super) const RESIGN: &str = "DELETE FROM chainlock.leaders WHERE name = $1 AND token = $2";
+/// The leader of `$1` now: its record, only if the session it names (process id and start
+/// time) holds the election's lock, the `bigint` key whose halves are `$2` (high) and `$3`
+/// (low), as `pg_locks` shows them.
+pub(super) const LEADER: &str = "SELECT r.value, r.token FROM chainlock.leaders r \
+    JOIN pg_catalog.pg_stat_activity a ON a.pid = r.pid AND a.backend_start = r.backend_start \
+    WHERE r.name = $1 AND EXISTS (SELECT FROM pg_catalog.pg_locks l \
+      WHERE l.pid = r.pid AND l.locktype = 'advisory' AND l.granted \
+      AND l.mode = 'ExclusiveLock' AND l.objsubid = 1 \
+      AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d \
+        WHERE d.datname = pg_catalog.current_database()) \
+      AND l.classid::pg_catalog.int8 = $2 AND l.objid::pg_catalog.int8 = $3)";
+
 /// Unlogged sequences exist since PostgreSQL 15.
 const MIN_SERVER_VERSION: i32 = 15_00_00;
 
