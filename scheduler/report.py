@@ -14,8 +14,8 @@ import json
 import pathlib
 
 LEAVES = ["none", "cpu", "blocking"]
-STRATEGIES = ["chain", "crab", "coarse"]
-COLORS = {"chain": "#1f77b4", "crab": "#2ca02c", "coarse": "#d62728"}
+STRATEGIES = ["chain", "crab", "optimistic", "coarse"]
+COLORS = {"chain": "#1f77b4", "crab": "#2ca02c", "optimistic": "#9467bd", "coarse": "#d62728"}
 
 
 def load(root):

@@ -1,14 +1,17 @@
 //! A scheduling service for online classes, the README's main job: lectures split into
-//! classes of at most `threshold` students, served by three locking strategies over the same
+//! classes of at most `threshold` students, served by four locking strategies over the same
 //! operations.
 //!
 //! - [`Strategy::Chain`]: the tree `Registry → Lecture → Class → students` locked hand over
 //!   hand with `chain_locker!`, every level exclusive.
 //! - [`Strategy::Crab`]: the same tree and code, shared locks on the way down and an exclusive
 //!   lock at the class (latch crabbing).
+//! - [`Strategy::Optimistic`]: optimistic lock coupling over [`optimistic::tree`]'s nodes:
+//!   versions read (nothing written) at the registry and the lecture, an exclusive lock at
+//!   the class.
 //! - [`Strategy::Coarse`]: one global `parking_lot::Mutex` over everything.
 //!
-//! All three implement [`Scheduler`]; [`invariants`] checks a consistent [`Snapshot`] of any of
+//! All four implement [`Scheduler`]; [`invariants`] checks a consistent [`Snapshot`] of any of
 //! them, and [`load`] drives them with client threads.
 //!
 //! The command-line program (`cargo run --release -p chainlock-scheduler`, `src/main.rs`)
@@ -41,12 +44,15 @@ pub mod invariants;
 pub mod leaf_work;
 pub mod load;
 mod locked;
+pub mod optimistic;
 pub mod stats;
+mod tally;
 pub mod tree;
 
 pub use coarse::CoarseScheduler;
 pub use leaf_work::LeafWork;
 pub use locked::{Chain, ChainScheduler, Crab, CrabScheduler, Descent, LockedScheduler};
+pub use optimistic::OptimisticScheduler;
 
 use std::fmt;
 use std::str::FromStr;
@@ -434,19 +440,27 @@ pub enum Strategy {
     Chain,
     /// Shared hand over hand down to an exclusive class lock, with `chain_locker!`.
     Crab,
+    /// Versions read (optimistic lock coupling) down to an exclusive class lock.
+    Optimistic,
     /// One global mutex.
     Coarse,
 }
 
 impl Strategy {
     /// Every strategy, in the order tables show them.
-    pub const ALL: [Strategy; 3] = [Strategy::Chain, Strategy::Crab, Strategy::Coarse];
+    pub const ALL: [Strategy; 4] = [
+        Strategy::Chain,
+        Strategy::Crab,
+        Strategy::Optimistic,
+        Strategy::Coarse,
+    ];
 
     /// The strategy's name on the command line and in tables.
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Chain => "chain",
             Strategy::Crab => "crab",
+            Strategy::Optimistic => "optimistic",
             Strategy::Coarse => "coarse",
         }
     }
@@ -469,6 +483,9 @@ impl Strategy {
         match self {
             Strategy::Chain => Arc::new(ChainScheduler::new(config)),
             Strategy::Crab => Arc::new(CrabScheduler::new(config)),
+            Strategy::Optimistic => {
+                Arc::new(OptimisticScheduler::<optimistic::Generated>::new(config))
+            }
             Strategy::Coarse => Arc::new(CoarseScheduler::new(config)),
         }
     }

@@ -1,7 +1,8 @@
 //! The `chain` and `crab` strategies: one service over the locked tree, generic over how a
 //! descent locks each level.
 
-use crate::tree::{Class, Lecture, Registry, Tally};
+use crate::tally::Tally;
+use crate::tree::{Class, Lecture, Registry};
 use crate::{
     Cancelled, ClassId, ClassSnapshot, LectureId, ScheduleError, Scheduler, Seat, ServiceConfig,
     Snapshot, Statistics, Strategy, StudentId,
@@ -11,7 +12,6 @@ use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{Exit, chain_locker};
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 chain_locker! {
     /// Every level exclusive: plain hand-over-hand locking.
@@ -337,14 +337,12 @@ impl<D: Descent> Scheduler for LockedScheduler<D> {
         Ok(cancelled)
     }
 
-    /// Reads two counters, each changed under the lock of the node it counts: each figure
-    /// was exact at some instant during the call, not necessarily the same instant for
-    /// both. Exact when nothing runs concurrently, and in a [`snapshot`](Self::snapshot).
+    /// Sums counters sharded by thread, each changed under the lock of the node it counts:
+    /// exact when nothing runs concurrently, and in a [`snapshot`](Self::snapshot); under
+    /// concurrent operations each figure is off from its count at the call's start by at
+    /// most the changes made during the call (see the `tally` module).
     fn statistics(&self) -> Statistics {
-        Statistics {
-            classes: self.tally.classes.load(Ordering::Relaxed),
-            students: self.tally.students.load(Ordering::Relaxed),
-        }
+        self.tally.statistics()
     }
 
     fn seat(&self, student: StudentId) -> Result<Option<Seat>, ScheduleError> {

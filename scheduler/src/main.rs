@@ -1,5 +1,6 @@
 //! The scheduling service under load: `chain` (chainlock, hand over hand), `crab` (chainlock,
-//! shared down to an exclusive leaf) and `coarse` (one global mutex), side by side.
+//! shared down to an exclusive leaf), `optimistic` (versions down to an exclusive leaf) and
+//! `coarse` (one global mutex), side by side.
 //!
 //! ```text
 //! cargo run --release -p chainlock-scheduler                      # every strategy × leaf work
@@ -22,13 +23,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// A scheduling service for online classes under load, with three locking strategies side
+/// A scheduling service for online classes under load, with four locking strategies side
 /// by side.
 ///
 /// Lectures are split into classes of at most `--threshold` students; client threads attend
 /// lectures, expel students, cancel classes and lectures and read statistics at random. Each
 /// strategy (chain: chainlock's hand-over-hand locking, every level exclusive; crab: shared
-/// locks down to an exclusive class lock; coarse: one global mutex) serves the same load once
+/// locks down to an exclusive class lock; optimistic: versions read instead of locks down to
+/// an exclusive class lock; coarse: one global mutex) serves the same load once
 /// per kind of leaf work, while the invariants (no class above the threshold, every student
 /// in at most one class, statistics equal to a recount) are checked on consistent snapshots.
 /// Prints throughput, latency and the invariant verdict as a table; exits with failure if an
@@ -36,12 +38,12 @@ use std::time::{Duration, Instant};
 #[derive(Parser, Debug)]
 #[command(version)]
 struct Args {
-    /// Strategies to compare, comma-separated: chain, crab, coarse.
+    /// Strategies to compare, comma-separated: chain, crab, optimistic, coarse.
     #[arg(
         long,
         short,
         value_delimiter = ',',
-        default_value = "chain,crab,coarse"
+        default_value = "chain,crab,optimistic,coarse"
     )]
     strategy: Vec<Strategy>,
     /// Work done at a class while it is locked, comma-separated: none, cpu (~1 µs),
@@ -180,10 +182,10 @@ fn describe(args: &Args) {
 
 fn print_table(rows: &[(LeafWork, Report)], threads: u16) {
     println!(
-        "| leaf work | strategy | threads |      ops/s | vs coarse |       p50 |       p99 | checks | invariants |"
+        "| leaf work | strategy   | threads |      ops/s | vs coarse |       p50 |       p99 | checks | invariants |"
     );
     println!(
-        "|-----------|----------|--------:|-----------:|----------:|----------:|----------:|-------:|------------|"
+        "|-----------|------------|--------:|-----------:|----------:|----------:|----------:|-------:|------------|"
     );
     for (leaf, report) in rows {
         let coarse = rows
@@ -204,7 +206,7 @@ fn print_table(rows: &[(LeafWork, Report)], threads: u16) {
             format!("{} BROKEN", report.violations.len())
         };
         println!(
-            "| {leaf:<9} | {:<8} | {threads:>7} | {:>10.0} | {ratio:>9} | {p50:>9} | {p99:>9} | {:>6} | {verdict:<10} |",
+            "| {leaf:<9} | {:<10} | {threads:>7} | {:>10.0} | {ratio:>9} | {p50:>9} | {p99:>9} | {:>6} | {verdict:<10} |",
             report.strategy,
             report.throughput(),
             report.checks,

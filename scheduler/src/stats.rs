@@ -167,10 +167,12 @@ fn time(duration: Duration) -> String {
 const PANEL: (f64, f64) = (860.0, 300.0);
 const LEGEND_WIDTH: f64 = 230.0;
 const MARGIN: (f64, f64, f64, f64) = (70.0, 20.0, 40.0, 50.0); // left, right, top, bottom
-/// One colour per strategy (chain, crab, coarse), as in `docs/scheduler-throughput.svg`.
-const COLOURS: [(&str, &str); 3] = [
+/// One colour per strategy (chain, crab, optimistic, coarse), as in
+/// `docs/scheduler-throughput.svg`.
+const COLOURS: [(&str, &str); 4] = [
     ("chain", "#1f77b4"),
     ("crab", "#2ca02c"),
+    ("optimistic", "#9467bd"),
     ("coarse", "#d62728"),
 ];
 

@@ -1,13 +1,15 @@
 //! The locked tree of the `chain` and `crab` strategies: `Registry → Lecture → Class`, each
-//! node behind its own lock, built with `#[derive(ChainNode)]`.
+//! node behind its own lock, built with `#[derive(ChainNode)]`. Its [`Class`] is the
+//! `optimistic` strategy's leaf too (`crate::optimistic::tree`).
 
+use crate::tally::Tally;
 use crate::{ClassId, LectureId, Seat, StudentId, first_choice};
 use chainlock::ChainNode;
 use chainlock::chain::ChildContainer;
 use chainlock::parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The root: every running lecture.
 #[derive(ChainNode)]
@@ -35,16 +37,6 @@ pub struct Class {
     students: Vec<StudentId>,
     /// The class's size, published for the lecture to read without locking the class.
     occupancy: Arc<AtomicU32>,
-}
-
-/// The counters behind `Scheduler::statistics`. Each is changed while the node it counts is
-/// locked (a class's students under the class lock, a new class under its lecture's lock,
-/// a cancelled class under its own lock), so a snapshot that holds every lock sees them equal
-/// to a recount.
-#[derive(Default)]
-pub(crate) struct Tally {
-    pub(crate) classes: AtomicUsize,
-    pub(crate) students: AtomicUsize,
 }
 
 /// Marks a cancelled class's occupancy so that no joiner picks it.
@@ -122,22 +114,14 @@ impl Lecture {
         lecture: LectureId,
         student: StudentId,
         tally: &Tally,
-    ) -> chainlock::lock_api::ArcMutexGuard<chainlock::parking_lot::RawMutex, Class> {
+    ) -> OpenedClass {
         let seat = Seat {
             lecture,
             class: self.next_class,
         };
         self.next_class += 1;
-        let occupancy = Arc::new(AtomicU32::new(0));
-        let class = Arc::new(Mutex::new(Class {
-            cancelled: false,
-            seat,
-            students: Vec::new(),
-            occupancy: occupancy.clone(),
-        }));
-        let mut guard = class.lock_arc();
-        guard.join(student, tally);
-        tally.classes.fetch_add(1, Ordering::Relaxed);
+        let (class, occupancy) = Class::new(seat);
+        let guard = Class::open_with(&class, student, tally);
         self.classes
             .0
             .insert(seat.class, ClassEntry { class, occupancy });
@@ -145,7 +129,37 @@ impl Lecture {
     }
 }
 
+/// A class locked by the one who opened it: the caller holds it (and nothing else) once it
+/// releases the lecture.
+pub(crate) type OpenedClass =
+    chainlock::lock_api::ArcMutexGuard<chainlock::parking_lot::RawMutex, Class>;
+
 impl Class {
+    /// An empty class at `seat`, and its published size (0).
+    pub(crate) fn new(seat: Seat) -> (Arc<Mutex<Class>>, Arc<AtomicU32>) {
+        let occupancy = Arc::new(AtomicU32::new(0));
+        let class = Arc::new(Mutex::new(Class {
+            cancelled: false,
+            seat,
+            students: Vec::new(),
+            occupancy: occupancy.clone(),
+        }));
+        (class, occupancy)
+    }
+
+    /// Locks a new `class`, puts `student` in it and counts it, before anyone else can find
+    /// it.
+    pub(crate) fn open_with(
+        class: &Arc<Mutex<Class>>,
+        student: StudentId,
+        tally: &Tally,
+    ) -> OpenedClass {
+        let mut guard = class.lock_arc();
+        guard.join(student, tally);
+        tally.classes(1);
+        guard
+    }
+
     /// Where the class is.
     pub(crate) fn seat(&self) -> Seat {
         self.seat
@@ -176,7 +190,7 @@ impl Class {
         debug_assert!(!self.cancelled && !self.contains(student));
         self.students.push(student);
         self.publish();
-        tally.students.fetch_add(1, Ordering::Relaxed);
+        tally.students(1);
     }
 
     /// Removes `student`; `false` if they were not here.
@@ -186,7 +200,7 @@ impl Class {
         };
         self.students.swap_remove(index);
         self.publish();
-        tally.students.fetch_sub(1, Ordering::Relaxed);
+        tally.students(-1);
         true
     }
 
@@ -196,8 +210,8 @@ impl Class {
         self.cancelled = true;
         self.occupancy.store(CANCELLED, Ordering::Relaxed);
         let students = std::mem::take(&mut self.students).len();
-        tally.students.fetch_sub(students, Ordering::Relaxed);
-        tally.classes.fetch_sub(1, Ordering::Relaxed);
+        tally.students(-isize::try_from(students).expect("a class holds few students"));
+        tally.classes(-1);
         students
     }
 

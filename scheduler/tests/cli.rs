@@ -47,7 +47,7 @@ fn help_describes_the_service() {
 fn a_run_prints_one_row_per_strategy_and_leaf_work_and_plain_progress_lines() {
     let output = scheduler(&[
         "--strategy",
-        "chain,crab,coarse",
+        "chain,crab,optimistic,coarse",
         "--leaf",
         "none,cpu",
         "--threads",
@@ -71,9 +71,11 @@ fn a_run_prints_one_row_per_strategy_and_leaf_work_and_plain_progress_lines() {
         [
             ("none", "chain", "hold"),
             ("none", "crab", "hold"),
+            ("none", "optimistic", "hold"),
             ("none", "coarse", "hold"),
             ("cpu", "chain", "hold"),
             ("cpu", "crab", "hold"),
+            ("cpu", "optimistic", "hold"),
             ("cpu", "coarse", "hold"),
         ],
         "{stdout}"
@@ -91,7 +93,7 @@ fn a_run_prints_one_row_per_strategy_and_leaf_work_and_plain_progress_lines() {
         .lines()
         .filter(|line| line.ends_with("(done)"))
         .collect();
-    assert_eq!(done.len(), 6, "{stderr}");
+    assert_eq!(done.len(), 8, "{stderr}");
     assert!(
         done.iter()
             .all(|line| line.contains("3000 ops") && line.contains("0 violations")),
@@ -135,7 +137,7 @@ fn unknown_names_list_the_known_ones() {
         (
             "--strategy",
             "chain,fast",
-            "unknown strategy `fast` (expected one of: chain, crab, coarse)",
+            "unknown strategy `fast` (expected one of: chain, crab, optimistic, coarse)",
         ),
         (
             "--leaf",
@@ -233,10 +235,8 @@ fn rows_agreeing_with_their_waiter_lines(section: &str) -> Vec<Row> {
 
 #[test]
 fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() {
-    let svg_path = std::env::temp_dir().join(format!(
-        "chainlock-scheduler-waits-{}.svg",
-        std::process::id()
-    ));
+    let id = std::process::id();
+    let svg_path = std::env::temp_dir().join(format!("chainlock-scheduler-waits-{id}.svg"));
     let output = scheduler(&[
         "--stats",
         "--stats-svg",
@@ -265,7 +265,7 @@ fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() 
         .skip(1)
         .take_while(|line| !line.is_empty())
         .collect();
-    assert_eq!(headlines.len(), 3, "{stdout}");
+    assert_eq!(headlines.len(), 4, "{stdout}");
     assert!(
         headlines[0].starts_with("none chain: ChainToClass level"),
         "{stdout}"
@@ -276,6 +276,7 @@ fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() 
     for (strategy, locker) in [
         ("chain", "ChainToClass level 0 (Registry)"),
         ("crab", "CrabToClass level 0 (Registry)"),
+        ("optimistic", "OptimisticToClass level 2 (Class)"),
         ("coarse", "Global level 0 (World)"),
     ] {
         let heading = format!("### leaf work none, strategy {strategy}");
@@ -336,7 +337,7 @@ fn stats_prints_the_hottest_locks_and_writes_an_svg_with_a_curve_per_strategy() 
         .filter_map(|path| path.attribute("data-strategy"))
         .collect();
     curves.sort_unstable();
-    assert_eq!(curves, ["chain", "coarse", "crab"], "{svg}");
+    assert_eq!(curves, ["chain", "coarse", "crab", "optimistic"], "{svg}");
     legend_agrees_with_the_tables_and_sits_beside_the_plot(root, &tables);
     std::fs::remove_file(&svg_path).ok();
 }

@@ -405,7 +405,7 @@ fn leaf_work_costs_what_it_says() {
     );
 }
 
-/// One thread, one random sequence of operations, three strategies: every result, every
+/// One thread, one random sequence of operations, four strategies: every result, every
 /// seat and every snapshot must be the same, so the strategies implement one semantics.
 #[test]
 fn every_strategy_gives_the_same_answers_to_the_same_requests() {
