@@ -7,12 +7,24 @@
 //! cargo run --example workers -- --backend postgres --url postgres://user@host/db
 //! cargo run --features etcd --example workers -- --backend etcd --url http://10.0.0.1:2379,http://10.0.0.2:2379
 //! cargo run --example workers -- --workers 8 --messages 500 --types orders,users,events
+//! cargo run --example workers -- --standbys 2 --messages 300   # one leader per type, standbys
 //! ```
 //!
 //! Each record is written in several chunks (one `write` each), so two workers writing the
 //! same type at once would interleave their chunks. The storage also enforces the fence: a
 //! writer whose token is not above the highest token the file has seen is refused, which is
 //! what protects data from a holder that lost its lock while paused.
+//!
+//! With `--standbys N`, each data type gets one writer at a time chosen by leader election:
+//! `N + 1` processes per type campaign for `<type>-writer`; the leader appends records with its
+//! leadership's token (the storage accepts a token only if it is at least the highest it has
+//! seen) until the file holds `--messages` records, then resigns, and the standbys, leading in
+//! turn, find nothing left to do. The orchestrator observes each election and kills the first
+//! leader (`kill -9`) once it has written a third of the records: a standby takes over (the
+//! file backend and PostgreSQL at once, etcd after the lease TTL, 2 s here), drops the dead
+//! leader's torn record if it left one, and finishes. The verifier checks that every record is
+//! whole, that tokens never decrease (no two leaders wrote at once), and that the failover
+//! happened.
 
 use chainlock::distributed::{FencingToken, LockClient};
 use clap::{Parser, ValueEnum};
@@ -58,55 +70,74 @@ struct Args {
     /// Chunks per record.
     #[arg(long, default_value_t = 4)]
     chunks: usize,
+    /// Standbys per data type: elect one writer per type (see the module docs).
+    #[arg(long, default_value_t = 0)]
+    standbys: usize,
     /// Run as worker number N (used by the orchestrator).
     #[arg(long, hide = true)]
     worker: Option<usize>,
+    /// With `--worker`: campaign to write this data type (standbys mode).
+    #[arg(long, hide = true)]
+    lead: Option<String>,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    match args.worker {
-        Some(id) => work(&args, id).await,
-        None => orchestrate(&args),
+    match (args.worker, &args.lead) {
+        (Some(id), Some(data_type)) => lead(&args, id, data_type).await,
+        (Some(id), None) => work(&args, id).await,
+        (None, _) if args.standbys > 0 => standbys(&args).await,
+        (None, _) => orchestrate(&args),
     }
 }
 
-/// Spawns the workers, waits for them and verifies every file.
-fn orchestrate(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+/// The output directory: `--out`, or a fresh temp directory.
+fn out_dir(args: &Args) -> std::io::Result<PathBuf> {
     let out = match &args.out {
         Some(out) => out.clone(),
         None => std::env::temp_dir().join(format!("chainlock-workers-{}", std::process::id())),
     };
     std::fs::create_dir_all(&out)?;
+    Ok(out)
+}
+
+/// The command of worker `id`, writing into `out`.
+fn worker_command(args: &Args, out: &Path, id: usize) -> std::io::Result<Command> {
+    let mut command = Command::new(std::env::current_exe()?);
+    command
+        .args([
+            "--worker",
+            &id.to_string(),
+            "--messages",
+            &args.messages.to_string(),
+        ])
+        .args([
+            "--types",
+            &args.types.join(","),
+            "--chunks",
+            &args.chunks.to_string(),
+        ])
+        .arg("--out")
+        .arg(out);
+    match (args.backend, &args.url) {
+        (Backend::Postgres, Some(url)) => {
+            command.args(["--backend", "postgres", "--url", url]);
+        }
+        (Backend::Etcd, Some(url)) => {
+            command.args(["--backend", "etcd", "--url", url]);
+        }
+        _ => {}
+    }
+    Ok(command)
+}
+
+/// Spawns the workers, waits for them and verifies every file.
+fn orchestrate(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let out = out_dir(args)?;
     let mut children = Vec::new();
     for id in 0..args.workers {
-        let mut command = Command::new(std::env::current_exe()?);
-        command
-            .args([
-                "--worker",
-                &id.to_string(),
-                "--messages",
-                &args.messages.to_string(),
-            ])
-            .args([
-                "--types",
-                &args.types.join(","),
-                "--chunks",
-                &args.chunks.to_string(),
-            ])
-            .arg("--out")
-            .arg(&out);
-        match (args.backend, &args.url) {
-            (Backend::Postgres, Some(url)) => {
-                command.args(["--backend", "postgres", "--url", url]);
-            }
-            (Backend::Etcd, Some(url)) => {
-                command.args(["--backend", "etcd", "--url", url]);
-            }
-            _ => {}
-        }
-        children.push(command.spawn()?);
+        children.push(worker_command(args, &out, id)?.spawn()?);
     }
     for mut child in children {
         let status = child.wait()?;
@@ -116,7 +147,7 @@ fn orchestrate(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut total = 0;
     for data_type in &args.types {
-        total += verify(&out.join(format!("{data_type}.data")), args.chunks)?;
+        total += verify(&out.join(format!("{data_type}.data")), args.chunks, false)?.0;
     }
     let expected = args.workers * args.messages;
     if total != expected {
@@ -133,10 +164,139 @@ fn orchestrate(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// A client of the etcd cluster at `endpoints` (comma-separated).
+/// Standbys mode: `standbys + 1` workers per data type campaign to write it; the first leader
+/// of each type is killed once it wrote a third of the records; every file is verified.
+async fn standbys(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let out = out_dir(args)?;
+    let client = connect(args, &out).await?;
+    let mut pids = std::collections::HashMap::new();
+    let mut children = Vec::new();
+    for (index, data_type) in args.types.iter().enumerate() {
+        for standby in 0..=args.standbys {
+            let id = index * (args.standbys + 1) + standby;
+            let child = worker_command(args, &out, id)?
+                .args(["--lead", data_type])
+                .spawn()?;
+            pids.insert(id, children.len());
+            children.push(child);
+        }
+    }
+    // Kill each type's first leader (`kill -9`) once it wrote a third of the records.
+    for data_type in &args.types {
+        let mut leaders = client.observe(&format!("{data_type}-writer")).await?;
+        let leader = loop {
+            if let Some(leader) = leaders.current() {
+                break leader;
+            }
+            leaders.changed().await?;
+        };
+        let id: usize = std::str::from_utf8(leader.value())?.parse()?;
+        let path = out.join(format!("{data_type}.data"));
+        while records(&path, args.chunks) < args.messages / 3 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        children[pids[&id]].kill()?;
+        println!(
+            "{data_type}: killed its leader, worker {id} (token {})",
+            leader.token()
+        );
+    }
+    let mut failed = 0;
+    for mut child in children {
+        if !child.wait()?.success() {
+            failed += 1;
+        }
+    }
+    if failed != args.types.len() {
+        return Err(format!("{failed} workers failed, {} were killed", args.types.len()).into());
+    }
+    for data_type in &args.types {
+        let (total, leaders) = verify(&out.join(format!("{data_type}.data")), args.chunks, true)?;
+        if total != args.messages {
+            return Err(format!("{data_type}: {total} records, {} expected", args.messages).into());
+        }
+        if leaders < 2 {
+            return Err(format!("{data_type}: written by {leaders} leader: no failover").into());
+        }
+        println!(
+            "{data_type}: {total} records by {leaders} leaders in turn, tokens never decreasing"
+        );
+    }
+    println!(
+        "ok: one writer per type at a time, through a kill -9 of each first leader ({})",
+        out.display()
+    );
+    if args.out.is_none() {
+        std::fs::remove_dir_all(&out)?;
+    }
+    Ok(())
+}
+
+/// The whole records in the file at `path`.
+fn records(path: &Path, chunks: usize) -> usize {
+    std::fs::read_to_string(path).map_or(0, |text| text.lines().count() / chunks)
+}
+
+/// A worker of the standbys mode: campaigns to write `data_type`; once it leads, drops a torn
+/// record the previous leader may have left, appends records with its token until the file
+/// holds `--messages`, and resigns.
+async fn lead(args: &Args, id: usize, data_type: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let out = args.out.as_deref().ok_or("workers need --out")?;
+    let client = connect(args, out).await?;
+    let leadership = client
+        .campaign(&format!("{data_type}-writer"), id.to_string())
+        .await?;
+    let path = out.join(format!("{data_type}.data"));
+    // A leader killed mid-record left a torn one: the new leader drops it.
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let whole: Vec<&str> = text.lines().collect();
+    let keep = whole.len() - whole.len() % args.chunks;
+    if keep != whole.len() {
+        let mut kept = whole[..keep].join("\n");
+        if keep > 0 {
+            kept.push('\n');
+        }
+        std::fs::write(&path, kept)?;
+    }
+    let mut seq = 0;
+    while records(&path, args.chunks) < args.messages {
+        if leadership.is_lost() {
+            return Err("the leadership was lost: stopped writing".into());
+        }
+        let payload = format!("message {seq} of leader {id}");
+        append(
+            &path,
+            leadership.token(),
+            id,
+            seq,
+            &payload,
+            args.chunks,
+            true,
+        )?;
+        seq += 1;
+    }
+    leadership.resign().await?;
+    Ok(())
+}
+
+/// A client of the backend `args` names (the file backend's lock directory under `out`).
+async fn connect(args: &Args, out: &Path) -> Result<LockClient, Box<dyn std::error::Error>> {
+    Ok(match args.backend {
+        Backend::File => LockClient::file(out.join("locks"))?,
+        Backend::Postgres => {
+            LockClient::postgres(args.url.as_deref().ok_or("--url is required")?).await?
+        }
+        Backend::Etcd => etcd(args.url.as_deref().ok_or("--url is required")?).await?,
+    })
+}
+
+/// A client of the etcd cluster at `endpoints` (comma-separated), with a 2 s lease TTL (a
+/// killed leader's standby leads within about that).
 #[cfg(feature = "etcd")]
 async fn etcd(endpoints: &str) -> Result<LockClient, Box<dyn std::error::Error>> {
-    Ok(LockClient::etcd(endpoints.split(',')).await?)
+    let options = chainlock::distributed::EtcdOptions::new(endpoints.split(','))
+        .ttl(std::time::Duration::from_secs(2));
+    Ok(LockClient::etcd_with(options).await?)
 }
 
 #[cfg(not(feature = "etcd"))]
@@ -151,13 +311,7 @@ async fn etcd(_endpoints: &str) -> Result<LockClient, Box<dyn std::error::Error>
 /// One worker: takes its messages one by one, each under the lock of its data type.
 async fn work(args: &Args, id: usize) -> Result<(), Box<dyn std::error::Error>> {
     let out = args.out.as_deref().ok_or("workers need --out")?;
-    let locks = match args.backend {
-        Backend::File => LockClient::file(out.join("locks"))?,
-        Backend::Postgres => {
-            LockClient::postgres(args.url.as_deref().ok_or("--url is required")?).await?
-        }
-        Backend::Etcd => etcd(args.url.as_deref().ok_or("--url is required")?).await?,
-    };
+    let locks = connect(args, out).await?;
     for seq in 0..args.messages {
         // A message: its data type and payload (a real worker would take it from a queue).
         let data_type = &args.types[(id * 7 + seq * 13) % args.types.len()];
@@ -170,13 +324,16 @@ async fn work(args: &Args, id: usize) -> Result<(), Box<dyn std::error::Error>> 
             seq,
             &payload,
             args.chunks,
+            false,
         )?;
         guard.release().await?;
     }
     Ok(())
 }
 
-/// Appends one record in `chunks` writes, after checking the file's fence.
+/// Appends one record in `chunks` writes, after checking the file's fence: a token above the
+/// highest seen (a lock's: one record per hold), or at least it (`same_token_again`: a
+/// leader's, many records per leadership).
 fn append(
     path: &Path,
     token: FencingToken,
@@ -184,13 +341,14 @@ fn append(
     seq: usize,
     payload: &str,
     chunks: usize,
+    same_token_again: bool,
 ) -> std::io::Result<()> {
     let fence = path.with_extension("fence");
     let highest: u64 = std::fs::read_to_string(&fence)
         .ok()
         .and_then(|text| text.trim().parse().ok())
         .unwrap_or(0);
-    if token.get() <= highest {
+    if token.get() < highest || (token.get() == highest && !same_token_again) {
         return Err(std::io::Error::other(format!(
             "stale token {token}: the file has seen {highest}"
         )));
@@ -204,14 +362,19 @@ fn append(
 }
 
 /// Checks that records are whole (all chunks of one record together, in order) and that tokens
-/// increase; returns the number of records.
-fn verify(path: &Path, chunks: usize) -> Result<usize, Box<dyn std::error::Error>> {
+/// increase (`same_token_again`: never decrease); returns the number of records and of
+/// distinct tokens.
+fn verify(
+    path: &Path,
+    chunks: usize,
+    same_token_again: bool,
+) -> Result<(usize, usize), Box<dyn std::error::Error>> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     if !lines.len().is_multiple_of(chunks) {
         return Err(format!("{}: a record is torn", path.display()).into());
     }
-    let mut last = 0_u64;
+    let (mut last, mut tokens) = (0_u64, 0);
     for (index, record) in lines.chunks(chunks).enumerate() {
         let head: Vec<&str> = record[0].splitn(5, ' ').collect();
         let token: u64 = head[0].parse()?;
@@ -223,14 +386,17 @@ fn verify(path: &Path, chunks: usize) -> Result<usize, Box<dyn std::error::Error
                 );
             }
         }
-        if token <= last {
+        if token < last || (token == last && !same_token_again) {
             return Err(format!(
                 "{} record {index}: token {token} after {last}",
                 path.display()
             )
             .into());
         }
+        if token != last {
+            tokens += 1;
+        }
         last = token;
     }
-    Ok(lines.len() / chunks)
+    Ok((lines.len() / chunks, tokens))
 }
