@@ -21,8 +21,14 @@ struct LeaderWorker {
 
 impl LeaderWorker {
     fn spawn(backend: &str, target: &str, name: &str, value: &str) -> Self {
+        Self::spawn_with_ttl(backend, target, name, value, 8)
+    }
+
+    /// As [`spawn`](Self::spawn), the worker's `TTL_SECS` given (PostgreSQL: heartbeats every
+    /// quarter of it, lost after it, freed by the server after 1.5 times it).
+    fn spawn_with_ttl(backend: &str, target: &str, name: &str, value: &str, ttl: u64) -> Self {
         let mut child = worker()
-            .args(["campaign", backend, target, name, value, "2"])
+            .args(["campaign", backend, target, name, value, &ttl.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -249,6 +255,45 @@ fn file_a_stopped_leader_keeps_leading() {
             .unwrap()
             .is_some()
     );
+}
+
+/// SIGSTOP of a PostgreSQL leader past its bounds (heartbeats every 0.5 s answered within
+/// 0.5 s: lost after 2 s of silence on its own clock, its session ended by the server after
+/// 3 s): the standby leads once the server ends the stopped leader's session, and the leader,
+/// resumed, says lost and is refused a proclamation.
+#[test]
+fn postgres_a_stopped_leader_is_told_lost_before_the_standby_leads() {
+    let Some(url) = pg_url() else { return };
+    let client = pg_client(&url);
+    let name = unique("election-sigstop");
+    let mut leader = LeaderWorker::spawn_with_ttl("postgres", &url, &name, "stopped", 2);
+    assert_eq!(leader.ask("?"), "lost false");
+    leader.signal("STOP");
+    let stopped = Instant::now();
+    let leadership = client
+        .blocking_try_campaign_for(&name, "standby", Duration::from_secs(15))
+        .unwrap()
+        .expect("the standby leads once the server ended the stopped leader's session");
+    let after = stopped.elapsed();
+    assert!(leadership.token().get() > leader.token);
+    leader.signal("CONT");
+    assert_eq!(leader.ask("?"), "lost true");
+    assert_eq!(
+        leader.ask("proclaim late"),
+        "proclaimed the lock was lost before it was released"
+    );
+    assert_eq!(
+        client.blocking_leader(&name).unwrap().unwrap().value(),
+        b"standby"
+    );
+    // The leader's last contact was before the stop: it counted itself lost at most 2 s after
+    // the stop, the server freed the lock no earlier than 3 s after that contact.
+    eprintln!(
+        "postgres: SIGSTOP of the leader (lost after 2 s, freed after 3 s): the standby led {after:?} after the stop, at least {:?} after the leader counted itself lost",
+        after.saturating_sub(Duration::from_secs(2))
+    );
+    assert!(after > Duration::from_secs(2), "{after:?}");
+    leadership.blocking_resign().unwrap();
 }
 
 /// Campaigns cancelled at random points in their first `within` (while another leads, and on

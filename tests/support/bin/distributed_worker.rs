@@ -30,7 +30,9 @@
 //!     (printing `released <outcome>`), locks NAME again, waiting as long as it takes, and prints
 //!     `held <token>` (or `error <error>`)
 //! distributed-worker campaign BACKEND TARGET NAME VALUE TTL_SECS
-//!     campaigns for NAME with VALUE (etcd: with a lease TTL of TTL_SECS), prints
+//!     campaigns for NAME with VALUE (etcd: with a lease TTL of TTL_SECS; postgres: with
+//!     heartbeats every TTL_SECS / 4 answered within TTL_SECS / 4, so lost after TTL_SECS
+//!     of silence and freed by the server after 1.5 × TTL_SECS), prints
 //!     `leader <token>` once it leads, then answers every line on stdin: `?` with
 //!     `lost <is_lost()>`, `proclaim V` with `proclaimed ok` (or `proclaimed <error>`),
 //!     `resign` with `resigned ok` (or `resigned <error>`, then exits)
@@ -287,6 +289,16 @@ fn campaign<'a>(arg: &impl Fn(usize) -> &'a str) {
     let client = match arg(1) {
         #[cfg(feature = "etcd")]
         "etcd" => etcd_client(arg(2), arg(5).parse().expect("TTL_SECS")),
+        "postgres" => {
+            let quarter = std::time::Duration::from_secs(arg(5).parse().expect("TTL_SECS")) / 4;
+            LockClient::blocking_postgres_with(
+                PostgresOptions::new(arg(2))
+                    .expect("url")
+                    .heartbeat_interval(quarter)
+                    .heartbeat_timeout(quarter),
+            )
+            .expect("connect to postgres")
+        }
         backend => client(backend, arg(2)),
     };
     let leadership = client.blocking_campaign(arg(3), arg(4)).expect("campaign");
