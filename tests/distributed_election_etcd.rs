@@ -1,6 +1,7 @@
 //! Leader election on etcd against the real three-member cluster (`scripts/etcd.sh`, started by
 //! `scripts/test.sh`): FIFO among candidates, tokens, proclaim and resign; a leader killed with
-//! `kill -9` and one stopped past its TTL (told lost before the standby leads); `etcdctl elect`
+//! `kill -9` and one stopped past its TTL (told lost before the standby leads); the cluster's
+//! leader member killed during an election; `etcdctl elect`
 //! and `etcdctl elect -l` in both directions; an observer that sees every change and never
 //! goes back; campaigns cancelled at random points.
 
@@ -11,6 +12,49 @@ use distributed_common::{runtime, unique};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// The member-kill test runs alone (it takes this exclusively, every other test shares it), so
+/// that the other tests' timings are not the cluster's election's.
+static CLUSTER: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn shared_cluster() -> std::sync::RwLockReadGuard<'static, ()> {
+    CLUSTER
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn member(args: &[&str]) -> String {
+    let script = std::env::var("CHAINLOCK_ETCD_MEMBER")
+        .expect("CHAINLOCK_ETCD_MEMBER is not set: run the tests through scripts/etcd.sh");
+    let out = Command::new(script).args(args).output().unwrap();
+    assert!(out.status.success(), "member {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+fn has_leader() -> bool {
+    Command::new(std::env::var("CHAINLOCK_ETCD_MEMBER").unwrap())
+        .arg("leader")
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// Waits for `condition` until `limit` passed; panics with `what` then.
+fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts a killed member again when dropped.
+struct Restart(String);
+
+impl Drop for Restart {
+    fn drop(&mut self) {
+        member(&["start", &self.0]);
+    }
+}
 
 fn endpoints() -> String {
     std::env::var("CHAINLOCK_ETCD_ENDPOINTS").expect(
@@ -137,6 +181,7 @@ async fn wait_for_keys(
 /// hands over, and a leadership whose key is gone refuses to proclaim.
 #[test]
 fn candidates_lead_in_turn_with_increasing_tokens() {
+    let _cluster = shared_cluster();
     let name = unique("elect-fifo");
     runtime().block_on(async {
         let mut raw = raw_client().await;
@@ -206,6 +251,7 @@ fn candidates_lead_in_turn_with_increasing_tokens() {
 /// `kill -9` of the leader: a standby leads once the dead leader's lease expires (TTL 2 s).
 #[test]
 fn a_standby_leads_within_the_ttl_after_kill_9_of_the_leader() {
+    let _cluster = shared_cluster();
     let name = unique("elect-kill9");
     let (mut leader, _out, token) = leader_worker(&name, "worker", 2);
     runtime().block_on(async {
@@ -252,6 +298,7 @@ fn a_standby_leads_within_the_ttl_after_kill_9_of_the_leader() {
 /// came before the standby could lead.
 #[test]
 fn a_stopped_leader_is_told_lost_before_the_standby_leads() {
+    let _cluster = shared_cluster();
     let name = unique("elect-sigstop");
     let (mut leader, mut out, token) = leader_worker(&name, "worker", 2);
     assert_eq!(ask(&mut leader.0, &mut out, "?"), "lost false");
@@ -305,6 +352,7 @@ fn etcdctl(args: &[&str]) -> (Killed, BufReader<ChildStdout>) {
 /// ways: the same keys, values and order.
 #[test]
 fn etcdctl_elect_and_chainlock_campaign_and_observe_each_other() {
+    let _cluster = shared_cluster();
     let name = unique("elect-etcdctl");
     runtime().block_on(async {
         let chainlock = client(5).await;
@@ -413,6 +461,7 @@ fn etcdctl_elect_and_chainlock_campaign_and_observe_each_other() {
 /// an older leader after a newer one; measured: how soon after each election it is told.
 #[test]
 fn an_observer_sees_every_leader_in_order_and_never_goes_back() {
+    let _cluster = shared_cluster();
     let name = unique("elect-observe");
     runtime().block_on(async {
         let observer = client(5).await;
@@ -482,6 +531,7 @@ fn an_observer_sees_every_leader_in_order_and_never_goes_back() {
 /// candidacy behind; the client goes on campaigning.
 #[test]
 fn campaigns_cancelled_at_random_points_leave_no_key_behind() {
+    let _cluster = shared_cluster();
     let base = unique("elect-cancel");
     runtime().block_on(async {
         let mut raw = raw_client().await;
@@ -495,7 +545,8 @@ fn campaigns_cancelled_at_random_points_leave_no_key_behind() {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            let delay = Duration::from_micros(state % 30_000);
+            // 0 to 60 ms: a campaign on a free name takes a few (more under load).
+            let delay = Duration::from_micros(state % 60_000);
             let name = if i % 2 == 0 {
                 held.clone()
             } else {
@@ -537,5 +588,98 @@ fn campaigns_cancelled_at_random_points_leave_no_key_behind() {
         next.resign().await.unwrap();
         assert!(keys(&mut raw, &format!("{base}/")).await.is_empty());
         eprintln!("{cancelled} campaigns cancelled, {completed} completed: no key left");
+    });
+}
+
+/// The cluster's leader member killed (`kill -9`) while a candidacy leads and another waits:
+/// the leadership survives the cluster's election (the default 10 s TTL outlives it), its
+/// proclamation after it is seen by an observer, and the standby leads at its resignation with
+/// a higher token.
+#[test]
+fn the_clusters_leader_member_killed_during_an_election() {
+    let _alone = CLUSTER
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = unique("elect-member-kill");
+    wait_for("a leader", Duration::from_secs(30), has_leader);
+    let killed_member = member(&["leader"]);
+    runtime().block_on(async {
+        // The default TTL (10 s): it outlives the cluster's election.
+        let endpoints = endpoints();
+        let connect = || LockClient::etcd(endpoints.split(','));
+        let (leading, standby, observer) = (
+            connect().await.unwrap(),
+            connect().await.unwrap(),
+            connect().await.unwrap(),
+        );
+        let leadership = leading.campaign(&name, "before").await.unwrap();
+        let mut leaders = observer.observe(&name).await.unwrap();
+        let waiting = tokio::spawn({
+            let name = name.clone();
+            async move { standby.campaign(&name, "standby").await }
+        });
+        let mut raw = raw_client().await;
+        wait_for_keys(
+            &mut raw,
+            &format!("{name}/"),
+            "the standby's candidacy",
+            Duration::from_secs(10),
+            |keys| keys.len() == 2,
+        )
+        .await;
+        drop(raw);
+        let killed = killed_member.clone();
+        let restart = tokio::task::spawn_blocking(move || {
+            member(&["kill", &killed]);
+            let restart = Restart(killed);
+            let at = Instant::now();
+            wait_for("a new leader", Duration::from_secs(30), has_leader);
+            eprintln!(
+                "leader member {} killed: a new leader after {:?}",
+                restart.0,
+                at.elapsed()
+            );
+            restart
+        })
+        .await
+        .unwrap();
+        assert!(
+            !leadership.is_lost(),
+            "the leadership was lost in the cluster's election"
+        );
+        leadership.proclaim("after").await.unwrap();
+        while leaders
+            .changed()
+            .await
+            .unwrap()
+            .is_none_or(|leader| leader.value() != b"after")
+        {}
+        let token = leadership.token();
+        leadership.resign().await.unwrap();
+        let next = tokio::time::timeout(Duration::from_secs(15), waiting)
+            .await
+            .expect("the standby leads after the resignation")
+            .unwrap()
+            .unwrap();
+        assert!(next.token() > token);
+        while leaders
+            .changed()
+            .await
+            .unwrap()
+            .is_none_or(|leader| leader.token() != next.token())
+        {}
+        next.resign().await.unwrap();
+        drop(restart);
+    });
+    wait_for("the member back", Duration::from_secs(30), || {
+        Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .args([
+                &format!("--endpoints={}", member(&["endpoint", &killed_member])),
+                "endpoint",
+                "health",
+            ])
+            .output()
+            .is_ok_and(|out| out.status.success())
     });
 }
