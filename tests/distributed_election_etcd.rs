@@ -330,7 +330,9 @@ fn a_stopped_leader_is_told_lost_before_the_standby_leads() {
         eprintln!(
             "SIGSTOP of the leader (TTL 2 s): the standby led {after:?} after the stop, at least {margin:?} after the leader counted itself lost"
         );
-        assert!(after > Duration::from_millis(1500), "{after:?}");
+        // The lease was kept alive every TTL / 3: it expires at least TTL − TTL / 3 after the
+        // stop.
+        assert!(after > Duration::from_millis(1300), "{after:?}");
         leadership.resign().await.unwrap();
     });
 }
@@ -468,15 +470,18 @@ fn an_observer_sees_every_leader_in_order_and_never_goes_back() {
         let mut leaders = observer.observe(&name).await.unwrap();
         assert_eq!(leaders.current(), None);
         let candidates = [client(5).await, client(5).await];
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        // The highest token the observer has seen so far.
+        let (tx, mut rx) = tokio::sync::watch::channel(0_u64);
         let watcher = tokio::spawn(async move {
             let mut seen = Vec::new();
             loop {
                 let leader = leaders.changed().await.unwrap();
                 let at = Instant::now();
                 let done = leader.as_ref().is_some_and(|leader| leader.value() == b"last");
+                if let Some(leader) = &leader {
+                    tx.send_modify(|highest| *highest = (*highest).max(leader.token().get()));
+                }
                 seen.push((leader, at));
-                tx.send(()).ok();
                 if done {
                     return seen;
                 }
@@ -487,9 +492,11 @@ fn an_observer_sees_every_leader_in_order_and_never_goes_back() {
             let value = format!("v{round}");
             let leadership = candidates[round % 2].campaign(&name, &value).await.unwrap();
             elected.push((leadership.token(), value, Instant::now()));
-            // Told of it before the next hand-over, or not: both must hold.
+            // Every third leader is seen before the next hand-over; the others may be replaced
+            // before the observer looks (latest-value semantics): both must hold.
             if round % 3 == 0 {
-                rx.recv().await;
+                let token = leadership.token().get();
+                rx.wait_for(|highest| *highest >= token).await.unwrap();
             }
             leadership.resign().await.unwrap();
         }
@@ -514,7 +521,7 @@ fn an_observer_sees_every_leader_in_order_and_never_goes_back() {
                 delays.push(seen_at.saturating_duration_since(*at));
             }
         }
-        assert!(delays.len() >= 4, "the observer saw {} of 12 leaders", delays.len());
+        assert!(delays.len() >= 5, "the observer saw {} of 12 leaders", delays.len());
         delays.sort();
         eprintln!(
             "observer: saw {} of 12 leaders (the others were replaced before it looked), after p50 {:?}, max {:?}",
