@@ -1074,6 +1074,26 @@ async fn serve_waiters(waiters: Vec<Waiter>) -> Duration {
     longest
 }
 
+/// Each of `clients` live etcd clients' telemetry shows `endpoint` unhealthy (the caller runs
+/// alone, so no other client of this cluster is alive).
+#[cfg(feature = "telemetry")]
+fn telemetry_shows_unhealthy(endpoint: &str, clients: usize) {
+    let endpoints = chainlock::telemetry::live().endpoints;
+    let unhealthy = endpoints
+        .iter()
+        .filter(|e| {
+            e.backend == "etcd"
+                && e.address == endpoint
+                && e.state == chainlock::telemetry::EndpointState::Unhealthy
+                && e.judged_unhealthy >= 1
+        })
+        .count();
+    assert!(
+        unhealthy >= clients,
+        "{unhealthy} of {clients} clients' telemetry shows {endpoint} unhealthy: {endpoints:#?}"
+    );
+}
+
 #[test]
 fn a_stopped_follower_slows_no_connected_client_and_no_fresh_one() {
     let _alone = CLUSTER
@@ -1127,26 +1147,9 @@ fn a_stopped_follower_slows_no_connected_client_and_no_fresh_one() {
             }
         }
         let judged = judged.elapsed();
-        // And in the telemetry's live view: each of these clients judges the member unhealthy
-        // (this test runs alone, so no other client of this cluster is alive).
+        // And in the telemetry's live view.
         #[cfg(feature = "telemetry")]
-        {
-            let endpoints = chainlock::telemetry::live().endpoints;
-            let unhealthy = endpoints
-                .iter()
-                .filter(|e| {
-                    e.backend == "etcd"
-                        && e.address == hung
-                        && e.state == chainlock::telemetry::EndpointState::Unhealthy
-                        && e.judged_unhealthy >= 1
-                })
-                .count();
-            assert!(
-                unhealthy >= clients.len(),
-                "{unhealthy} of {} clients' telemetry shows {hung} unhealthy: {endpoints:#?}",
-                clients.len()
-            );
-        }
+        telemetry_shows_unhealthy(&hung, clients.len());
         // A fresh client with the hung member listed first connects in about a round trip.
         let mut fresh_endpoints = vec![hung.clone()];
         fresh_endpoints.extend(all.iter().filter(|e| **e != hung).cloned());
