@@ -1,0 +1,357 @@
+//! Observing an election without campaigning: [`Leader`] (the value and token of the
+//! candidacy that leads now), [`LockClient::leader`], and [`LeaderWatch`] from
+//! [`LockClient::observe`] with the observing task's [`Publisher`] (latest value, never an
+//! older leader after a newer one).
+
+use super::super::backend::Backend;
+use super::super::{Error, FencingToken, LockClient, runtime};
+use std::fmt;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// The leader of a name as an observer sees it ([`LockClient::leader`], [`LeaderWatch`]): the
+/// value it proclaimed and its fencing token.
+///
+/// # Examples
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+/// let client = chainlock::distributed::LockClient::file(&dir)?;
+/// let leadership = client.blocking_campaign("scheduler", "10.0.0.7:8080")?;
+/// let leader = client.blocking_leader("scheduler")?.expect("a leader");
+/// assert_eq!(leader.value(), b"10.0.0.7:8080");
+/// assert_eq!(leader.token(), leadership.token());
+/// # drop(leadership); std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), chainlock::distributed::Error>(())
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Leader {
+    pub(crate) value: Vec<u8>,
+    pub(crate) token: FencingToken,
+}
+
+impl fmt::Debug for Leader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Leader")
+            .field("value", &String::from_utf8_lossy(&self.value))
+            .field("token", &self.token)
+            .finish()
+    }
+}
+
+impl Leader {
+    /// The value the leader campaigned with, or proclaimed since.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let client = chainlock::distributed::LockClient::file(&dir)?;
+    /// let _leadership = client.blocking_campaign("scheduler", "10.0.0.7:8080")?;
+    /// let leader = client.blocking_leader("scheduler")?.expect("a leader");
+    /// assert_eq!(std::str::from_utf8(leader.value()), Ok("10.0.0.7:8080"));
+    /// # drop(_leadership); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// The leader's fencing token ([`Leadership::token`](super::Leadership::token)): a later leader's is greater.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let client = chainlock::distributed::LockClient::file(&dir)?;
+    /// let leadership = client.blocking_campaign("scheduler", "a")?;
+    /// let token = client.blocking_leader("scheduler")?.expect("a leader").token();
+    /// assert_eq!(token, leadership.token());
+    /// # drop(leadership); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn token(&self) -> FencingToken {
+        self.token
+    }
+}
+
+/// A stream of the leaders of a name ([`LockClient::observe`]), with the semantics of
+/// [`tokio::sync::watch`]: it always holds the most recent leader seen (`None`: no leader),
+/// keeps only that one (bounded memory, whatever the rate of changes), and never goes back
+/// to an older leader after a newer one (by token). A slow reader skips the leaders it was
+/// too slow to see, never the latest.
+///
+/// Cloning is cheap; each clone tracks which value it has seen. The observation runs on a
+/// background task until the last clone is dropped; it retries on its own when the backend
+/// fails (the latest value then stays until the backend answers again).
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), chainlock::distributed::Error> {
+/// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+/// let client = chainlock::distributed::LockClient::file(&dir)?;
+/// let mut leaders = client.observe("scheduler").await?;
+/// assert_eq!(leaders.current(), None);
+/// let leadership = client.campaign("scheduler", "10.0.0.7").await?;
+/// let leader = leaders.changed().await?.expect("a leader");
+/// assert_eq!(leader.token(), leadership.token());
+/// # drop(leadership); std::fs::remove_dir_all(&dir).ok();
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct LeaderWatch {
+    receiver: watch::Receiver<Option<Leader>>,
+}
+
+impl LeaderWatch {
+    /// The most recent leader seen (`None`: no leader), marking it seen.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let client = chainlock::distributed::LockClient::file(&dir)?;
+    /// let _leadership = client.blocking_campaign("scheduler", "me")?;
+    /// let mut leaders = client.blocking_observe("scheduler")?;
+    /// assert_eq!(leaders.current().expect("a leader").value(), b"me");
+    /// # drop(_leadership); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[must_use]
+    pub fn current(&mut self) -> Option<Leader> {
+        self.receiver.borrow_and_update().clone()
+    }
+
+    /// Waits for a leader (or the absence of one) this watch has not seen yet, and returns it:
+    /// the most recent one then.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Helper`] if the observing task stopped (it panicked, or its runtime shut
+    /// down).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a change that arrives while the future is dropped is returned by the next
+    /// call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let client = chainlock::distributed::LockClient::file(&dir)?;
+    /// let leadership = client.campaign("scheduler", "a").await?;
+    /// let mut leaders = client.observe("scheduler").await?;
+    /// leadership.resign().await?;
+    /// assert_eq!(leaders.changed().await?, None, "no leader after the resignation");
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn changed(&mut self) -> Result<Option<Leader>, Error> {
+        self.receiver
+            .changed()
+            .await
+            .map_err(|_| Error::Helper("the observing task stopped".into()))?;
+        Ok(self.current())
+    }
+
+    /// Blocking [`LeaderWatch::changed`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LeaderWatch::changed`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let client = chainlock::distributed::LockClient::file(&dir)?;
+    /// let mut leaders = client.blocking_observe("scheduler")?;
+    /// let leadership = client.blocking_campaign("scheduler", "me")?;
+    /// assert_eq!(leaders.blocking_changed()?.map(|leader| leader.token()), Some(leadership.token()));
+    /// # drop(leadership); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn blocking_changed(&mut self) -> Result<Option<Leader>, Error> {
+        runtime::block_on(self.changed())
+    }
+}
+
+/// The sending side of a [`LeaderWatch`], owned by the observing task: publishes a leader only
+/// if it differs from the latest and is not older (by token) than any leader published before.
+pub(crate) struct Publisher {
+    sender: watch::Sender<Option<Leader>>,
+    /// The highest token published so far.
+    highest: Option<FencingToken>,
+}
+
+impl Publisher {
+    /// Publishes `leader` (see the type's docs).
+    pub(crate) fn publish(&mut self, leader: Option<Leader>) {
+        if let Some(new) = &leader {
+            if self.highest.is_some_and(|highest| new.token < highest) {
+                return;
+            }
+            self.highest = Some(new.token);
+        }
+        self.sender.send_if_modified(|now| {
+            if *now == leader {
+                false
+            } else {
+                *now = leader;
+                true
+            }
+        });
+    }
+
+    /// Completes when every [`LeaderWatch`] is gone.
+    pub(crate) async fn closed(&self) {
+        self.sender.closed().await;
+    }
+
+    /// Whether every [`LeaderWatch`] is gone.
+    #[cfg_attr(not(feature = "etcd"), allow(dead_code))] // used by the etcd observer
+    pub(crate) fn is_closed(&self) -> bool {
+        self.sender.is_closed()
+    }
+}
+
+/// Observing, without campaigning: the leader now, and its changes.
+impl LockClient {
+    /// The leader of `name` now, without campaigning: the candidacy the backend holds now
+    /// (`None`: none leads), never the record of a leader that died (etcd: a leader whose
+    /// process died leads until its lease expires, as for etcd itself).
+    ///
+    /// # Errors
+    ///
+    /// The backend's errors, as [`LockClient::lock`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe (it only reads).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let client = chainlock::distributed::LockClient::file(&dir)?;
+    /// assert_eq!(client.leader("compactor").await?, None);
+    /// let leadership = client.campaign("compactor", "10.0.0.7").await?;
+    /// assert_eq!(client.leader("compactor").await?.expect("a leader").value(), b"10.0.0.7");
+    /// # drop(leadership); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn leader(&self, name: &str) -> Result<Option<Leader>, Error> {
+        self.backend.leader(name).await
+    }
+
+    /// Blocking [`LockClient::leader`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::leader`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let client = chainlock::distributed::LockClient::file(&dir)?;
+    /// assert_eq!(client.blocking_leader("compactor")?, None);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn blocking_leader(&self, name: &str) -> Result<Option<Leader>, Error> {
+        runtime::block_on(self.leader(name))
+    }
+
+    /// Observes the leaders of `name` without campaigning: a [`LeaderWatch`] holding the
+    /// leader now, then every change (latest-value semantics, see [`LeaderWatch`]). etcd is
+    /// told of changes by a watch (as `etcdctl elect -l`); the file backend and PostgreSQL ask
+    /// again every 100 ms and 250 ms.
+    ///
+    /// The observation runs on a task of the Tokio runtime this is called in (outside one, and
+    /// for the blocking twin: chainlock's background runtime) until the last clone of the
+    /// watch is dropped; it keeps the client's backend (etcd: its connections) alive meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// The backend's errors when reading the leader now, as [`LockClient::leader`]; later
+    /// failures are retried by the task.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe (nothing is started before it completes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), chainlock::distributed::Error> {
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let client = chainlock::distributed::LockClient::file(&dir)?;
+    /// let mut leaders = client.observe("compactor").await?;
+    /// let leadership = client.campaign("compactor", "10.0.0.7").await?;
+    /// while leaders.current().is_none() {
+    ///     leaders.changed().await?;
+    /// }
+    /// # drop(leadership); std::fs::remove_dir_all(&dir).ok();
+    /// # Ok(()) }
+    /// ```
+    pub async fn observe(&self, name: &str) -> Result<LeaderWatch, Error> {
+        let now = self.backend.leader(name).await?;
+        let highest = now.as_ref().map(Leader::token);
+        // The leader now is the watch's first value, seen already: `changed` waits for the
+        // next.
+        let (sender, receiver) = watch::channel(now);
+        let publisher = Publisher { sender, highest };
+        let backend: Arc<dyn Backend> = self.backend.clone();
+        // The caller's runtime; polled outside one, chainlock's background runtime.
+        let runtime =
+            tokio::runtime::Handle::try_current().unwrap_or_else(|_| runtime::handle().clone());
+        drop(runtime.spawn(backend.observe(name.to_owned(), publisher)));
+        Ok(LeaderWatch { receiver })
+    }
+
+    /// Blocking [`LockClient::observe`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LockClient::observe`].
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from an asynchronous context.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("chainlock-doc-{}-{}", line!(), std::process::id()));
+    /// let client = chainlock::distributed::LockClient::file(&dir)?;
+    /// let mut leaders = client.blocking_observe("compactor")?;
+    /// assert_eq!(leaders.current(), None);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), chainlock::distributed::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn blocking_observe(&self, name: &str) -> Result<LeaderWatch, Error> {
+        runtime::block_on(self.observe(name))
+    }
+}
