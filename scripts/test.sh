@@ -124,7 +124,7 @@ cargo run --quiet --example workers -- --standbys 2 --messages 300
 cargo run --quiet --example workers -- --standbys 2 --messages 300 --backend postgres --url "$CHAINLOCK_PG_URL"
 cargo run --quiet --features etcd --example workers -- --standbys 2 --messages 150 --backend etcd --url "$CHAINLOCK_ETCD_ENDPOINTS"
 
-step "miri: owned mapped guards (chainlock::mapped), the hybrid lock's optimistic reads racing writers (chainlock::hybrid, data-race detector on), OrderedMap's readers racing splits, under stacked and tree borrows; the optimistic walk and the epoch containers racing writers (tree borrows)"
+step "miri: owned mapped guards (chainlock::mapped), the hybrid lock's optimistic reads racing writers (chainlock::hybrid, data-race detector on), OrderedMap's readers racing splits, under stacked and tree borrows; the optimistic walk, the epoch containers and generated optimistic descents racing writers (tree borrows)"
 # Miri is a nightly component: a machine where it cannot be installed fails this command.
 rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1 \
   || fail "miri could not be installed (rustup component add miri rust-src --toolchain nightly)"
@@ -143,6 +143,10 @@ MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-permissive-provenance -Zmiri-ignore-leaks"
   run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri walk::optimistic
 MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-permissive-provenance -Zmiri-ignore-leaks" \
   run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri chain::epoch
+# Generated optimistic descents (chain_locker!'s `optimistic` levels) racing writers that
+# insert, remove, close children and bump versions at every level.
+MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-permissive-provenance -Zmiri-ignore-leaks" \
+  run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri chain::optimistic
 
 step "loom models (RUSTFLAGS=--cfg loom)"
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \

@@ -298,3 +298,222 @@ fn a_panicking_stage_leaves_every_lock_free() {
         assert!(lecture.try_write().is_some(), "the lecture is free");
     }
 }
+
+/// The stress tree: lectures replaced, classes replaced and removed, every node retired
+/// under its own exclusive hold after it is unlinked; `gen` names a lecture's generation,
+/// and each class says which generation it was made for.
+mod stress {
+    use super::*;
+    use rand::Rng;
+
+    #[derive(ChainNode, Default)]
+    pub(super) struct Registry {
+        #[chain(children)]
+        pub(super) lectures: EpochMap<u32, HybridLock<Lecture>>,
+    }
+
+    #[derive(ChainNode, Default)]
+    pub(super) struct Lecture {
+        #[chain(closed)]
+        pub(super) retired: AtomicBool,
+        pub(super) generation: u64,
+        /// Equal at the end of every exclusive hold.
+        pub(super) a: std::sync::atomic::AtomicU64,
+        pub(super) b: std::sync::atomic::AtomicU64,
+        #[chain(children)]
+        pub(super) classes: EpochMap<u32, Mutex<Class>>,
+    }
+
+    #[derive(ChainNode, Default)]
+    pub(super) struct Class {
+        pub(super) generation: u64,
+        pub(super) retired: bool,
+        pub(super) visits: u64,
+    }
+
+    chain_locker!(pub(super) struct ToClass(optimistic Registry, optimistic Lecture, Class););
+
+    pub(super) const NAMES: u32 = 3;
+
+    pub(super) fn lecture(generation: u64) -> Arc<HybridLock<Lecture>> {
+        let lecture = Lecture {
+            generation,
+            ..Lecture::default()
+        };
+        for name in 0..NAMES {
+            lecture.classes.insert(name, class(generation));
+        }
+        Arc::new(HybridLock::new(lecture))
+    }
+
+    fn class(generation: u64) -> Arc<Mutex<Class>> {
+        Arc::new(Mutex::new(Class {
+            generation,
+            ..Class::default()
+        }))
+    }
+
+    /// One writer's change: replace a lecture (the old one retired), replace or remove a
+    /// class (retired under its lock), or change a lecture's pair under its exclusive hold.
+    pub(super) fn change(
+        root: &Arc<HybridLock<Registry>>,
+        generation: &std::sync::atomic::AtomicU64,
+        rng: &mut impl Rng,
+    ) {
+        let name = rng.random_range(0..NAMES);
+        let guard = EpochGuard::pin();
+        match rng.random_range(0..4) {
+            0 => {
+                let fresh = lecture(generation.fetch_add(1, Relaxed) + 1);
+                if let Some(old) = root.write().lectures.insert(name, fresh) {
+                    old.write().retired.store(true, Relaxed);
+                }
+            }
+            1 | 2 => {
+                let Some(lecture) = root.read().lectures.get(&name, &guard).cloned() else {
+                    return;
+                };
+                let held = lecture.write();
+                let class_name = rng.random_range(0..NAMES);
+                let old = if rng.random_bool(0.5) {
+                    held.classes.insert(class_name, class(held.generation))
+                } else {
+                    held.classes.remove(&class_name)
+                };
+                drop(held);
+                if let Some(old) = old {
+                    old.lock().retired = true;
+                }
+            }
+            _ => {
+                if let Some(lecture) = root.read().lectures.get(&name, &guard) {
+                    let held = lecture.write();
+                    held.a.fetch_add(1, Relaxed);
+                    held.b.fetch_add(1, Relaxed);
+                }
+            }
+        }
+    }
+}
+
+/// 8 threads: 2 writers changing the tree at both levels, 1 thread bumping the registry's and
+/// the lectures' versions without changing anything (a restart at either level for every
+/// reader it meets), 5 readers; one reader in two forces every optimistic pass of some of
+/// its calls to restart, so they end on the pessimistic pass. Every call returns (the scope
+/// joins under the watchdog) and every answer is checked: a class reached is linked (never
+/// retired), of the generation of the lecture the descent validated, whose pair was read
+/// whole; an exit is an absent lecture or class.
+#[test]
+fn eight_threads_with_restarts_forced_at_every_level_get_no_stale_answer() {
+    use rand::Rng;
+    use stress::{NAMES, Registry, ToClass};
+    const READERS: usize = 5;
+    const CALLS: usize = 3_000;
+    let _watchdog = watchdog("chain_optimistic stress");
+    let root = Arc::new(HybridLock::new(Registry::default()));
+    let generation = std::sync::atomic::AtomicU64::new(0);
+    for name in 0..NAMES {
+        root.read().lectures.insert(name, stress::lecture(0));
+    }
+    let readers_done = AtomicUsize::new(0);
+    let (stage_calls, reached, fallbacks) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                let mut rng = rand::rng();
+                while readers_done.load(Relaxed) < READERS {
+                    stress::change(&root, &generation, &mut rng);
+                }
+            });
+        }
+        scope.spawn(|| {
+            let mut name = 0;
+            while readers_done.load(Relaxed) < READERS {
+                drop(root.write());
+                let guard = EpochGuard::pin();
+                if let Some(lecture) = root.read().lectures.get(&name, &guard) {
+                    drop(lecture.write());
+                }
+                name = (name + 1) % NAMES;
+            }
+        });
+        for reader in 0..READERS {
+            let (root, stage_calls, reached, fallbacks) =
+                (&root, &stage_calls, &reached, &fallbacks);
+            let readers_done = &readers_done;
+            scope.spawn(move || {
+                // Counted even if a check panics, so that the writers stop and the panic is
+                // reported instead of a hang.
+                let _done = Done(readers_done);
+                let mut rng = rand::rng();
+                for call in 0..CALLS {
+                    let (lecture, class) = (rng.random_range(0..NAMES), rng.random_range(0..NAMES));
+                    // Every 100th call of an even reader: each optimistic pass bumps the
+                    // registry's version when it can (not on the pessimistic pass, which holds
+                    // the registry shared), so the call restarts, likely up to the fallback.
+                    let force = reader % 2 == 0 && call % 100 == 0;
+                    let mut passes = 0;
+                    let mut seen = (0, 0, 0);
+                    let outcome = ToClass.run(
+                        root,
+                        |registry: &Registry, guard: &EpochGuard| {
+                            passes += 1;
+                            if force {
+                                drop(root.try_write());
+                            }
+                            registry.lectures.get(&lecture, guard)
+                        },
+                        |lecture: &stress::Lecture, guard: &EpochGuard| {
+                            seen = (
+                                lecture.generation,
+                                lecture.a.load(Relaxed),
+                                lecture.b.load(Relaxed),
+                            );
+                            lecture.classes.get(&class, guard)
+                        },
+                        |class| {
+                            class.visits += 1;
+                            (class.generation, class.retired)
+                        },
+                    );
+                    stage_calls.fetch_add(passes, Relaxed);
+                    if passes > MAX_RESTARTS + 1 {
+                        fallbacks.fetch_add(1, Relaxed);
+                    }
+                    match outcome {
+                        Ok((generation, retired)) => {
+                            assert!(!retired, "a retired class");
+                            assert_eq!(generation, seen.0, "a class of another lecture generation");
+                            assert_eq!(seen.1, seen.2, "a lecture read mid-write");
+                            reached.fetch_add(1, Relaxed);
+                        }
+                        Err(Exit::Absent { level: 1 | 2, .. }) => {}
+                        Err(other) => panic!("unexpected exit {other:?}"),
+                    }
+                }
+            });
+        }
+    });
+    let calls = READERS * CALLS;
+    assert!(reached.load(Relaxed) > 0);
+    assert!(stage_calls.load(Relaxed) > calls, "restarts happened");
+    println!(
+        "{calls} calls, {} reached a class, {} passes, {} on the pessimistic pass",
+        reached.load(Relaxed),
+        stage_calls.load(Relaxed),
+        fallbacks.load(Relaxed)
+    );
+}
+
+/// Counts a finished reader when dropped.
+struct Done<'a>(&'a AtomicUsize);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Relaxed);
+    }
+}

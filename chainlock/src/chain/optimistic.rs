@@ -38,7 +38,7 @@ use std::time::Instant;
 /// ```
 /// assert_eq!(chainlock::chain::MAX_RESTARTS, chainlock::walk::Walker::DEFAULT_MAX_RESTARTS);
 /// ```
-pub const MAX_RESTARTS: usize = crate::walk::Walker::DEFAULT_MAX_RESTARTS;
+pub const MAX_RESTARTS: usize = 8;
 
 mod sealed {
     pub trait Sealed {}
@@ -286,6 +286,19 @@ pub fn optimistic<W: Wait, R: Rec, T>(
     wait: W,
     rec: R,
     levels: &'static [Level],
+    pass: impl FnMut(Pass<R>, &EpochGuard) -> Result<T, Stop>,
+) -> Result<T, Exit> {
+    bounded(MAX_RESTARTS, wait, rec, levels, pass)
+}
+
+/// [`optimistic`] with `max_restarts` (its loom model sends the first restart to the
+/// pessimistic pass).
+#[inline(always)]
+fn bounded<W: Wait, R: Rec, T>(
+    max_restarts: usize,
+    wait: W,
+    rec: R,
+    levels: &'static [Level],
     mut pass: impl FnMut(Pass<R>, &EpochGuard) -> Result<T, Stop>,
 ) -> Result<T, Exit> {
     let pinned = EpochGuard::pin();
@@ -304,7 +317,7 @@ pub fn optimistic<W: Wait, R: Rec, T>(
                 // A pessimistic pass validates by holding: it never restarts; were it to,
                 // it would run again (pessimistically), never loop optimistically.
                 if !each.pessimistic {
-                    let next = if restarts < MAX_RESTARTS {
+                    let next = if restarts < max_restarts {
                         Next::Optimistic
                     } else {
                         Next::Pessimistic
@@ -332,4 +345,13 @@ pub fn leaf_found<P: ?Sized, L: ?Sized>(
 ) -> Result<Arc<L>, Stop> {
     parent.validate()?;
     Ok(Arc::clone(leaf))
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(not(loom))]
+    mod miri;
+
+    #[cfg(loom)]
+    mod loom_passes;
 }
