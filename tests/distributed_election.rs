@@ -137,6 +137,8 @@ fn file_semantics() {
         LockClient::file(dir.path()).unwrap(),
     );
     semantics(&a, &b, "scheduler");
+    // Any name: NUL, a slash, non-ASCII.
+    semantics(&a, &b, "sched\0uler/é");
 }
 
 #[test]
@@ -144,6 +146,8 @@ fn postgres_semantics() {
     let Some(url) = pg_url() else { return };
     let (a, b) = (pg_client(&url), pg_client(&url));
     semantics(&a, &b, &unique("election-semantics"));
+    // Any name: NUL (which a `text` column refuses), a slash, non-ASCII.
+    semantics(&a, &b, &format!("{}\0/é", unique("election-semantics")));
 }
 
 /// `kill -9` of the leader: a standby leads (measured), with a higher token; an observer never

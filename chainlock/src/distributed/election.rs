@@ -310,7 +310,11 @@ impl LockClient {
     /// Election names are a space of their own on PostgreSQL and the file backend (a lock of
     /// `name` and an election of `name` never meet); on etcd an election of `name` uses the
     /// keys of `etcdctl elect name` and Go's `concurrency.Election`, which share the range of
-    /// the lock of `name` (as in Go): use distinct names there.
+    /// the lock of `name` (as in Go), and nest as etcd's locks do: a candidacy for `a/b` (its
+    /// key `a/b/<lease>` lies in `a`'s range) makes a campaign for `a` wait and is what
+    /// [`leader`](Self::leader)`("a")` reports, and a lock of `a` held elsewhere is reported as
+    /// `a`'s leader with an empty value. On etcd, use names that are neither lock names nor
+    /// prefixes of other names followed by `/`.
     ///
     /// # Errors
     ///

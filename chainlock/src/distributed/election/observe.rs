@@ -231,7 +231,9 @@ impl Publisher {
 impl LockClient {
     /// The leader of `name` now, without campaigning: the candidacy the backend holds now
     /// (`None`: none leads), never the record of a leader that died (etcd: a leader whose
-    /// process died leads until its lease expires, as for etcd itself).
+    /// process died leads until its lease expires, as for etcd itself; on etcd the leader is
+    /// the oldest key in `name`'s range, so a candidacy or a lock of a nested name `name/…`
+    /// counts, as in Go: see [`campaign`](LockClient::campaign) on names).
     ///
     /// # Errors
     ///

@@ -62,7 +62,7 @@ async fn resign(held: PgHeld, name: String, token: i64) -> Result<(), Error> {
     let limit = held.backend.0.options.heartbeat_timeout;
     let host = held.host.clone().expect("a held lock has its session");
     let deleted = bounded(Stage::Release, limit, async {
-        Ok(run(&host.client, sql::RESIGN, &[&name, &token]).await?)
+        Ok(run(&host.client, sql::RESIGN, &[&name.as_bytes(), &token]).await?)
     })
     .await;
     drop(host);
@@ -116,7 +116,7 @@ impl Leading for PgLeading {
                 Ok(run(
                     &held.host().client,
                     sql::PROCLAIM,
-                    &[&self.name, &self.token, &value],
+                    &[&self.name.as_bytes(), &self.token, &value],
                 )
                 .await?)
             })
@@ -153,7 +153,12 @@ impl PgBackend {
         let host = leading.held().host.clone().expect("held");
         let limit = self.0.options.heartbeat_timeout;
         bounded(Stage::Acquire, limit, async {
-            Ok(run(&host.client, sql::ELECTED, &[&leading.name, &token, &value]).await?)
+            Ok(run(
+                &host.client,
+                sql::ELECTED,
+                &[&leading.name.as_bytes(), &token, &value],
+            )
+            .await?)
         })
         .await?;
         Ok(Some(leading))
@@ -186,7 +191,7 @@ impl PgBackend {
                 })?;
         };
         let rows = bounded(Stage::Acquire, limit, async {
-            Ok(run(&host.client, sql::LEADER, &[&name, &high, &low]).await?)
+            Ok(run(&host.client, sql::LEADER, &[&name.as_bytes(), &high, &low]).await?)
         })
         .await?;
         Ok(rows.first().map(|row| Leader {

@@ -142,16 +142,17 @@ const CREATE: &str = "BEGIN; SELECT pg_catalog.pg_advisory_xact_lock(1128811596,
     COMMIT";
 
 /// The leader records of the elections, created when an election first needs them (so that a
-/// role that could use chainlock's locks before needs no new privilege until it elects).
+/// role that could use chainlock's locks before needs no new privilege until it elects). The
+/// name is `bytea`, its UTF-8 bytes: a `text` column refuses NUL, which a name may hold.
 pub(super) const CREATE_LEADERS: &str = "CREATE UNLOGGED TABLE IF NOT EXISTS chainlock.leaders \
-    (name text PRIMARY KEY, token bigint NOT NULL, value bytea NOT NULL, \
+    (name bytea PRIMARY KEY, token bigint NOT NULL, value bytea NOT NULL, \
     pid integer NOT NULL, backend_start timestamptz NOT NULL)";
 /// The record of a new leader of `$1` (token `$2`, value `$3`): the session that holds the
 /// election's lock, named by its process id and start time (a process id alone may be
 /// reused).
 pub(super) const ELECTED: &str = "INSERT INTO chainlock.leaders \
     (name, token, value, pid, backend_start) \
-    SELECT $1::text, $2::bigint, $3::bytea, a.pid, a.backend_start \
+    SELECT $1::bytea, $2::bigint, $3::bytea, a.pid, a.backend_start \
     FROM pg_catalog.pg_stat_activity a \
     WHERE a.pid = pg_catalog.pg_backend_pid() \
     ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, value = EXCLUDED.value, \
