@@ -425,3 +425,57 @@ impl<D: OptimisticDescent> Scheduler for OptimisticScheduler<D> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LeafWork;
+    use chainlock::telemetry::{self, Config, LockName};
+    use std::time::{Duration, Instant};
+
+    /// The pessimistic passes counted so far at the levels of this strategy's locker.
+    fn fallbacks() -> u64 {
+        telemetry::report()
+            .locks
+            .iter()
+            .filter(|stats| {
+                matches!(stats.lock, LockName::Level { locker, .. } if locker.contains("OptimisticToClass"))
+            })
+            .map(|stats| stats.fallbacks)
+            .sum()
+    }
+
+    /// A descent that keeps meeting a writer at the lecture spends its restarts, takes the
+    /// shared pass, waits there for the writer, and then answers as if it had met none.
+    #[test]
+    fn a_descent_held_up_by_a_lecture_writer_falls_back_and_answers() {
+        let config = ServiceConfig::new(10, 2, LeafWork::None).unwrap();
+        let service: OptimisticScheduler = OptimisticScheduler::new(config);
+        service.open_lecture(1).unwrap();
+        let seat = service.attend(0, 1).unwrap();
+        telemetry::enable(Config::new().sample_every(1));
+        let before = fallbacks();
+        let lecture = service
+            .root
+            .read()
+            .lectures
+            .get(&1, &EpochGuard::pin())
+            .cloned()
+            .unwrap();
+        let writer = lecture.write();
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(|| service.seat(0));
+            // No sleep: wait until the reader has given up optimism (it then queues behind
+            // the writer on the lecture's lock), with a deadline.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while fallbacks() == before {
+                assert!(Instant::now() < deadline, "the reader never fell back");
+                std::thread::yield_now();
+            }
+            assert!(!reader.is_finished(), "it waits for the writer");
+            drop(writer);
+            assert_eq!(reader.join().unwrap(), Ok(Some(seat)));
+        });
+        telemetry::disable();
+    }
+}
