@@ -559,3 +559,68 @@ fn distributed_names_count_every_acquisition() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A chain locker's optimistic levels: a restart is counted at the level whose validation
+/// failed, the last one before the pessimistic pass as a fallback; a descent that meets no
+/// writer counts none.
+#[test]
+fn optimistic_locker_counts_restarts_and_fallbacks_at_the_failed_level() {
+    use chainlock::chain::{EpochGuard, MAX_RESTARTS};
+    struct Top {
+        middle: Arc<HybridLock<Middle>>,
+    }
+    struct Middle {
+        leaf: Arc<Mutex<u32>>,
+    }
+    chain_locker!(struct OptimisticLocker(optimistic Top, optimistic Middle, u32););
+    let name = |level, name| LockName::Level {
+        locker: "OptimisticLocker",
+        level,
+        name,
+    };
+    let _turn = turn();
+    let middle = Arc::new(HybridLock::new(Middle {
+        leaf: Arc::new(Mutex::new(0)),
+    }));
+    let root = Arc::new(HybridLock::new(Top {
+        middle: Arc::clone(&middle),
+    }));
+    // The middle level's stage lets a writer through that level `forced` times (once per
+    // optimistic pass while any are left): each pass's validation of level 1 fails.
+    let run = |forced: usize| {
+        let left = Cell::new(forced);
+        OptimisticLocker.run(
+            &root,
+            |top: &Top, _: &EpochGuard| Some(&top.middle),
+            |m: &Middle, _: &EpochGuard| {
+                if left.get() > 0 {
+                    left.set(left.get() - 1);
+                    drop(middle.write());
+                }
+                Some(&m.leaf)
+            },
+            |leaf| *leaf += 1,
+        )
+    };
+    run(0).unwrap();
+    let quiet = telemetry::report();
+    assert!(
+        quiet.locks.iter().all(|lock| lock.restarts == 0),
+        "a descent without writers restarts nowhere:\n{quiet}"
+    );
+    run(2).unwrap();
+    run(MAX_RESTARTS + 1).unwrap();
+    let report = telemetry::report();
+    let failed = stats(&report, &name(1, "Middle"));
+    assert_eq!(
+        (failed.restarts, failed.fallbacks),
+        (MAX_RESTARTS as u64 + 3, 1),
+        "{report}"
+    );
+    let top = report.locks.iter().find(|lock| lock.lock == name(0, "Top"));
+    assert!(
+        top.is_none_or(|lock| (lock.restarts, lock.fallbacks) == (0, 0)),
+        "{report}"
+    );
+    assert_eq!(*root.read().middle.read().leaf.lock(), 3);
+}

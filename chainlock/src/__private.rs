@@ -17,7 +17,9 @@ pub use crate::chain::link::{
 };
 pub use crate::chain::lock::{ASGuard, AXGuard, SGuard, XGuard};
 pub use crate::chain::node::{ClosedProbe, ProbeNode, ProbeOther};
-pub use crate::chain::optimistic::{Pass, Seen, Stop, leaf_found, optimistic};
+pub use crate::chain::optimistic::{
+    Holds, Kind, Pass, Seen, Stop, Versions, leaf_found, optimistic,
+};
 pub use crate::chain::wait::{
     AsyncSteps, Blocking, Deadline, Hold, Kept, Steps, Unheld, Wait, WaitS, WaitU, WaitX,
     parent_released,

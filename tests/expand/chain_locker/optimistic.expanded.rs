@@ -52,11 +52,11 @@ const _: () = {
             __w: __W,
             __rec: __R,
             root: &__cl::Arc<__L0>,
-            mut stage0: impl for<'__g> __cl::FnMut(
+            stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
             ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
-            mut stage1: impl for<'__g> __cl::FnMut(
+            stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
             ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
@@ -71,7 +71,17 @@ const _: () = {
                 __w,
                 __rec,
                 &__CL_LEVELS,
-                |__p, __pin| {
+                &mut (stage0, stage1),
+                |__p, __pin, (stage0, stage1)| {
+                    let __o0 = __p.root(root)?;
+                    __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
+                    let __next = __o0.check(__cl::found(stage0(__o0.data(), __pin), 1))?;
+                    let __o1 = __p.child(__o0, __next, 1)?;
+                    __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
+                    let __next = __o1.check(__cl::found(stage1(__o1.data(), __pin), 2))?;
+                    __cl::leaf_found(__o1, __next)
+                },
+                |__p, __pin, (stage0, stage1)| {
                     let __o0 = __p.root(root)?;
                     __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
                     let __next = __o0.check(__cl::found(stage0(__o0.data(), __pin), 1))?;
@@ -96,11 +106,11 @@ const _: () = {
             __w: __W,
             __hold: __H,
             root: &__cl::Arc<__L0>,
-            mut stage0: impl for<'__g> __cl::FnMut(
+            stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
             ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
-            mut stage1: impl for<'__g> __cl::FnMut(
+            stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
             ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
@@ -118,7 +128,23 @@ const _: () = {
                     __w,
                     __rec,
                     &__CL_LEVELS,
-                    |__p, __pin| {
+                    &mut (stage0, stage1),
+                    |__p, __pin, (stage0, stage1)| {
+                        let __o0 = __p.root(root)?;
+                        __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
+                        let __next = __o0
+                            .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
+                        let __o1 = __p.child(__o0, __next, 1)?;
+                        __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
+                        let __next = __o1
+                            .check(__cl::found(stage1(__o1.data(), __pin), 2))?;
+                        let (__g2, __h2) = __cl::Steps(__w, __rec, &__CL_LEVELS)
+                            .x(__hold, __next, 2)?;
+                        __o1.validate()?;
+                        (&__cl::ClosedProbe(&*__g2, 2)).open()?;
+                        __cl::Ok((__g2, __h2))
+                    },
+                    |__p, __pin, (stage0, stage1)| {
                         let __o0 = __p.root(root)?;
                         __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
                         let __next = __o0

@@ -165,13 +165,11 @@ fn find_next(parent: &LevelCode<'_>, child: &LevelCode<'_>) -> TokenStream {
 
 /// The parameters and bounds of a body over `levels`: `root`, a stage per level but the
 /// last (its child's lock a generic parameter), each level's bound (the blocking body's on
-/// its strategy `__W`, whose guard types it uses; the async body's on the lock). `calls`:
-/// the body calls the optimistic levels' stages itself (their parameters are `mut`).
+/// its strategy `__W`, whose guard types it uses; the async body's on the lock).
 fn body_signature(
     levels: &[LevelCode<'_>],
     stages_of: &[LevelCode<'_>],
     is_async: bool,
-    calls: bool,
 ) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let root_lock = &levels[0].lock;
     let mut params = vec![quote!(root: &__cl::Arc<#root_lock>)];
@@ -179,8 +177,7 @@ fn body_signature(
         let (parent, child) = (&pair[0], &pair[1]);
         let stage = format_ident!("stage{}", parent.index);
         let stage_type = parent.stage_type(child, !is_async);
-        let mutability = (calls && parent.mode == Mode::Optimistic).then(|| quote!(mut));
-        params.push(quote!(#mutability #stage: #stage_type));
+        params.push(quote!(#stage: #stage_type));
     }
     let bounds = levels
         .iter()
@@ -206,7 +203,7 @@ pub(super) fn path_method(vis: &TokenStream, levels: &[LevelCode<'_>]) -> TokenS
     let (parent, leaf) = (parents.last().expect("two or more levels"), &leaf[0]);
     let generics = levels.iter().map(|level| &level.lock);
     let optimistic = optimistic_levels(levels);
-    let (params, bounds) = body_signature(parents, levels, false, optimistic > 0);
+    let (params, bounds) = body_signature(parents, levels, false);
     let leaf_lock = &leaf.lock;
     let stop = (optimistic > 0).then(|| quote!(__cl::Stop: __cl::From<__W::Error>,));
     let (parent_guard, steps) = if optimistic == parents.len() {
@@ -287,7 +284,7 @@ pub(super) fn body_method(
     let optimistic = optimistic_levels(levels);
     // All but the leaf optimistic: the passes take the leaf themselves (no `__path`).
     let passes_only = optimistic > 0 && optimistic == levels.len() - 1;
-    let (params, bounds) = body_signature(levels, levels, is_async, passes_only);
+    let (params, bounds) = body_signature(levels, levels, is_async);
     let stop = (optimistic > 0).then(|| quote!(__cl::Stop: __cl::From<__W::Error>,));
     let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
     let (flavor, steps) = if passes_only {

@@ -70,10 +70,21 @@ pub(super) fn passes(levels: &[LevelCode<'_>], optimistic: usize, end: &End) -> 
         }
         End::Find => quote!(__cl::leaf_found(#parent, __next)),
     };
-    quote! {
-        __cl::optimistic(__w, __rec, &__CL_LEVELS, |__p, __pin| {
+    // The optimistic levels' stages, lent to each pass in turn (the two bodies are two
+    // closures, which cannot both borrow them).
+    let stages: Vec<_> = levels[..optimistic]
+        .iter()
+        .map(|level| format_ident!("stage{}", level.index))
+        .collect();
+    let body = quote! {
+        |__p, __pin, (#(#stages,)*)| {
             #(#steps)*
             #end
-        })
+        }
+    };
+    // The same pass twice: optimistic (versions), then pessimistic (shared holds), each
+    // knowing its kind at compile time.
+    quote! {
+        __cl::optimistic(__w, __rec, &__CL_LEVELS, &mut (#(#stages,)*), #body, #body)
     }
 }

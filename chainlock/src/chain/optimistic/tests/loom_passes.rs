@@ -6,7 +6,7 @@
 //! is locked (validate after taking it) or read optimistically (its version, then the parent's
 //! validation), with restarts into another optimistic pass or into the pessimistic one.
 
-use super::super::{Pass, Stop, bounded};
+use super::super::{Kind, Pass, Stop, bounded};
 use crate::chain::exit::found;
 use crate::chain::wait::Blocking;
 use crate::chain::{EpochGuard, EpochMap};
@@ -57,7 +57,11 @@ fn levels() -> &'static [Level] {
 }
 
 /// The next level locked: the child taken exclusively, then the parent validated.
-fn locked_child(pass: Pass<Off>, parent: &Root, pin: &EpochGuard) -> Result<bool, Stop> {
+fn locked_child<K: Kind>(
+    pass: Pass<Off, K>,
+    parent: &Root,
+    pin: &EpochGuard,
+) -> Result<bool, Stop> {
     let seen = pass.root(parent)?;
     let next = seen.check(found(seen.data().children.get(&0, pin), 1))?;
     let held = next.write();
@@ -67,7 +71,11 @@ fn locked_child(pass: Pass<Off>, parent: &Root, pin: &EpochGuard) -> Result<bool
 
 /// The next level read optimistically: its version, the parent validated, then the child's
 /// data read and validated.
-fn optimistic_child(pass: Pass<Off>, parent: &Root, pin: &EpochGuard) -> Result<bool, Stop> {
+fn optimistic_child<K: Kind>(
+    pass: Pass<Off, K>,
+    parent: &Root,
+    pin: &EpochGuard,
+) -> Result<bool, Stop> {
     let seen = pass.root(parent)?;
     let next = seen.check(found(seen.data().children.get(&0, pin), 1))?;
     let child = pass.child(seen, next, 1)?;
@@ -82,9 +90,15 @@ fn loom_a_locked_next_level_is_validated_after_it_is_taken() {
         let (parent, writer) = tree_and_writer();
         let levels = levels();
         for max_restarts in [8, 0] {
-            let retired = bounded(max_restarts, Blocking, Off, levels, |pass, pin| {
-                locked_child(pass, &parent, pin)
-            });
+            let retired = bounded(
+                max_restarts,
+                Blocking,
+                Off,
+                levels,
+                &mut (),
+                |pass, pin, ()| locked_child(pass, &parent, pin),
+                |pass, pin, ()| locked_child(pass, &parent, pin),
+            );
             assert_eq!(retired, Ok(false), "ended at a retired child");
         }
         writer.join().unwrap();
@@ -96,9 +110,15 @@ fn loom_an_optimistic_next_level_is_read_before_its_parent_validates() {
     loom::model(|| {
         let (parent, writer) = tree_and_writer();
         let levels = levels();
-        let retired = bounded(0, Blocking, Off, levels, |pass, pin| {
-            optimistic_child(pass, &parent, pin)
-        });
+        let retired = bounded(
+            0,
+            Blocking,
+            Off,
+            levels,
+            &mut (),
+            |pass, pin, ()| optimistic_child(pass, &parent, pin),
+            |pass, pin, ()| optimistic_child(pass, &parent, pin),
+        );
         assert_eq!(retired, Ok(false), "ended at a retired child");
         writer.join().unwrap();
     });
