@@ -163,7 +163,7 @@ const _: () = {
                 __cl::Ok(__hold.out(__g2, __h2))
             }
         }
-        ///Locks `Registry` (optimistic) → `Lecture` (optimistic) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
+        ///Locks `Registry` (optimistic) → `Lecture` (optimistic) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released. The optimistic levels are read, not locked: their stages may run once per pass, their answers used once the level validates (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)).
         #[inline]
         fn descend<__L0, __L1, __L2>(
             &self,
@@ -250,7 +250,7 @@ const _: () = {
                 leaf,
             )
         }
-        ///Locks `Registry` (optimistic) → `Lecture` (optimistic) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released.
+        ///Locks `Registry` (optimistic) → `Lecture` (optimistic) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. The optimistic levels are read, not locked: their stages may run once per pass, their answers used once the level validates (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)).
         #[inline]
         fn descend_until<__L0, __L1, __L2>(
             &self,

@@ -417,6 +417,15 @@ pub(super) fn descend_method(
         },
         runtime = runtime_note(flavor),
     );
+    let doc = if optimistic_levels(levels) > 0 {
+        format!(
+            "{doc} The optimistic levels are read, not locked: their stages may run once per \
+             pass, their answers used once the level validates (the guide's \
+             [Optimistic levels](macro@{krate}::chain_locker#optimistic-levels))."
+        )
+    } else {
+        doc
+    };
     flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]
