@@ -35,7 +35,7 @@
 //!   [`Backend::leader`] is the candidacy the backend holds now (never the record of one that
 //!   died); [`Backend::observe`] publishes the leaders in the order they led.
 
-use super::election::{Leader, Publisher};
+use super::election::leader::{Leader, Publisher};
 use super::{Error, FencingToken, LockKey};
 use std::future::Future;
 use std::pin::Pin;

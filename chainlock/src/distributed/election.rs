@@ -14,10 +14,11 @@ use super::{Error, FencingToken, LockClient, runtime};
 use std::fmt;
 use std::time::{Duration, Instant};
 
+pub(crate) mod leader;
 mod observe;
 
-pub(crate) use observe::Publisher;
-pub use observe::{Leader, LeaderWatch};
+pub use leader::Leader;
+pub use observe::LeaderWatch;
 
 /// The leadership of a name won by [`LockClient::campaign`]: proof that this candidacy leads,
 /// with its fencing token and its loss signal. Resigns when dropped.

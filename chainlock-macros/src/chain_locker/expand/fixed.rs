@@ -5,7 +5,7 @@ use super::super::validate::Mode;
 use super::flavor::{Flavor, recording_branches, runtime_note};
 use super::keys::link;
 use super::optimistic::{End, optimistic_levels, passes};
-use super::{Docs, LevelCode, Signature, method_ident, signature};
+use super::{Docs, LevelCode, Signature, literal, method_ident, signature};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -107,11 +107,6 @@ pub(super) fn hand_over_hand(
         });
     }
     body
-}
-
-/// `3`, not `3usize`: indices as a person writes them.
-pub(super) fn literal(index: usize) -> proc_macro2::Literal {
-    proc_macro2::Literal::usize_unsuffixed(index)
 }
 
 /// The statements that take `level` (found in `__next`, or the root) with the steps `__s`,

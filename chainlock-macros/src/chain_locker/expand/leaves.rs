@@ -1,9 +1,9 @@
 //! `lock_leaves*`: several leaves of a chain by key path, all or nothing, in one global order.
 
 use super::super::validate::Mode;
-use super::fixed::literal;
 use super::flavor::{Flavor, recording_branches};
 use super::keys::{key_stages, keyed_levels, keys_signature};
+use super::literal;
 use super::{Docs, LevelCode, Signature, method_ident};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;

@@ -127,6 +127,11 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
     }
 }
 
+/// `3`, not `3usize`: indices as a person writes them.
+pub(super) fn literal(index: usize) -> proc_macro2::Literal {
+    proc_macro2::Literal::usize_unsuffixed(index)
+}
+
 /// `__CL_LEVELS`: what the telemetry calls each level (`LockName::Level`: the locker, the
 /// level's place, its type), one `__private::Level` each, which the acquisitions are given.
 /// Without chainlock's `telemetry` feature nothing reads it (and the linker drops it).

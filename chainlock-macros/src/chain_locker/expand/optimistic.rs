@@ -4,7 +4,7 @@
 
 use super::super::validate::Mode;
 use super::LevelCode;
-use super::fixed::literal;
+use super::literal;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 

@@ -23,7 +23,7 @@
 use super::keys::{Keys, Role};
 use super::{EtcdBackend, EtcdHeld};
 use crate::distributed::backend::{BoxFuture, Hold, Leading, Wait};
-use crate::distributed::election::{Leader, Publisher};
+use crate::distributed::election::leader::{Leader, Publisher};
 use crate::distributed::{Error, FencingToken, LockKey};
 use etcd_client::{
     Compare, CompareOp, EventType, GetOptions, KeyValue, PutOptions, SortOrder, SortTarget, Txn,

@@ -67,7 +67,7 @@ mod request;
 mod retry;
 
 use super::backend::{Backend, BoxFuture, Hold, Leading, Mode, Wait};
-use super::election::{Leader, Publisher};
+use super::election::leader::{Leader, Publisher};
 use super::{Error, FencingToken, LockKey};
 use etcd_client::{Compare, CompareOp, Txn, TxnOp};
 use lease::{ClientLease, Lease};
