@@ -7,7 +7,7 @@
 mod distributed_common;
 
 use chainlock::distributed::{LockClient, PostgresOptions};
-use distributed_common::{Scratch, pg_url, runtime, unique, worker};
+use distributed_common::{Scratch, pg_url, runtime, unique, wait_for, worker};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Stdio};
 use std::time::{Duration, Instant};
@@ -119,14 +119,11 @@ fn semantics(client: &LockClient, other: &LockClient, name: &str) {
     assert!(!second.is_lost());
     // Dropped: resigned (PostgreSQL on a background task: wait for it).
     drop(second);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while client.blocking_leader(name).unwrap().is_some() {
-        assert!(
-            Instant::now() < deadline,
-            "the dropped leadership still leads"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for(
+        "the dropped leadership to resign",
+        Duration::from_secs(5),
+        || client.blocking_leader(name).unwrap().is_none(),
+    );
 }
 
 #[test]
@@ -190,13 +187,18 @@ fn kill_9(backend: &str, target: &str, client: &LockClient, name: &str) {
     // No standby: the dead leader's record is not the leader.
     let mut leader = LeaderWorker::spawn(backend, target, name, "dead");
     leader.kill();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while let Some(seen) = client.blocking_leader(name).unwrap() {
-        assert_eq!(seen.value(), b"dead");
-        // PostgreSQL frees a dead session's lock once the server sees the connection closed.
-        assert!(Instant::now() < deadline, "a dead leader is still reported");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    // PostgreSQL frees a dead session's lock once the server sees the connection closed.
+    wait_for(
+        "the dead leader to be reported no more",
+        Duration::from_secs(5),
+        || match client.blocking_leader(name).unwrap() {
+            Some(seen) => {
+                assert_eq!(seen.value(), b"dead");
+                false
+            }
+            None => true,
+        },
+    );
     let next = client
         .blocking_try_campaign(name, "after")
         .unwrap()

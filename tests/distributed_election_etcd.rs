@@ -8,7 +8,7 @@
 mod distributed_common;
 
 use chainlock::distributed::{Error, EtcdOptions, LockClient};
-use distributed_common::{runtime, unique};
+use distributed_common::{runtime, unique, wait_for};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,15 +36,6 @@ fn has_leader() -> bool {
         .arg("leader")
         .output()
         .is_ok_and(|out| out.status.success())
-}
-
-/// Waits for `condition` until `limit` passed; panics with `what` then.
-fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Starts a killed member again when dropped.

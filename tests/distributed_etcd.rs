@@ -7,7 +7,7 @@
 mod distributed_common;
 
 use chainlock::distributed::{EtcdOptions, LockClient};
-use distributed_common::{runtime, unique};
+use distributed_common::{runtime, unique, wait_for};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -43,15 +43,6 @@ async fn client(ttl: u64) -> LockClient {
     LockClient::etcd_with(EtcdOptions::new(endpoints().split(',')).ttl(Duration::from_secs(ttl)))
         .await
         .unwrap()
-}
-
-/// Waits for `condition` until `limit` passed; panics with `what` then.
-fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// The keys under `name/`, in create-revision order.

@@ -9,7 +9,7 @@
 mod distributed_common;
 
 use chainlock::distributed::{Error, EtcdOptions, LockClient};
-use distributed_common::{runtime, unique};
+use distributed_common::{runtime, unique, wait_for};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -45,15 +45,6 @@ fn queue(name: &str) -> Vec<String> {
         .filter(|line| !line.is_empty())
         .map(str::to_owned)
         .collect()
-}
-
-/// Waits for `condition` until `limit` passed; panics with `what` then.
-fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 struct Killed(Child);

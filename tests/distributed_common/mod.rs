@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// A runtime for the tests' async parts: two workers, timers and I/O.
 pub fn runtime() -> tokio::runtime::Runtime {
@@ -319,4 +320,14 @@ pub fn wait_for_flock_waiter(path: &Path) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = path;
+}
+
+/// Waits for `condition` (asked every 20 ms: a polling pace, not synchronization) until
+/// `limit` passed; panics with `what` then.
+pub fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
