@@ -19,12 +19,13 @@
 //! `N + 1` processes per type campaign for `<type>-writer`; the leader appends records with its
 //! leadership's token (the storage accepts a token only if it is at least the highest it has
 //! seen) until the file holds `--messages` records, then resigns, and the standbys, leading in
-//! turn, find nothing left to do. The orchestrator observes each election and kills the first
-//! leader (`kill -9`) once it has written a third of the records: a standby takes over (the
-//! file backend and PostgreSQL at once, etcd after the lease TTL, 2 s here), drops the dead
-//! leader's torn record if it left one, and finishes. The verifier checks that every record is
-//! whole, that tokens never decrease (no two leaders wrote at once), and that the failover
-//! happened.
+//! turn, find nothing left to do. Each type's first leader stops after a third of the records,
+//! in the middle of a record (a torn record, as a crash mid-write leaves), and says so with a
+//! marker file; the orchestrator checks that observing the election names that worker, and
+//! kills it (`kill -9`): a standby takes over (the file backend and PostgreSQL at once, etcd
+//! after the lease TTL, 2 s here), drops the torn record, and finishes. The verifier checks
+//! that every record is whole, that tokens never decrease (no two leaders wrote at once), and
+//! that the failover happened.
 
 use chainlock::distributed::{FencingToken, LockClient};
 use clap::{Parser, ValueEnum};
@@ -181,23 +182,32 @@ async fn standbys(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             children.push(child);
         }
     }
-    // Kill each type's first leader (`kill -9`) once it wrote a third of the records.
+    // Kill each type's first leader (`kill -9`) where it stopped, mid-record.
     for data_type in &args.types {
+        let marker = out.join(format!("{data_type}.stopped"));
+        let id: usize = wait_for(&format!("{data_type}'s first leader to stop"), || {
+            std::fs::read_to_string(&marker)
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+        })
+        .await?;
+        // Observing the election names the stopped worker (PostgreSQL's observers poll, so
+        // this may take a moment).
         let mut leaders = client.observe(&format!("{data_type}-writer")).await?;
+        let deadline = tokio::time::Instant::now() + DEADLINE;
         let leader = loop {
-            if let Some(leader) = leaders.current() {
+            if let Some(leader) = leaders.current()
+                && std::str::from_utf8(leader.value())?.parse::<usize>()? == id
+            {
                 break leader;
             }
-            leaders.changed().await?;
+            tokio::time::timeout_at(deadline, leaders.changed())
+                .await
+                .map_err(|_| format!("{data_type}: observing never named worker {id}"))??;
         };
-        let id: usize = std::str::from_utf8(leader.value())?.parse()?;
-        let path = out.join(format!("{data_type}.data"));
-        while records(&path, args.chunks) < args.messages / 3 {
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
         children[pids[&id]].kill()?;
         println!(
-            "{data_type}: killed its leader, worker {id} (token {})",
+            "{data_type}: killed its leader, worker {id} (token {}), mid-record",
             leader.token()
         );
     }
@@ -258,8 +268,18 @@ async fn lead(args: &Args, id: usize, data_type: &str) -> Result<(), Box<dyn std
         }
         std::fs::write(&path, kept)?;
     }
+    // The first leader (no marker yet) stops after a third, mid-record, to be killed.
+    let marker = out.join(format!("{data_type}.stopped"));
+    let stop_at = (!marker.exists()).then_some(args.messages / 3);
     let mut seq = 0;
     while records(&path, args.chunks) < args.messages {
+        if Some(records(&path, args.chunks)) == stop_at {
+            tear(&path, leadership.token(), id, seq, args.chunks)?;
+            std::fs::write(marker.with_extension("tmp"), id.to_string())?;
+            std::fs::rename(marker.with_extension("tmp"), &marker)?;
+            // Still the leader (its lease kept alive) until the orchestrator kills it.
+            std::future::pending::<()>().await;
+        }
         if leadership.is_lost() {
             return Err("the leadership was lost: stopped writing".into());
         }
@@ -359,6 +379,42 @@ fn append(
         file.write_all(format!("{token} {id} {seq} {chunk}/{chunks} {payload}\n").as_bytes())?;
     }
     Ok(())
+}
+
+/// Writes the first half of a record, as a writer killed mid-record leaves it (nothing if a
+/// record is one chunk).
+fn tear(
+    path: &Path,
+    token: FencingToken,
+    id: usize,
+    seq: usize,
+    chunks: usize,
+) -> std::io::Result<()> {
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    for chunk in 0..chunks / 2 {
+        file.write_all(format!("{token} {id} {seq} {chunk}/{chunks} torn\n").as_bytes())?;
+    }
+    Ok(())
+}
+
+/// How long the orchestrator waits for a worker's step before it gives up.
+const DEADLINE: std::time::Duration = std::time::Duration::from_mins(1);
+
+/// Polls `probe` until it yields a value, for at most [`DEADLINE`].
+async fn wait_for<T>(
+    what: &str,
+    mut probe: impl FnMut() -> Option<T>,
+) -> Result<T, Box<dyn std::error::Error>> {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        if let Some(value) = probe() {
+            return Ok(value);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!("timed out waiting for {what}").into());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
 }
 
 /// Checks that records are whole (all chunks of one record together, in order) and that tokens
