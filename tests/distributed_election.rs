@@ -6,10 +6,11 @@
 
 mod distributed_common;
 
-use chainlock::distributed::{LockClient, PostgresOptions};
+use chainlock::distributed::{Leader, LockClient, PostgresOptions};
 use distributed_common::{Scratch, pg_url, runtime, unique, wait_for, worker};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A worker leading `name` of `backend` at `target`: killed (SIGCONT first) and reaped on drop.
@@ -300,6 +301,171 @@ fn postgres_a_stopped_leader_is_told_lost_before_the_standby_leads() {
     );
     assert!(after > Duration::from_secs(2), "{after:?}");
     leadership.blocking_resign().unwrap();
+}
+
+/// Waits until the latest leader an observer was told of (`latest`) is `what` (`is`), at most
+/// 10 s.
+async fn told(
+    latest: &tokio::sync::watch::Receiver<Option<Leader>>,
+    what: &str,
+    is: impl Fn(Option<&Leader>) -> bool,
+) {
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        latest.clone().wait_for(|leader| is(leader.as_ref())),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("the observer was not told of {what} within 10 s"))
+    .unwrap();
+}
+
+/// An observer of a PostgreSQL election is told of each of 30 successive leaders (two clients
+/// campaign and resign in turn; each resigns once the observer was told of it, within 10 s),
+/// in token order, never going back to an older leader; then of a proclamation and of the
+/// resignation after it. Prints how long after each election returned the observer was told
+/// (p50, max), asserting nothing on it (the guide quotes it).
+#[test]
+fn postgres_an_observer_is_told_of_every_leader_in_order_and_never_goes_back() {
+    let Some(url) = pg_url() else { return };
+    let name = unique("election-observe");
+    runtime().block_on(async {
+        let observer = LockClient::postgres(&url).await.unwrap();
+        let mut leaders = observer.observe(&name).await.unwrap();
+        assert_eq!(leaders.current(), None);
+        let candidates = [
+            LockClient::postgres(&url).await.unwrap(),
+            LockClient::postgres(&url).await.unwrap(),
+        ];
+        // Everything the observer was told, with when; and the latest.
+        let history = Arc::new(Mutex::new(Vec::new()));
+        let (latest_tx, latest) = tokio::sync::watch::channel(None::<Leader>);
+        let watcher = tokio::spawn({
+            let history = Arc::clone(&history);
+            async move {
+                loop {
+                    let leader = leaders.changed().await.unwrap();
+                    history
+                        .lock()
+                        .unwrap()
+                        .push((leader.clone(), Instant::now()));
+                    latest_tx.send_replace(leader);
+                }
+            }
+        });
+        let mut elected = Vec::new();
+        for round in 0..30 {
+            let value = format!("v{round}");
+            let leadership = candidates[round % 2].campaign(&name, &value).await.unwrap();
+            let token = leadership.token();
+            elected.push((token, value, Instant::now()));
+            told(&latest, &format!("leader {token:?}"), |leader| {
+                leader.is_some_and(|leader| leader.token() == token)
+            })
+            .await;
+            leadership.resign().await.unwrap();
+        }
+        let last = candidates[0].campaign(&name, "last").await.unwrap();
+        last.proclaim("proclaimed").await.unwrap();
+        let token = last.token();
+        told(&latest, "the proclamation", |leader| {
+            leader.is_some_and(|leader| leader.token() == token && leader.value() == b"proclaimed")
+        })
+        .await;
+        last.resign().await.unwrap();
+        told(&latest, "the resignation", |leader| leader.is_none()).await;
+        watcher.abort();
+        let history = history.lock().unwrap().clone();
+        let tokens: Vec<_> = history
+            .iter()
+            .filter_map(|(leader, _)| leader.as_ref().map(Leader::token))
+            .collect();
+        assert!(
+            tokens.windows(2).all(|pair| pair[0] <= pair[1]),
+            "went back: {tokens:?}"
+        );
+        let mut delays = Vec::new();
+        for (token, value, at) in &elected {
+            let (leader, seen_at) = history
+                .iter()
+                .find(|(leader, _)| leader.as_ref().is_some_and(|l| l.token() == *token))
+                .expect("told of every leader");
+            assert_eq!(leader.as_ref().unwrap().value(), value.as_bytes());
+            delays.push(seen_at.saturating_duration_since(*at));
+        }
+        delays.sort();
+        eprintln!(
+            "postgres: an observer was told of each of 30 leaders after p50 {:?}, max {:?}",
+            delays[delays.len() / 2],
+            delays[delays.len() - 1]
+        );
+    });
+}
+
+/// Every change of a PostgreSQL leader record (a campaign, a proclamation, a resignation)
+/// notifies the channel `chainlock_election` with the election's key (the first 16 hex digits
+/// of SHA-256 of `0xFF`, `election:` and the name), and a notification never precedes the
+/// change it announces: read when it arrives, the record shows the change.
+#[test]
+fn postgres_every_change_of_a_leader_is_notified_after_it_is_committed() {
+    let Some(url) = pg_url() else { return };
+    let name = unique("election-notify");
+    runtime().block_on(async {
+        let (raw, mut connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        let (heard_tx, mut heard) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(std::future::poll_fn(move |cx| {
+            while let Some(message) = std::task::ready!(connection.poll_message(cx)) {
+                if let tokio_postgres::AsyncMessage::Notification(notification) = message.unwrap() {
+                    heard_tx.send(notification).ok();
+                }
+            }
+            std::task::Poll::Ready(())
+        }));
+        raw.batch_execute("LISTEN chainlock_election").await.unwrap();
+        let payload: String = raw
+            .query_one(
+                "SELECT left(encode(sha256('\\xff'::bytea || convert_to('election:' || $1, 'UTF8')), 'hex'), 16)",
+                &[&name],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        // Waits for the next notification of this election (other tests' elections notify
+        // the channel too), then reads the record.
+        let mut next = async || {
+            tokio::time::timeout(Duration::from_secs(10), async {
+                loop {
+                    let notification = heard.recv().await.expect("the connection is open");
+                    assert_eq!(notification.channel(), "chainlock_election");
+                    if notification.payload() == payload {
+                        break;
+                    }
+                }
+            })
+            .await
+            .expect("notified within 10 s");
+            raw.query_opt(
+                "SELECT token, value FROM chainlock.leaders WHERE name = $1",
+                &[&name.as_bytes()],
+            )
+            .await
+            .unwrap()
+            .map(|row| (row.get::<_, i64>(0).cast_unsigned(), row.get::<_, Vec<u8>>(1)))
+        };
+        let client = LockClient::postgres(&url).await.unwrap();
+        let first = client.campaign(&name, "first").await.unwrap();
+        assert_eq!(next().await, Some((first.token().get(), b"first".to_vec())));
+        first.proclaim("proclaimed").await.unwrap();
+        assert_eq!(next().await, Some((first.token().get(), b"proclaimed".to_vec())));
+        first.resign().await.unwrap();
+        assert_eq!(next().await, None);
+        let second = client.campaign(&name, "second").await.unwrap();
+        assert_eq!(next().await, Some((second.token().get(), b"second".to_vec())));
+        // Dropped: resigned on a background task, notified all the same.
+        drop(second);
+        assert_eq!(next().await, None);
+    });
 }
 
 /// Campaigns cancelled at random points in their first `within` (while another leads, and on

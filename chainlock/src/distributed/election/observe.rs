@@ -178,8 +178,11 @@ impl LockClient {
 
     /// Observes the leaders of `name` without campaigning: a [`LeaderWatch`] holding the
     /// leader now, then every change (latest-value semantics, see [`LeaderWatch`]). etcd is
-    /// told of changes by a watch (as `etcdctl elect -l`); the file backend and PostgreSQL ask
-    /// again every 100 ms and 250 ms.
+    /// told of changes by a watch (as `etcdctl elect -l`); PostgreSQL by `LISTEN`/`NOTIFY` on
+    /// one of the client's connections (within its `max_connections`: the observation keeps
+    /// that connection, which serves the client's other short statements but never waits on
+    /// the server), reading the leader again at each notification and every second besides;
+    /// the file backend asks again every 100 ms.
     ///
     /// The observation runs on a task of the Tokio runtime this is called in (outside one, and
     /// for the blocking twin: chainlock's background runtime) until the last clone of the

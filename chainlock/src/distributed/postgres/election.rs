@@ -13,15 +13,28 @@
 //! - **Resign** (and the drop, on a background task): the record deleted, then the lock
 //!   released, on the holding session: a later leadership on the same session never meets
 //!   this one's record.
-//! - **Observe**: asks for the leader every 250 ms (an advisory unlock notifies nobody; a
-//!   `LISTEN` would need a connection of its own, outside the client's bound).
+//! - **Observe**: every change of a record (campaign, proclaim, resign) notifies the channel
+//!   `chainlock_election` in the same statement, with the election's key as the payload
+//!   ([`payload`]); the server delivers it once the change is committed. An observer
+//!   `LISTEN`s on one of the client's serving sessions (within the client's bound; it keeps
+//!   that session, which therefore never waits on the server, so its notifications are
+//!   never held up behind a wait), reads the leader, then reads it again at every
+//!   notification of its election and every [`RECHECK_EVERY`]: a notification is a reason to
+//!   read, never a leader itself, so one lost (the session ended: the observer listens again
+//!   on another) or one that arrives late only delays, and the publisher never goes back. A
+//!   leader whose session ends without resigning (its process killed, its session lost)
+//!   notifies nobody: observers are told of its end by their next periodic read, or at once
+//!   by its successor's campaign.
 
+use super::host::Host;
 use super::{PgBackend, PgHeld, bounded, sql};
 use crate::distributed::backend::{BoxFuture, Hold, Leading, Mode, Wait};
-use crate::distributed::election::Leader;
+use crate::distributed::election::leader::{Leader, Publisher};
 use crate::distributed::name::{LockKey, election_key};
 use crate::distributed::{Error, FencingToken, Stage};
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row};
@@ -43,6 +56,12 @@ async fn run(
     }
 }
 
+/// The payload of the notifications of `name`'s election: its key, in hex (a name may be
+/// longer than a payload's 8000 bytes, or hold NUL, which a payload cannot).
+fn payload(name: &str) -> String {
+    format!("{:016x}", election_key(name))
+}
+
 /// A leading candidacy: the election's lock and the record written for it.
 pub(super) struct PgLeading {
     /// `None` once resigned.
@@ -62,7 +81,12 @@ async fn resign(held: PgHeld, name: String, token: i64) -> Result<(), Error> {
     let limit = held.backend.0.options.heartbeat_timeout;
     let host = held.host.clone().expect("a held lock has its session");
     let deleted = bounded(Stage::Release, limit, async {
-        Ok(run(&host.client, sql::RESIGN, &[&name.as_bytes(), &token]).await?)
+        Ok(run(
+            &host.client,
+            sql::RESIGN,
+            &[&name.as_bytes(), &token, &payload(&name)],
+        )
+        .await?)
     })
     .await;
     drop(host);
@@ -116,7 +140,12 @@ impl Leading for PgLeading {
                 Ok(run(
                     &held.host().client,
                     sql::PROCLAIM,
-                    &[&self.name.as_bytes(), &self.token, &value],
+                    &[
+                        &self.name.as_bytes(),
+                        &self.token,
+                        &value,
+                        &payload(&self.name),
+                    ],
                 )
                 .await?)
             })
@@ -156,7 +185,7 @@ impl PgBackend {
             Ok(run(
                 &host.client,
                 sql::ELECTED,
-                &[&leading.name.as_bytes(), &token, &value],
+                &[&leading.name.as_bytes(), &token, &value, &payload(name)],
             )
             .await?)
         })
@@ -164,19 +193,21 @@ impl PgBackend {
         Ok(Some(leading))
     }
 
-    /// The leader of `name` now (see the module docs), read on a serving session (one is
-    /// opened if none is; at the bound, this waits for one).
+    /// The leader of `name` now (see the module docs), read on a serving session.
     pub(super) async fn leader(&self, name: &str) -> Result<Option<Leader>, Error> {
-        let key = election_key(name);
-        // `pg_locks` shows a `bigint` key's halves as `oid`s (unsigned).
-        let high = i64::from((key.cast_unsigned() >> 32) as u32);
-        let low = i64::from(key.cast_unsigned() as u32);
+        let host = self.serving().await?;
+        self.leader_on(&host, name).await
+    }
+
+    /// A serving session for short statements (one is opened if none is; at the bound, this
+    /// waits for one, at most `heartbeat_timeout`).
+    async fn serving(&self) -> Result<Arc<Host>, Error> {
         let limit = self.0.options.heartbeat_timeout;
         let pool = &self.0.pool;
-        let host = loop {
+        loop {
             let changed = pool.changed();
             if let Some(host) = pool.any_serving() {
-                break host;
+                return Ok(host);
             }
             if let Some(slot) = pool.slot() {
                 let conn = self.open(slot).await?;
@@ -189,8 +220,16 @@ impl PgBackend {
                     stage: Stage::Acquire,
                     after: limit,
                 })?;
-        };
-        let rows = bounded(Stage::Acquire, limit, async {
+        }
+    }
+
+    /// The leader of `name` now, read on `host`.
+    async fn leader_on(&self, host: &Host, name: &str) -> Result<Option<Leader>, Error> {
+        let key = election_key(name);
+        // `pg_locks` shows a `bigint` key's halves as `oid`s (unsigned).
+        let high = i64::from((key.cast_unsigned() >> 32) as u32);
+        let low = i64::from(key.cast_unsigned() as u32);
+        let rows = bounded(Stage::Acquire, self.0.options.heartbeat_timeout, async {
             Ok(run(&host.client, sql::LEADER, &[&name.as_bytes(), &high, &low]).await?)
         })
         .await?;
@@ -199,7 +238,74 @@ impl PgBackend {
             token: FencingToken::new(row.get::<_, i64>(1).cast_unsigned()),
         }))
     }
+
+    /// Publishes the leaders of `name` until every receiver of `publisher` is gone (see the
+    /// module docs): listens on a serving session, and on another after a failure of it
+    /// (once [`RECHECK_EVERY`] has passed, so a failing server is not asked in a loop).
+    pub(super) async fn observe(self, name: String, mut publisher: Publisher) {
+        let payload = payload(&name);
+        loop {
+            tokio::select! {
+                () = publisher.closed() => return,
+                host = self.serving() => {
+                    if let Ok(host) = host {
+                        self.observe_on(&host, &name, &payload, &mut publisher).await;
+                    }
+                }
+            }
+            tokio::select! {
+                () = publisher.closed() => return,
+                () = tokio::time::sleep(RECHECK_EVERY) => {}
+            }
+        }
+    }
+
+    /// Listens on `host`, then reads the leader of `name` and publishes it, at once and again
+    /// at every notification with `payload` and every [`RECHECK_EVERY`]; returns when the
+    /// session is lost, a statement on it fails, or the publisher is closed.
+    async fn observe_on(&self, host: &Host, name: &str, payload: &str, publisher: &mut Publisher) {
+        // Subscribed before the `LISTEN`, which is before the first read: a change committed
+        // after that read is notified to this receiver.
+        let mut heard = host.notifications();
+        let listened = bounded(Stage::Acquire, self.0.options.heartbeat_timeout, async {
+            Ok(host.client.batch_execute(sql::LISTEN).await?)
+        })
+        .await;
+        if listened.is_err() {
+            return;
+        }
+        loop {
+            match self.leader_on(host, name).await {
+                Ok(leader) => publisher.publish(leader),
+                Err(_) => return,
+            }
+            let notified = async {
+                loop {
+                    match heard.recv().await {
+                        Ok(notification)
+                            if notification.channel() == sql::ELECTION_CHANNEL
+                                && notification.payload() == payload =>
+                        {
+                            return;
+                        }
+                        Ok(_) => {}
+                        // Some were dropped, perhaps ours: read.
+                        Err(RecvError::Lagged(_)) => return,
+                        // The session (which keeps the sender) is gone: its loss says so.
+                        Err(RecvError::Closed) => std::future::pending().await,
+                    }
+                }
+            };
+            tokio::select! {
+                () = publisher.closed() => return,
+                () = host.liveness.lost() => return,
+                () = notified => {}
+                () = tokio::time::sleep(RECHECK_EVERY) => {}
+            }
+        }
+    }
 }
 
-/// How often observers ask for the leader.
-pub(super) const OBSERVE_EVERY: Duration = Duration::from_millis(250);
+/// How often an observer reads the leader without a notification (one lost, or a leader
+/// whose session ended without resigning), and waits before listening again after a failure.
+const RECHECK_EVERY: Duration = Duration::from_secs(1);

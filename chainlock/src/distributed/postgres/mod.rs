@@ -105,7 +105,7 @@ pub use xact::{
 };
 
 use super::backend::{Backend, BoxFuture, Hold, Leading, Mode, Wait};
-use super::election::Leader;
+use super::election::leader::{Leader, Publisher};
 use super::{Error, FencingToken, Stage, name};
 use host::Host;
 use pool::{Conn, Pick, Pool, Slot};
@@ -212,7 +212,7 @@ impl PgBackend {
                 .slot()
                 .expect("a new client has every slot free");
             let (client, connection) = backend.0.options.connect().await?;
-            let setup = backend.0.runtime.spawn(connection);
+            let setup = backend.0.runtime.spawn(session::serve(connection, None));
             let created = sql::ensure_objects(&client).await;
             drop(client);
             setup.abort();
@@ -702,8 +702,9 @@ impl Backend for PgBackend {
         Box::pin(PgBackend::leader(self, name))
     }
 
-    fn observe_every(&self) -> Duration {
-        election::OBSERVE_EVERY
+    /// Told of changes by `LISTEN`/`NOTIFY` (see `election.rs`).
+    fn observe(self: Arc<Self>, name: String, publisher: Publisher) -> BoxFuture<'static, ()> {
+        Box::pin(PgBackend::observe((*self).clone(), name, publisher))
     }
 }
 

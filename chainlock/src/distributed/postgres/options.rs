@@ -2,10 +2,11 @@
 
 use super::super::Error;
 use std::fmt;
-use std::pin::Pin;
 use std::str::FromStr;
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio_postgres::{Client, Config, NoTls};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
 
 /// Options of the PostgreSQL backend (see [`LockClient::postgres_with`](crate::distributed::LockClient::postgres_with)).
 ///
@@ -44,9 +45,32 @@ pub struct PostgresOptions {
     pub(super) tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
 }
 
-/// A session's connection future (plain or TLS), to be polled by its driver.
-pub(super) type Connection =
-    Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static>>;
+/// A session's connection (plain or TLS), polled by its driver for the server's messages.
+pub(super) type Connection = Box<dyn Messages>;
+
+/// A connection as its driver polls it: [`tokio_postgres::Connection::poll_message`] (which
+/// also sends and receives the statements' messages), whatever its stream types.
+pub(super) trait Messages: Send + 'static {
+    /// The server's next asynchronous message (a notification, a notice); `None` or an
+    /// error when the connection ended.
+    fn poll_message(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<AsyncMessage, tokio_postgres::Error>>>;
+}
+
+impl<S, T> Messages for tokio_postgres::Connection<S, T>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    fn poll_message(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<AsyncMessage, tokio_postgres::Error>>> {
+        tokio_postgres::Connection::poll_message(self, cx)
+    }
+}
 
 impl fmt::Debug for PostgresOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -244,10 +268,10 @@ impl PostgresOptions {
         #[cfg(feature = "postgres-tls")]
         if let Some(tls) = &self.tls {
             let (client, connection) = self.config.connect(tls.clone()).await.map_err(tls_error)?;
-            return Ok((client, Box::pin(connection)));
+            return Ok((client, Box::new(connection)));
         }
         let (client, connection) = self.config.connect(NoTls).await?;
-        Ok((client, Box::pin(connection)))
+        Ok((client, Box::new(connection)))
     }
 
     /// How many idle connections (holding no lock, running nothing) the client keeps for

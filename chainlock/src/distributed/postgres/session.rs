@@ -7,14 +7,18 @@
 //! to end a session only [`PostgresOptions::server_release_after`] after its last request,
 //! which is later, so a guard says "lost" before anyone else can get its lock. Loss is sticky:
 //! once seen, it stays, and the driver closes the connection.
+//!
+//! The driver also hands the notifications the server sends the session (to a `LISTEN` of
+//! it) to whoever [listens](Session::notifications).
 
-use super::options::PostgresOptions;
+use super::options::{Connection, PostgresOptions};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
+use std::task::Poll;
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 use tokio::task::AbortHandle;
-use tokio_postgres::Client;
+use tokio_postgres::{AsyncMessage, Client, Notification};
 
 /// What the driver, the pool and the guard know about a session's life.
 pub(super) struct Liveness {
@@ -105,6 +109,8 @@ pub(super) struct Session {
     /// and the server does not count a running statement as idle).
     pub(super) busy: Arc<AtomicBool>,
     pub(super) liveness: Arc<Liveness>,
+    /// The notifications the server sent the session, as the driver reads them.
+    notifications: broadcast::Sender<Notification>,
     driver: AbortHandle,
 }
 
@@ -121,23 +127,20 @@ impl Session {
     /// The driver keeps `place` (the connection's place in its client's bound, opaque here)
     /// for as long as it owns the connection and drops it once the connection is closed,
     /// however that happens, even while guards still refer to the lost session.
-    pub(super) fn start<F, P>(
+    pub(super) fn start<P: Send + 'static>(
         client: Client,
-        connection: F,
+        connection: Connection,
         options: &PostgresOptions,
         runtime: &tokio::runtime::Handle,
         place: P,
-    ) -> Self
-    where
-        F: Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
-        P: Send + 'static,
-    {
+    ) -> Self {
         let client = Arc::new(client);
         let busy = Arc::new(AtomicBool::new(false));
         let liveness = Arc::new(Liveness::new(options.loss_after()));
+        let notifications = broadcast::channel(NOTIFICATIONS_KEPT).0;
         let driver = runtime
             .spawn(drive(
-                connection,
+                serve(connection, Some(notifications.clone())),
                 Arc::downgrade(&client),
                 Arc::clone(&busy),
                 LostOnDrop(Arc::clone(&liveness)),
@@ -150,8 +153,16 @@ impl Session {
             client,
             busy,
             liveness,
+            notifications,
             driver,
         }
+    }
+
+    /// The notifications the server sends this session from now on (for the channels it
+    /// `LISTEN`s to): a receiver that falls more than a few behind is told it lagged
+    /// ([`broadcast::error::RecvError::Lagged`]), and keeps the latest.
+    pub(super) fn notifications(&self) -> broadcast::Receiver<Notification> {
+        self.notifications.subscribe()
     }
 
     /// Marks the session lost and closes its connection now, whoever still refers to it: the
@@ -201,6 +212,35 @@ impl Drop for Busy {
     fn drop(&mut self) {
         self.0.store(false, Ordering::Release);
     }
+}
+
+/// How many notifications a session keeps for a listener that has not read them yet.
+const NOTIFICATIONS_KEPT: usize = 8;
+
+/// Polls `connection` (which sends our statements and reads their answers) until it ends,
+/// handing every notification to `notifications`' receivers, if any. Notices are dropped:
+/// none of our statements raises one that anyone reads.
+pub(super) async fn serve(
+    mut connection: Connection,
+    notifications: Option<broadcast::Sender<Notification>>,
+) -> Result<(), tokio_postgres::Error> {
+    std::future::poll_fn(|cx| {
+        loop {
+            match connection.poll_message(cx) {
+                Poll::Ready(Some(Ok(AsyncMessage::Notification(notification)))) => {
+                    if let Some(notifications) = &notifications {
+                        // No receiver: nobody listens now.
+                        notifications.send(notification).ok();
+                    }
+                }
+                Poll::Ready(Some(Ok(_))) => {}
+                Poll::Ready(Some(Err(error))) => return Poll::Ready(Err(error)),
+                Poll::Ready(None) => return Poll::Ready(Ok(())),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    })
+    .await
 }
 
 /// Polls the connection and sends heartbeats until the session is lost.

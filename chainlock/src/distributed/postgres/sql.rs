@@ -147,21 +147,63 @@ const CREATE: &str = "BEGIN; SELECT pg_catalog.pg_advisory_xact_lock(1128811596,
 pub(super) const CREATE_LEADERS: &str = "CREATE UNLOGGED TABLE IF NOT EXISTS chainlock.leaders \
     (name bytea PRIMARY KEY, token bigint NOT NULL, value bytea NOT NULL, \
     pid integer NOT NULL, backend_start timestamptz NOT NULL)";
+/// The channel every change of a leader record is notified on, with the election's key as
+/// the payload (`election::payload`): one channel for every name, so that one `LISTEN` per
+/// session serves every observer of the client on it, whatever the names (a name is any
+/// string, a channel an identifier of at most 63 bytes), and no `UNLISTEN` of a name can
+/// undo another observer's `LISTEN` on a shared session. A session therefore hears the
+/// changes of every election of the database: few (a change of leader or value), and read by
+/// its driver.
+macro_rules! election_channel {
+    () => {
+        "chainlock_election"
+    };
+}
+/// [`election_channel!`], for the listener to check.
+pub(super) const ELECTION_CHANNEL: &str = election_channel!();
+/// Listens to [`ELECTION_CHANNEL`] (on a session that already does: nothing changes).
+pub(super) const LISTEN: &str = concat!("LISTEN ", election_channel!());
+/// Notifies the change of the record in `$1`'s CTE, with payload `$n`, in the statement's
+/// transaction: listeners are told on its commit, so a listener that reads the record after
+/// the notification reads the change (or a later one).
+macro_rules! notified {
+    ($cte:literal, $payload:literal) => {
+        concat!(
+            " SELECT token, pg_catalog.pg_notify('",
+            election_channel!(),
+            "', ",
+            $payload,
+            "::text)::text FROM ",
+            $cte
+        )
+    };
+}
 /// The record of a new leader of `$1` (token `$2`, value `$3`): the session that holds the
 /// election's lock, named by its process id and start time (a process id alone may be
-/// reused).
-pub(super) const ELECTED: &str = "INSERT INTO chainlock.leaders \
+/// reused); notified with payload `$4`.
+pub(super) const ELECTED: &str = concat!(
+    "WITH elected AS (INSERT INTO chainlock.leaders \
     (name, token, value, pid, backend_start) \
     SELECT $1::bytea, $2::bigint, $3::bytea, a.pid, a.backend_start \
     FROM pg_catalog.pg_stat_activity a \
     WHERE a.pid = pg_catalog.pg_backend_pid() \
     ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, value = EXCLUDED.value, \
-    pid = EXCLUDED.pid, backend_start = EXCLUDED.backend_start";
-/// A new value `$3` of the leader of `$1` with token `$2` (no row: it is not the leader).
-pub(super) const PROCLAIM: &str =
-    "UPDATE chainlock.leaders SET value = $3 WHERE name = $1 AND token = $2 RETURNING token";
-/// The leader of `$1` with token `$2` resigns (before it unlocks).
-pub(super) const RESIGN: &str = "DELETE FROM chainlock.leaders WHERE name = $1 AND token = $2";
+    pid = EXCLUDED.pid, backend_start = EXCLUDED.backend_start RETURNING token)",
+    notified!("elected", "$4")
+);
+/// A new value `$3` of the leader of `$1` with token `$2` (no row: it is not the leader),
+/// notified with payload `$4`.
+pub(super) const PROCLAIM: &str = concat!(
+    "WITH proclaimed AS (UPDATE chainlock.leaders SET value = $3 \
+    WHERE name = $1 AND token = $2 RETURNING token)",
+    notified!("proclaimed", "$4")
+);
+/// The leader of `$1` with token `$2` resigns (before it unlocks), notified with payload `$3`.
+pub(super) const RESIGN: &str = concat!(
+    "WITH resigned AS (DELETE FROM chainlock.leaders \
+    WHERE name = $1 AND token = $2 RETURNING token)",
+    notified!("resigned", "$3")
+);
 /// The leader of `$1` now: its record, only if the session it names (process id and start
 /// time) holds the election's lock, the `bigint` key whose halves are `$2` (high) and `$3`
 /// (low), as `pg_locks` shows them.
