@@ -12,15 +12,74 @@ use crate::loom::sync::atomic::{AtomicPtr, Ordering};
 use std::borrow::Borrow;
 use std::fmt;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
+
+/// A child in a snapshot: its `Arc` without a count of its own. The container owns one
+/// count per entry of its *current* snapshot; every snapshot, current or retired, holds
+/// bitwise copies of those `Arc`s that never drop, so copying a snapshot writes no child's
+/// count (and no child's cache line). A count leaves the container exactly once: when a
+/// published snapshot unlinks the entry ([`Lent::release`], then dropped after the grace
+/// period by [`Snapshots::update`]) or when the container is dropped.
+#[repr(transparent)]
+struct Lent<L: ?Sized>(ManuallyDrop<Arc<L>>);
+
+impl<L: ?Sized> Lent<L> {
+    /// An entry holding `child`'s count, which becomes the container's once published.
+    fn new(child: Arc<L>) -> Self {
+        Lent(ManuallyDrop::new(child))
+    }
+
+    /// The child, for as long as the snapshot is borrowed.
+    #[inline]
+    fn child(&self) -> &Arc<L> {
+        &self.0
+    }
+
+    /// The same entry for the next snapshot: no count written.
+    fn share(&self) -> Self {
+        // SAFETY: a bitwise copy of the `Arc` (a pointer). Neither copy drops it
+        // (`ManuallyDrop`); its count is given back once, through `release`, by whoever
+        // unlinks the entry or drops the container.
+        Lent(ManuallyDrop::new(unsafe {
+            std::ptr::read(&raw const *self.0)
+        }))
+    }
+
+    /// The entry's count, out of the snapshots.
+    ///
+    /// # Safety
+    ///
+    /// Once per count the container owns: for an entry a published snapshot unlinked (and no
+    /// current snapshot lists any more), or for the current snapshot's entries when the
+    /// container is dropped (`&mut`: no reader).
+    unsafe fn release(self) -> Arc<L> {
+        ManuallyDrop::into_inner(self.0)
+    }
+}
+
+/// What a writer's change makes of the current snapshot.
+struct Change<T, R, L: ?Sized> {
+    /// The snapshot to publish.
+    next: T,
+    /// What the writer answers once `next` is published.
+    result: R,
+    /// The entry of the current snapshot that `next` drops: its count is released once no
+    /// reader pinned now can still reach it.
+    unlinked: Option<Lent<L>>,
+    /// The entry `next` adds: its count is the container's once published, released at once
+    /// if another writer came first (the change is then made again).
+    linked: Option<Lent<L>>,
+}
 
 /// An immutable `T` on the heap, replaced as a whole: a container's current snapshot.
 struct Snapshots<T> {
     /// Never null: a `Box<T>` published by `new` or by a compare-and-swap with release.
     current: AtomicPtr<T>,
-    /// Under loom, replaced snapshots wait here for the container's drop.
+    /// Under loom, replaced snapshots (and the counts they unlinked) wait here for the
+    /// container's drop.
     #[cfg(loom)]
-    retired: crate::loom::sync::Mutex<Vec<Box<T>>>,
+    retired: crate::loom::sync::Mutex<Vec<Box<dyn Send>>>,
     _owns: PhantomData<Box<T>>,
 }
 
@@ -47,66 +106,92 @@ impl<T> Snapshots<T> {
         unsafe { &*current }
     }
 
-    /// Replaces the snapshot with `change(current)` unless `change` says `None` (then
+    /// The current snapshot, with no reader (for the container's drop).
+    fn current_mut(&mut self) -> &mut T {
+        // SAFETY: as in `load`, and `&mut self`: nobody else reads it.
+        unsafe { &mut *self.current.load(Ordering::Relaxed) }
+    }
+
+    /// Replaces the snapshot with `change(current)`'s unless `change` says `None` (then
     /// nothing is written); compare-and-swap, so concurrent writers never lose an update.
-    fn update<R>(&self, mut change: impl FnMut(&T) -> Option<(T, R)>) -> Option<R>
+    fn update<R, L>(&self, mut change: impl FnMut(&T) -> Option<Change<T, R, L>>) -> Option<R>
     where
         T: Send + 'static,
+        L: ?Sized + Send + Sync + 'static,
     {
         let pinned = EpochGuard::pin();
         let mut current = self.current.load(Ordering::Acquire);
         loop {
             // SAFETY: as in `load`: published, never written, and pinned by `pinned`.
-            let (next, result) = change(unsafe { &*current })?;
+            let Change {
+                next,
+                result,
+                unlinked,
+                linked,
+            } = change(unsafe { &*current })?;
             let next = Box::into_raw(Box::new(next));
             match self
                 .current
                 .compare_exchange(current, next, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(replaced) => {
-                    self.retire(replaced, &pinned);
+                    // SAFETY: `next` is published and does not list the unlinked entry,
+                    // whose count, the container's, is released here once (dropped after
+                    // the grace period, by `retire`).
+                    let unlinked = unlinked.map(|entry| unsafe { entry.release() });
+                    self.retire(replaced, unlinked, &pinned);
                     return Some(result);
                 }
                 Err(now) => {
                     // SAFETY: `next` was never published: this thread owns it alone.
                     drop(unsafe { Box::from_raw(next) });
+                    // SAFETY: nor was the entry it added, whose count is nobody else's.
+                    drop(linked.map(|entry| unsafe { entry.release() }));
                     current = now;
                 }
             }
         }
     }
 
-    /// Frees `replaced` once no thread pinned now can still read it.
+    /// Frees `replaced`, and drops the count `unlinked`, once no thread pinned now can still
+    /// read them. Not flushed to the global queue: crossbeam-epoch batches a thread's
+    /// deferred functions (64 per bag; see `EpochMap`'s garbage bound).
     #[cfg(not(loom))]
     #[expect(
         clippy::unused_self,
         reason = "the loom twin keeps replaced snapshots in `self`"
     )]
-    fn retire(&self, replaced: *mut T, pinned: &EpochGuard)
+    fn retire<L>(&self, replaced: *mut T, unlinked: Option<Arc<L>>, pinned: &EpochGuard)
     where
         T: Send + 'static,
+        L: ?Sized + Send + Sync + 'static,
     {
         let replaced = SendPtr(replaced);
         // SAFETY: `replaced` is no longer reachable from `self.current` (the compare-and-swap
-        // unlinked it), so only threads pinned now can hold a reference to it, and the
-        // deferred function runs after all of them have unpinned. It runs once, owns the box
-        // alone, and may run on another thread or later: `T: Send + 'static`.
+        // unlinked it), so only threads pinned now can hold a reference to it or to the child
+        // `unlinked` counts (lent by it or by an older snapshot, all unlinked before now), and
+        // the deferred function runs after all of them have unpinned. It runs once, owns the
+        // box and the count alone, and may run on another thread or later:
+        // `T: Send + 'static`, `Arc<L>: Send + 'static`.
         unsafe {
             pinned.inner.defer_unchecked(move || {
                 let SendPtr(replaced) = replaced;
                 drop(Box::from_raw(replaced));
+                drop(unlinked);
             });
         }
-        // To the global queue now, not after 64 more writes of this thread: garbage stays
-        // bounded by the last epochs' writes.
-        pinned.inner.flush();
     }
 
     /// Under loom: kept until the container's drop (reclamation abstracted away).
     #[cfg(loom)]
-    fn retire(&self, replaced: *mut T, _pinned: &EpochGuard) {
+    fn retire<L>(&self, replaced: *mut T, unlinked: Option<Arc<L>>, _pinned: &EpochGuard)
+    where
+        T: Send + 'static,
+        L: ?Sized + Send + Sync + 'static,
+    {
         // SAFETY: unlinked by the compare-and-swap; owned by the list from now on.
-        self.retired.lock().push(unsafe { Box::from_raw(replaced) });
+        let replaced = unsafe { Box::from_raw(replaced) };
+        self.retired.lock().push(Box::new((replaced, unlinked)));
     }
 }
 
@@ -115,7 +200,7 @@ impl<T> Drop for Snapshots<T> {
         let current = self.current.load(Ordering::Relaxed);
         // SAFETY: `&mut self`: no reader can hold a reference into the current snapshot (one
         // that looked it up borrowed `self`), and it is never null. Retired ones are the
-        // collector's.
+        // collector's. (The counts of its entries are the container's to release first.)
         drop(unsafe { Box::from_raw(current) });
     }
 }
@@ -177,11 +262,18 @@ unsafe impl<T: Send> Send for SendPtr<T> {}
 /// thread ([`EpochGuard::pin`]), loads the pointer, searches the snapshot and gets back a
 /// `&Arc<L>` borrowed for as long as the guard lives: nothing is written but the thread's
 /// own epoch slot. A writer copies the snapshot, changes the copy, publishes it with one
-/// compare-and-swap (release), and *retires* the old snapshot: it is dropped (and with it the
-/// `Arc`s of removed children, so the children themselves) only once every thread that was
-/// pinned when it was replaced has unpinned. A reader therefore never sees a snapshot being
-/// changed (they are never changed) nor freed (it is pinned), whatever writers do, with no
-/// `unsafe` in the user's code.
+/// compare-and-swap (release), and *retires* the old snapshot: it is freed (and the `Arc` of
+/// the child the change removed or replaced dropped, so that child itself if nobody else holds
+/// it) only once every thread that was pinned when it was replaced has unpinned. A reader
+/// therefore never sees a snapshot being changed (they are never changed) nor freed (it is
+/// pinned), whatever writers do, with no `unsafe` in the user's code.
+///
+/// The container owns **one reference count per child**, not one per snapshot: the snapshots
+/// hold bitwise copies of the children's `Arc`s that never drop, and a count leaves the
+/// container exactly once, when a published snapshot no longer lists the child (dropped after
+/// the grace period) or when the container is dropped. So copying a snapshot writes nothing to
+/// the children (no count, no cache line a reader of them reads), and a writer writes one
+/// count per change: the child it adds, or the one it hands back.
 ///
 /// Reclamation is [crossbeam-epoch]'s (the collector of crossbeam's lock-free structures,
 /// maintained with them): its `pin` is a store to a slot only the pinning thread writes, which
@@ -190,16 +282,25 @@ unsafe impl<T: Send> Send for SendPtr<T> {}
 /// collectors each node would have to share, and no loom support either); hazard pointers
 /// (a store per *pointer* read: one per level, on lines other threads scan); snapshots behind
 /// `arc-swap` (its `load` writes a debt slot and its guard may fall back to a count). Copying a
-/// snapshot costs a writer O(n) per insert or remove (and a count written per child it
-/// copies); a lookup is a binary search (map) or an index (vec). That suits the upper levels
+/// snapshot costs a writer O(n) per insert or remove (a copy of the pointers and, for a map,
+/// a clone of each key: no count written); a lookup is a binary search (map) or an index
+/// (vec). That suits the upper levels
 /// of a tree, read far more often than their fan-out changes (a registry of lectures, the
 /// classes of a lecture); a node with thousands of children changed often wants a concurrent
 /// map of its own.
 ///
-/// **Garbage is bounded** by the writes of the last two epochs: each write retires one
-/// snapshot and pushes it to the global queue at once (`flush`), and the collector frees a
-/// batch when the global epoch has advanced twice past it, which it does as soon as every
-/// pinned thread has moved on (tried every 128 pins and at every flush). **A thread that stays
+/// **Garbage is bounded**: each write retires one snapshot (and at most one child's count)
+/// into its thread's bag of deferred functions; crossbeam-epoch seals a bag into the global
+/// queue when it holds 64 (or when the thread exits), and frees a sealed bag once the global
+/// epoch has advanced twice past it, which it does as soon as every pinned thread has moved on
+/// (tried every 128 pins of a thread and whenever a bag is sealed). So at most 64 retired
+/// snapshots wait per writing thread, plus the sealed bags of the last two epochs. A write is
+/// not flushed to the global queue by itself: a flush per write moved a 2 KiB bag (a copy and
+/// an allocation) and touched the shared queue on every insert and remove, which cost the
+/// scheduling service a third of its first-level cache write misses (`docs/benchmarks.md`).
+/// The price: a removed child whose last `Arc` is the container's is dropped up to 64 writes
+/// of the same thread later (or at its exit), not two epochs after its removal; keep a clone
+/// of what must be dropped at a known time. **A thread that stays
 /// pinned** (an [`EpochGuard`] kept alive, or a step that blocks inside a descent) holds the
 /// epoch back: nothing is freed early, but every snapshot retired meanwhile, anywhere in the
 /// process, waits (memory grows by one snapshot per write, plus the removed children kept alive
@@ -287,7 +388,17 @@ unsafe impl<T: Send> Send for SendPtr<T> {}
 /// [`seize`]: https://docs.rs/seize
 pub struct EpochMap<K, L: ?Sized> {
     /// Sorted by key, no key twice.
-    entries: Snapshots<Vec<(K, Arc<L>)>>,
+    entries: Snapshots<Vec<(K, Lent<L>)>>,
+}
+
+impl<K, L: ?Sized> Drop for EpochMap<K, L> {
+    fn drop(&mut self) {
+        for (_, child) in self.entries.current_mut().drain(..) {
+            // SAFETY: the current snapshot's entries hold the container's counts; `&mut`:
+            // no reader, and the snapshot is emptied, so each is released once.
+            drop(unsafe { child.release() });
+        }
+    }
 }
 
 // SAFETY: the map owns its entries (`K`, `Arc<L>`) like a `Vec<(K, Arc<L>)>` does; sending it
@@ -336,7 +447,7 @@ impl<K, L: ?Sized> EpochMap<K, L> {
         let index = entries
             .binary_search_by(|(probe, _)| probe.borrow().cmp(key))
             .ok()?;
-        Some(&entries[index].1)
+        Some(entries[index].1.child())
     }
 
     /// The entries in key order as they are now, lent while `guard` lives (a later write
@@ -360,7 +471,7 @@ impl<K, L: ?Sized> EpochMap<K, L> {
         self.entries
             .load(guard)
             .iter()
-            .map(|(key, child)| (key, child))
+            .map(|(key, child)| (key, child.child()))
     }
 
     /// How many children there are now.
@@ -412,15 +523,22 @@ where
     pub fn insert(&self, key: K, child: Arc<L>) -> Option<Arc<L>> {
         self.entries
             .update(move |entries| {
-                let mut next = entries.clone();
-                let replaced = match next.binary_search_by(|(probe, _)| probe.cmp(&key)) {
-                    Ok(index) => Some(std::mem::replace(&mut next[index].1, child.clone())),
-                    Err(index) => {
-                        next.insert(index, (key.clone(), child.clone()));
-                        None
-                    }
-                };
-                Some((next, replaced))
+                let found = entries.binary_search_by(|(probe, _)| probe.cmp(&key));
+                let index = found.unwrap_or_else(|index| index);
+                let mut next = Vec::with_capacity(entries.len() + usize::from(found.is_err()));
+                let shared = |(key, child): &(K, Lent<L>)| (key.clone(), child.share());
+                next.extend(entries[..index].iter().map(shared));
+                next.push((key.clone(), Lent::new(child.clone())));
+                let after = if found.is_ok() { index + 1 } else { index };
+                next.extend(entries[after..].iter().map(shared));
+                let linked = next[index].1.share();
+                let unlinked = found.ok().map(|index| entries[index].1.share());
+                Some(Change {
+                    next,
+                    result: unlinked.as_ref().map(|entry| entry.child().clone()),
+                    unlinked,
+                    linked: Some(linked),
+                })
             })
             .flatten()
     }
@@ -451,9 +569,17 @@ where
             let index = entries
                 .binary_search_by(|(probe, _)| probe.borrow().cmp(key))
                 .ok()?;
-            let mut next = entries.clone();
-            let (_, removed) = next.remove(index);
-            Some((next, removed))
+            let shared = |(key, child): &(K, Lent<L>)| (key.clone(), child.share());
+            let mut next = Vec::with_capacity(entries.len() - 1);
+            next.extend(entries[..index].iter().map(shared));
+            next.extend(entries[index + 1..].iter().map(shared));
+            let removed = &entries[index].1;
+            Some(Change {
+                next,
+                result: removed.child().clone(),
+                unlinked: Some(removed.share()),
+                linked: None,
+            })
         })
     }
 }
@@ -474,7 +600,12 @@ impl<K: Ord, L: ?Sized> FromIterator<(K, Arc<L>)> for EpochMap<K, L> {
         entries.dedup_by(|(a, _), (b, _)| a == b);
         entries.reverse();
         EpochMap {
-            entries: Snapshots::new(entries),
+            entries: Snapshots::new(
+                entries
+                    .into_iter()
+                    .map(|(key, child)| (key, Lent::new(child)))
+                    .collect(),
+            ),
         }
     }
 }
@@ -536,7 +667,16 @@ impl<K: Borrow<Q>, Q: ?Sized + Ord, L: ?Sized> LookupRef<Q> for EpochMap<K, L> {
 /// assert!(slots.remove(5).is_none());
 /// ```
 pub struct EpochVec<L: ?Sized> {
-    children: Snapshots<Vec<Arc<L>>>,
+    children: Snapshots<Vec<Lent<L>>>,
+}
+
+impl<L: ?Sized> Drop for EpochVec<L> {
+    fn drop(&mut self) {
+        for child in self.children.current_mut().drain(..) {
+            // SAFETY: as `EpochMap`'s drop: the container's counts, each released once.
+            drop(unsafe { child.release() });
+        }
+    }
 }
 
 // SAFETY: as `Vec<Arc<L>>`.
@@ -573,7 +713,7 @@ impl<L: ?Sized> EpochVec<L> {
     /// ```
     #[inline]
     pub fn get<'g>(&'g self, index: usize, guard: &'g EpochGuard) -> Option<&'g Arc<L>> {
-        self.children.load(guard).get(index)
+        self.children.load(guard).get(index).map(Lent::child)
     }
 
     /// The children as they are now, lent while `guard` lives.
@@ -589,7 +729,11 @@ impl<L: ?Sized> EpochVec<L> {
     /// assert_eq!(sum, 3);
     /// ```
     pub fn as_slice<'g>(&'g self, guard: &'g EpochGuard) -> &'g [Arc<L>] {
-        self.children.load(guard)
+        let children: &'g [Lent<L>] = self.children.load(guard);
+        // SAFETY: `Lent<L>` is `repr(transparent)` over `ManuallyDrop<Arc<L>>`, itself
+        // `repr(transparent)` over `Arc<L>`: the same layout. Through `&[Arc<L>]` no count
+        // can be dropped (a shared slice), only cloned.
+        unsafe { std::slice::from_raw_parts(children.as_ptr().cast::<Arc<L>>(), children.len()) }
     }
 
     /// How many children there are now.
@@ -630,9 +774,15 @@ impl<L: ?Sized + Send + Sync + 'static> EpochVec<L> {
     pub fn push(&self, child: Arc<L>) {
         self.children.update(move |children| {
             let mut next = Vec::with_capacity(children.len() + 1);
-            next.extend(children.iter().cloned());
-            next.push(child.clone());
-            Some((next, ()))
+            next.extend(children.iter().map(Lent::share));
+            let linked = Lent::new(child.clone());
+            next.push(linked.share());
+            Some(Change {
+                next,
+                result: (),
+                unlinked: None,
+                linked: Some(linked),
+            })
         });
     }
 
@@ -650,7 +800,12 @@ impl<L: ?Sized + Send + Sync + 'static> EpochVec<L> {
     pub fn pop(&self) -> Option<std::sync::Arc<L>> {
         self.children.update(move |children| {
             let (last, rest) = children.split_last()?;
-            Some((rest.to_vec(), last.clone()))
+            Some(Change {
+                next: rest.iter().map(Lent::share).collect(),
+                result: last.child().clone(),
+                unlinked: Some(last.share()),
+                linked: None,
+            })
         })
     }
 
@@ -669,11 +824,16 @@ impl<L: ?Sized + Send + Sync + 'static> EpochVec<L> {
     /// ```
     pub fn remove(&self, index: usize) -> Option<Arc<L>> {
         self.children.update(move |children| {
-            let removed = children.get(index)?.clone();
+            let removed = children.get(index)?;
             let mut next = Vec::with_capacity(children.len() - 1);
-            next.extend(children[..index].iter().cloned());
-            next.extend(children[index + 1..].iter().cloned());
-            Some((next, removed))
+            next.extend(children[..index].iter().map(Lent::share));
+            next.extend(children[index + 1..].iter().map(Lent::share));
+            Some(Change {
+                next,
+                result: removed.child().clone(),
+                unlinked: Some(removed.share()),
+                linked: None,
+            })
         })
     }
 
@@ -695,9 +855,25 @@ impl<L: ?Sized + Send + Sync + 'static> EpochVec<L> {
     #[track_caller]
     pub fn replace(&self, index: usize, child: Arc<L>) -> Arc<L> {
         let replaced = self.children.update(move |children| {
-            let mut next = children.get(index).map(|_| children.clone())?;
-            let replaced = std::mem::replace(&mut next[index], child.clone());
-            Some((next, replaced))
+            let replaced = children.get(index)?;
+            let linked = Lent::new(child.clone());
+            let next = children
+                .iter()
+                .enumerate()
+                .map(|(at, entry)| {
+                    if at == index {
+                        linked.share()
+                    } else {
+                        entry.share()
+                    }
+                })
+                .collect();
+            Some(Change {
+                next,
+                result: replaced.child().clone(),
+                unlinked: Some(replaced.share()),
+                linked: Some(linked),
+            })
         });
         match replaced {
             Some(replaced) => replaced,
@@ -718,7 +894,7 @@ impl<L: ?Sized> Default for EpochVec<L> {
 impl<L: ?Sized> From<Vec<Arc<L>>> for EpochVec<L> {
     fn from(children: Vec<Arc<L>>) -> Self {
         EpochVec {
-            children: Snapshots::new(children),
+            children: Snapshots::new(children.into_iter().map(Lent::new).collect()),
         }
     }
 }

@@ -114,3 +114,58 @@ fn a_removed_child_lives_while_a_reader_is_pinned_and_is_freed_after() {
     drop(vec);
     assert_eq!(dropped.load(SeqCst), 2);
 }
+
+/// The container holds one count per child, whatever the snapshots: copying a snapshot writes
+/// none, a change writes one (the child added, or the one handed back), and every child is
+/// dropped exactly once: writers racing without a lock (a lost compare-and-swap releases the
+/// count of the entry it would have added), removals, replacements and the container's drop.
+#[test]
+fn the_container_holds_one_count_per_child_and_each_child_drops_once() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let counted = || Arc::new(Counted(dropped.clone()));
+    let map: EpochMap<u32, Counted> = EpochMap::new();
+    let first = counted();
+    map.insert(0, first.clone());
+    for key in 1..8 {
+        map.insert(key, counted());
+        assert_eq!(
+            Arc::strong_count(&first),
+            2,
+            "a copied snapshot wrote a count"
+        );
+    }
+    // The one returned, and the container's until the grace period ends.
+    assert_eq!(
+        Arc::strong_count(&map.remove(&0).unwrap()),
+        3,
+        "with `first`"
+    );
+    let replaced = map.insert(1, counted()).unwrap();
+    assert_eq!(Arc::strong_count(&replaced), 2);
+    drop((first, replaced));
+    let per_writer = if cfg!(miri) { 4 } else { 200 };
+    std::thread::scope(|scope| {
+        for writer in 0..3 {
+            let (map, counted) = (&map, &counted);
+            scope.spawn(move || {
+                for round in 0..per_writer {
+                    let key = 100 + writer * 1_000 + round;
+                    map.insert(key, counted());
+                    if round % 2 == 1 {
+                        drop(map.remove(&(key - 1)));
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(map.len(), 7 + 3 * per_writer as usize / 2, "no update lost");
+    let vec: EpochVec<Counted> = (0..4).map(|_| counted()).collect();
+    vec.push(counted());
+    drop(vec.replace(0, counted()));
+    drop(vec.remove(1));
+    drop(vec.pop());
+    let made = 8 + 1 + 3 * per_writer as usize + 6;
+    drop((map, vec));
+    assert!(collected(&dropped, made), "a child was never dropped");
+    assert_eq!(dropped.load(SeqCst), made, "a child dropped twice");
+}
