@@ -624,3 +624,72 @@ fn optimistic_locker_counts_restarts_and_fallbacks_at_the_failed_level() {
     );
     assert_eq!(*root.read().middle.read().leaf.lock(), 3);
 }
+
+/// A mixed chain's optimistic repeated level: a restart at any repetition is counted at the
+/// repeated level's place (`level: 1`), the fallback too; the pessimistic pass's shared holds
+/// of the repetitions are counted there as well.
+#[test]
+fn optimistic_repeated_level_counts_restarts_at_its_place() {
+    use chainlock::chain::{EpochGuard, MAX_RESTARTS};
+    struct Top {
+        first: Arc<HybridLock<Dir>>,
+    }
+    struct Dir {
+        next: Option<Arc<HybridLock<Dir>>>,
+        leaf: Arc<Mutex<u32>>,
+    }
+    impl ChainNode for Dir {}
+    chain_locker!(struct MixedLocker(optimistic Top, optimistic Dir*, u32););
+    let name = |level, name| LockName::Level {
+        locker: "MixedLocker",
+        level,
+        name,
+    };
+    let _turn = turn();
+    let leaf = Arc::new(Mutex::new(0));
+    let second = Arc::new(HybridLock::new(Dir {
+        next: None,
+        leaf: Arc::clone(&leaf),
+    }));
+    let first = Arc::new(HybridLock::new(Dir {
+        next: Some(Arc::clone(&second)),
+        leaf: Arc::clone(&leaf),
+    }));
+    let root = Arc::new(HybridLock::new(Top { first }));
+    // The step at the second repetition lets a writer through it `forced` times: each pass's
+    // validation of that repetition fails.
+    let run = |forced: usize| {
+        let left = Cell::new(forced);
+        MixedLocker.run(
+            &root,
+            |top: &Top, _: &EpochGuard| Some(&top.first),
+            |dir: &Dir, depth, _: &EpochGuard| {
+                if depth == 1 && left.get() > 0 {
+                    left.set(left.get() - 1);
+                    drop(second.write());
+                }
+                dir.next.as_ref().map_or(Step::Here, Step::Descend)
+            },
+            |dir: &Dir, _: &EpochGuard| Some(&dir.leaf),
+            |leaf| *leaf += 1,
+        )
+    };
+    run(0).unwrap();
+    let quiet = telemetry::report();
+    assert!(
+        quiet.locks.iter().all(|lock| lock.restarts == 0),
+        "a descent without writers restarts nowhere:\n{quiet}"
+    );
+    run(2).unwrap();
+    run(MAX_RESTARTS + 1).unwrap();
+    let report = telemetry::report();
+    let failed = stats(&report, &name(1, "Dir"));
+    assert_eq!(
+        (failed.restarts, failed.fallbacks),
+        (MAX_RESTARTS as u64 + 3, 1),
+        "{report}"
+    );
+    // The pessimistic pass held each of the two repetitions shared, counted at level 1.
+    assert_eq!(failed.acquisitions, 2, "{report}");
+    assert_eq!(*leaf.lock(), 3);
+}

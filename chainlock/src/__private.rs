@@ -38,6 +38,8 @@ pub use crate::telemetry::hooks::{
     shared_unheld, shared_until, shared_until_async, shared_until_async_unheld,
     shared_until_unheld, upgradable, upgradable_unheld, upgradable_until, upgradable_until_unheld,
 };
+#[cfg(not(loom))]
+pub use crate::walk::optimistic::repeated::repeat;
 pub use crate::walk::steps::{walk_child, walk_depth};
 pub use crate::walk::{
     AsyncMode as WalkAsyncMode, Exclusive as WalkExclusive, Mode as WalkMode, Shared as WalkShared,

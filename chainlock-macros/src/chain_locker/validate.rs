@@ -148,7 +148,7 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
     // The first level that is not optimistic: every optimistic level must come before it.
     let mut locked: Option<&Level> = None;
     let last = chain.levels.len().saturating_sub(1);
-    let has_repeat = chain.levels.iter().any(|level| level.repeat.is_some());
+    let repeat = first_repeat_of(chain);
     let levels = chain
         .levels
         .iter()
@@ -174,11 +174,16 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
                         ),
                     ));
                     mode = Mode::Shared;
-                } else if has_repeat {
+                } else if let Some((_, repeated, false)) =
+                    repeat.filter(|(at, _, _)| *at > index)
+                {
                     errors.push(syn::Error::new_spanned(
                         modifier,
-                        "`optimistic` levels are not supported in a chain with a repeated level yet: \
-                         walk it with `chainlock::walk::Walker::descend_optimistic`",
+                        format!(
+                            "an `optimistic` level above a locked repeated level is not supported: \
+                             make the repeated level `optimistic {}*` too, or this level `shared`",
+                            text(&repeated.ty)
+                        ),
                     ));
                     mode = Mode::Shared;
                 }
@@ -218,7 +223,39 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
             }
         })
         .collect();
-    (levels, usable)
+    (locked_above_repeated(levels), usable)
+}
+
+/// The repeated level, if any, its place, and whether it is written `optimistic`: optimistic
+/// levels above a locked repeated level are not supported.
+fn first_repeat_of(chain: &Chain) -> Option<(usize, &Level, bool)> {
+    chain
+        .levels
+        .iter()
+        .enumerate()
+        .find(|(_, level)| level.repeat.is_some())
+        .map(|(index, level)| {
+            let optimistic = level
+                .modifiers
+                .iter()
+                .any(|modifier| Mode::from_modifier(modifier) == Some(Mode::Optimistic));
+            (index, level, optimistic)
+        })
+}
+
+/// A repeated level that is not optimistic after all (an error made it locked: a repeated
+/// leaf): the optimistic levels above it are read as `shared`, for the fallback only.
+fn locked_above_repeated(mut levels: Vec<ValidLevel<'_>>) -> Vec<ValidLevel<'_>> {
+    if let Some(repeated) = levels.iter().position(|level| level.repeated)
+        && levels[repeated].mode != Mode::Optimistic
+    {
+        for level in &mut levels[..repeated] {
+            if level.mode == Mode::Optimistic {
+                level.mode = Mode::Shared;
+            }
+        }
+    }
+    levels
 }
 
 /// The level's mode and the modifier that says it (`None`: exclusive by default).

@@ -183,7 +183,7 @@ impl<R: Rec, K: Kind> Pass<R, K> {
         self,
         root: &Arc<L>,
     ) -> Result<Seen<'_, L::Target, K>, Stop> {
-        self.enter(root, 0)
+        self.enter(root, 0, 0)
     }
 
     /// Goes from `parent` to `child` (level `index`): the child's version read (or its shared
@@ -200,18 +200,40 @@ impl<R: Rec, K: Kind> Pass<R, K> {
         child: &'g Arc<L>,
         index: usize,
     ) -> Result<Seen<'g, L::Target, K>, Stop> {
-        let seen = self.enter(child, index)?;
+        self.child_at(parent, child, index, index)
+    }
+
+    /// [`Pass::child`] in a mixed chain, where a level's place in the declaration
+    /// (`declared`: its name for the telemetry, and where a restart is counted) and its level
+    /// in this descent (`level`: the repetitions of the repeated level counted, as every
+    /// [`Exit`] names it) differ below the repeated level.
+    ///
+    /// # Errors
+    ///
+    /// As [`Pass::child`].
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    pub fn child_at<'g, P: ?Sized, L: ?Sized + OptimisticLock>(
+        self,
+        parent: Seen<'g, P, K>,
+        child: &'g Arc<L>,
+        declared: usize,
+        level: usize,
+    ) -> Result<Seen<'g, L::Target, K>, Stop> {
+        let seen = self.enter(child, declared, level)?;
         parent.validate()?;
         Ok(seen)
     }
 
-    /// The level `index` begun in this pass's way.
+    /// The level declared at `index` (at level `level` of the descent) begun in this pass's
+    /// way.
     #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
     fn enter<L: ?Sized + OptimisticLock>(
         self,
         lock: &Arc<L>,
         index: usize,
+        level: usize,
     ) -> Result<Seen<'_, L::Target, K>, Stop> {
         let hybrid = lock.hybrid();
         if !K::HOLDS {
@@ -243,7 +265,7 @@ impl<R: Rec, K: Kind> Pass<R, K> {
                 version: None,
                 index,
             }),
-            _ => Err(Stop::Exit(Exit::TimedOut { level: index })),
+            _ => Err(Stop::Exit(Exit::TimedOut { level })),
         }
     }
 }
@@ -256,6 +278,13 @@ impl<'g, T: ?Sized, K: Kind> Seen<'g, T, K> {
     #[must_use]
     pub fn data(&self) -> &'g T {
         self.lock.data()
+    }
+
+    /// The address of the level's lock, as [`Arc::as_ptr`] of its `Arc` gives it (what a
+    /// walk compares to refuse a step that hands back the lock it runs on).
+    #[inline(always)]
+    pub(crate) fn address(&self) -> usize {
+        std::ptr::from_ref(self.lock).cast::<()>().addr()
     }
 
     /// An answer computed from the level's data: an exit (absent child, closed level) is

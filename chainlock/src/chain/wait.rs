@@ -277,6 +277,68 @@ impl<W: Wait, R: Rec> Steps<W, R> {
     {
         self.0.take(self.1, hold, lock, index, &self.2[index])
     }
+
+    /// [`Steps::x`] of the level declared at `declared` (its name for the telemetry), at
+    /// level `index` of the descent (a mixed chain counts the repetitions of its repeated
+    /// level).
+    ///
+    /// # Errors
+    ///
+    /// [`Exit::TimedOut`] at `index` when a deadline passes first.
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    pub fn x_at<L: ?Sized, H: Hold>(
+        self,
+        hold: H,
+        lock: &Arc<L>,
+        index: usize,
+        declared: usize,
+    ) -> Result<(<W as WaitX<L>>::Guard, Held), W::Error>
+    where
+        W: WaitX<L>,
+    {
+        self.0.take(self.1, hold, lock, index, &self.2[declared])
+    }
+
+    /// [`Steps::s`] at level `index`, declared at `declared` (see [`Steps::x_at`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Exit::TimedOut`] at `index` when a deadline passes first.
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    pub fn s_at<L: ?Sized, H: Hold>(
+        self,
+        hold: H,
+        lock: &Arc<L>,
+        index: usize,
+        declared: usize,
+    ) -> Result<(<W as WaitS<L>>::Guard, Held), W::Error>
+    where
+        W: WaitS<L>,
+    {
+        self.0.take(self.1, hold, lock, index, &self.2[declared])
+    }
+
+    /// [`Steps::u`] at level `index`, declared at `declared` (see [`Steps::x_at`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Exit::TimedOut`] at `index` when a deadline passes first.
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    pub fn u_at<L: ?Sized, H: Hold>(
+        self,
+        hold: H,
+        lock: &Arc<L>,
+        index: usize,
+        declared: usize,
+    ) -> Result<(<W as WaitU<L>>::Guard, Held), W::Error>
+    where
+        W: WaitU<L>,
+    {
+        self.0.take(self.1, hold, lock, index, &self.2[declared])
+    }
 }
 
 /// What a generated async body takes each level with: whether the call records, the

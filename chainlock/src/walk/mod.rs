@@ -103,7 +103,7 @@
 mod keys;
 mod mode;
 #[cfg(not(loom))]
-mod optimistic;
+pub(crate) mod optimistic;
 mod retained;
 mod retaining;
 mod speculative;

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod mode;
+pub(crate) mod repeated;
 
 pub use mode::OptimisticMode;
 

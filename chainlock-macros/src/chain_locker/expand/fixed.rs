@@ -203,7 +203,7 @@ pub(super) fn path_method(vis: &TokenStream, levels: &[LevelCode<'_>]) -> TokenS
     let stop = (optimistic > 0).then(|| quote!(__cl::Stop: __cl::From<__W::Error>,));
     let (parent_guard, steps) = if optimistic == parents.len() {
         // The leaf's parent is optimistic: the leaf's lock is found by a validated pass.
-        let passes = passes(levels, optimistic, &End::Find);
+        let passes = passes(levels, optimistic, None, &End::Find);
         (
             quote!(()),
             quote! {
@@ -224,7 +224,7 @@ pub(super) fn path_method(vis: &TokenStream, levels: &[LevelCode<'_>]) -> TokenS
             let (guard, held) = (&first.guard, &first.held);
             let borrowed = first.mode != Mode::Shared;
             let guard_mut = borrowed.then(|| quote!(mut));
-            let passes = passes(levels, optimistic, &End::Take(quote!(__cl::Kept)));
+            let passes = passes(levels, optimistic, None, &End::Take(quote!(__cl::Kept)));
             quote!(let (#guard_mut #guard, #held) = #passes?;)
         });
         let locked = parents[optimistic..].iter().enumerate().map(|(at, level)| {
@@ -283,7 +283,7 @@ pub(super) fn body_method(
     let stop = (optimistic > 0).then(|| quote!(__cl::Stop: __cl::From<__W::Error>,));
     let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
     let (flavor, steps) = if passes_only {
-        let passes = passes(levels, optimistic, &End::Take(quote!(__hold)));
+        let passes = passes(levels, optimistic, None, &End::Take(quote!(__hold)));
         (
             Flavor::Blocking,
             quote!(let (#leaf_guard, #leaf_held) = #passes?;),

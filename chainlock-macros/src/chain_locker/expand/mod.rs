@@ -312,6 +312,12 @@ impl<'a> LevelCode<'a> {
         Ident::new(name, Span::call_site())
     }
 
+    /// [`Self::step`] at a level of the descent other than its declared place (below a
+    /// repeated level): `Steps::x_at`, ...
+    fn step_at(&self) -> Ident {
+        format_ident!("{}_at", self.step())
+    }
+
     /// The type of this level's owned guard as a descent returns it.
     fn guard_type(&self, flavor: Flavor) -> TokenStream {
         let lock = &self.lock;

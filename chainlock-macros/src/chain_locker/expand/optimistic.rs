@@ -26,28 +26,70 @@ pub(super) enum End {
     Find,
 }
 
+/// The level `index` as the descent numbers it (every `Exit`): its place in the declaration,
+/// or, below a repeated level (`repeated`), that plus the repetitions below the first
+/// (`__depth`, which the passes return).
+pub(super) fn level_at(index: usize, repeated: Option<usize>) -> TokenStream {
+    let literal = literal(index);
+    match repeated {
+        Some(repeated) if index > repeated => quote!(__depth + #literal),
+        _ => quote!(#literal),
+    }
+}
+
+/// The stages the passes run (the optimistic levels'), in the order the descent's methods
+/// take them: `stage{i}`, and the repeated level's `step` before its `stage{r}`.
+pub(super) fn pass_stages(optimistic: usize, repeated: Option<usize>) -> Vec<proc_macro2::Ident> {
+    let mut stages = Vec::new();
+    for index in 0..optimistic {
+        if repeated == Some(index) {
+            stages.push(format_ident!("step"));
+        }
+        stages.push(format_ident!("stage{}", index));
+    }
+    stages
+}
+
 /// The expression (a `Res`) that runs the passes over the first `optimistic` levels: at each,
 /// its version read (`__p.root`, `__p.child`, which validates the parent after the child's
 /// version is read), its closed check and its stage's answer validated before they are acted
 /// on (`check`); then the end. Each pass runs the stages again (`FnMut`); a pass that meets a
 /// writer is thrown away, and after the restart bound the pass is pessimistic (the same
-/// steps, each optimistic level held shared).
-pub(super) fn passes(levels: &[LevelCode<'_>], optimistic: usize, end: &End) -> TokenStream {
+/// steps, each optimistic level held shared). A mixed chain's `repeated` level among them is
+/// walked by `__private::repeat` (its `step` at each repetition), and the passes give the
+/// repetitions below the first (`__depth`) with their end.
+pub(super) fn passes(
+    levels: &[LevelCode<'_>],
+    optimistic: usize,
+    repeated: Option<usize>,
+    end: &End,
+) -> TokenStream {
     let seen = |index: usize| format_ident!("__o{}", index);
+    let at = |index: usize| level_at(index, repeated);
     let mut steps = Vec::new();
     for level in &levels[..optimistic] {
-        let (index, at) = (level.index, literal(level.index));
+        let (index, here_at) = (level.index, at(level.index));
         let here = seen(index);
         steps.push(match index.checked_sub(1) {
             None => quote!(let #here = __p.root(root)?;),
+            Some(parent) if parent >= repeated.unwrap_or(usize::MAX) => {
+                let (parent, declared) = (seen(parent), literal(index));
+                quote!(let #here = __p.child_at(#parent, __next, #declared, #here_at)?;)
+            }
             Some(parent) => {
                 let parent = seen(parent);
-                quote!(let #here = __p.child(#parent, __next, #at)?;)
+                quote!(let #here = __p.child(#parent, __next, #here_at)?;)
             }
         });
-        let (stage, child) = (format_ident!("stage{}", index), literal(index + 1));
+        if repeated == Some(index) {
+            steps.push(
+                quote!(let (#here, __depth) = __cl::repeat(__p, #here, __pin, step, #here_at)?;),
+            );
+        } else {
+            steps.push(quote!(#here.check((&__cl::ClosedProbe(#here.data(), #here_at)).open())?;));
+        }
+        let (stage, child) = (format_ident!("stage{}", index), at(index + 1));
         steps.push(quote! {
-            #here.check((&__cl::ClosedProbe(#here.data(), #at)).open())?;
             let __next = #here.check(__cl::found(#stage(#here.data(), __pin), #child))?;
         });
     }
@@ -55,27 +97,31 @@ pub(super) fn passes(levels: &[LevelCode<'_>], optimistic: usize, end: &End) -> 
     let end = match end {
         End::Take(taken_as) => {
             let first = &levels[optimistic];
-            let (guard, held, step, at) = (
-                &first.guard,
-                &first.held,
-                first.step(),
-                literal(first.index),
-            );
+            let (guard, held, at) = (&first.guard, &first.held, at(first.index));
+            let out = if repeated.is_some() {
+                quote!((#guard, #held, __depth))
+            } else {
+                quote!((#guard, #held))
+            };
+            let take = if repeated.is_some() {
+                let (step, declared) = (first.step_at(), literal(first.index));
+                quote!(#step(#taken_as, __next, #at, #declared))
+            } else {
+                let step = first.step();
+                quote!(#step(#taken_as, __next, #at))
+            };
             quote! {
-                let (#guard, #held) = __cl::Steps(__w, __rec, &__CL_LEVELS).#step(#taken_as, __next, #at)?;
+                let (#guard, #held) = __cl::Steps(__w, __rec, &__CL_LEVELS).#take?;
                 #parent.validate()?;
                 (&__cl::ClosedProbe(&*#guard, #at)).open()?;
-                __cl::Ok((#guard, #held))
+                __cl::Ok(#out)
             }
         }
         End::Find => quote!(__cl::leaf_found(#parent, __next)),
     };
     // The optimistic levels' stages, lent to each pass in turn (the two bodies are two
     // closures, which cannot both borrow them).
-    let stages: Vec<_> = levels[..optimistic]
-        .iter()
-        .map(|level| format_ident!("stage{}", level.index))
-        .collect();
+    let stages = pass_stages(optimistic, repeated);
     let body = quote! {
         |__p, __pin, (#(#stages,)*)| {
             #(#steps)*

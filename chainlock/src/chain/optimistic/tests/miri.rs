@@ -10,10 +10,15 @@
 //! that level). Readers descend with the generated locker and check what they get: a leaf
 //! that is still linked (never retired), reached through a mid that was linked and whose
 //! pair `(a, b)` was read whole; or a validated exit (absent, closed).
+//!
+//! The same with the mids as the repeated level of a mixed chain (`optimistic Root,
+//! optimistic Mid*, Leaf`, `__private::repeat`): a top mid's nested mid is replaced (and
+//! retired) too, and the readers walk into it.
 
 use crate::chain::{EpochGuard, EpochVec};
 use crate::hybrid::HybridLock;
 use crate::parking_lot::Mutex;
+use crate::walk::Step;
 use crate::{ChainNode, Exit, chain_locker};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -31,6 +36,8 @@ struct Mid {
     a: AtomicU64,
     b: AtomicU64,
     leaves: EpochVec<Mutex<Leaf>>,
+    /// A top mid's nested mid (the repeated level's next repetition).
+    mids: EpochVec<HybridLock<Mid>>,
 }
 
 struct Leaf {
@@ -61,6 +68,7 @@ impl ChainNode for Leaf {
 chain_locker! {
     #![chain(crate = "crate")]
     struct ToLeaf(optimistic Root, optimistic Mid, Leaf);
+    struct ToNestedLeaf(optimistic Root, optimistic Mid*, Leaf);
 }
 
 fn leaf() -> Arc<Mutex<Leaf>> {
@@ -72,12 +80,20 @@ fn leaf() -> Arc<Mutex<Leaf>> {
 }
 
 fn mid() -> Arc<HybridLock<Mid>> {
+    let top = nested();
+    top.read().mids.push(nested());
+    top
+}
+
+/// A mid without nested mids.
+fn nested() -> Arc<HybridLock<Mid>> {
     Arc::new(HybridLock::new(Mid {
         closed: AtomicBool::new(false),
         retired: AtomicBool::new(false),
         a: AtomicU64::new(0),
         b: AtomicU64::new(0),
         leaves: [leaf(), leaf()].into_iter().collect(),
+        mids: EpochVec::new(),
     }))
 }
 
@@ -88,7 +104,7 @@ const READERS: usize = if cfg!(miri) { 2 } else { 5 };
 fn change(root: &HybridLock<Root>, round: usize) {
     let slot = round % 2;
     let guard = EpochGuard::pin();
-    match round % 6 {
+    match round % 7 {
         // Replace a mid: the new one linked, the old one retired under its own hold.
         0 => {
             let old = root.write().mids.replace(slot, mid());
@@ -133,6 +149,13 @@ fn change(root: &HybridLock<Root>, round: usize) {
                 leaf.lock().closed = false;
             }
         }
+        // Replace a top mid's nested mid under the top's exclusive hold; retire the old one.
+        5 => {
+            if let Some(top) = root.read().mids.get(slot, &guard) {
+                let old = top.write().mids.replace(0, nested());
+                old.write().retired.store(true, Relaxed);
+            }
+        }
         // Versions bumped with nothing changed: a restart at levels 0 and 1.
         _ => {
             drop(root.write());
@@ -175,6 +198,70 @@ fn descend(root: &Arc<HybridLock<Root>>, at: (usize, usize), calls: &AtomicUsize
         Err(Exit::Absent { level, .. }) => assert!(level <= 2, "absent at {level}"),
         Err(other) => panic!("unexpected exit {other:?}"),
     }
+}
+
+/// One reader's descent to `(mid, leaf)` through the mid's nested mid (the repeated level's
+/// second repetition), checked as [`descend`].
+fn descend_nested(root: &Arc<HybridLock<Root>>, at: (usize, usize), calls: &AtomicUsize) {
+    let mut seen = (false, 0, 0);
+    let outcome = ToNestedLeaf.run(
+        root,
+        |root: &Root, guard: &EpochGuard| {
+            calls.fetch_add(1, Relaxed);
+            root.mids.get(at.0, guard)
+        },
+        |mid: &Mid, depth, guard: &EpochGuard| match (depth, mid.mids.get(0, guard)) {
+            (0, Some(nested)) => Step::Descend(nested),
+            (0, None) => Step::Absent,
+            _ => Step::Here,
+        },
+        |mid: &Mid, guard: &EpochGuard| {
+            seen = (
+                mid.retired.load(Relaxed),
+                mid.a.load(Relaxed),
+                mid.b.load(Relaxed),
+            );
+            mid.leaves.get(at.1, guard)
+        },
+        |leaf| {
+            leaf.visits += 1;
+            leaf.retired
+        },
+    );
+    match outcome {
+        Ok(retired) => {
+            assert!(!retired, "the descent locked an unlinked leaf");
+            assert!(!seen.0, "the descent went through an unlinked nested mid");
+            assert_eq!(seen.1, seen.2, "the descent acted on a mid mid-write");
+        }
+        Err(Exit::Absent { level, .. }) => assert!(level <= 3, "absent at {level}"),
+        Err(other) => panic!("unexpected exit {other:?}"),
+    }
+}
+
+#[test]
+fn generated_mixed_optimistic_descents_racing_writers_at_every_repetition() {
+    let root = Arc::new(HybridLock::new(Root {
+        closed: AtomicBool::new(false),
+        mids: [mid(), mid()].into_iter().collect(),
+    }));
+    let calls = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for round in 0..ROUNDS * 2 {
+                change(&root, round);
+            }
+        });
+        for reader in 0..READERS {
+            let (root, calls) = (&root, &calls);
+            scope.spawn(move || {
+                for round in 0..ROUNDS {
+                    descend_nested(root, ((reader + round) % 3, round % 3), calls);
+                }
+            });
+        }
+    });
+    assert!(calls.load(Relaxed) >= READERS * ROUNDS);
 }
 
 #[test]
