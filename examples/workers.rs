@@ -8,6 +8,7 @@
 //! cargo run --features etcd --example workers -- --backend etcd --url http://10.0.0.1:2379,http://10.0.0.2:2379
 //! cargo run --example workers -- --workers 8 --messages 500 --types orders,users,events
 //! cargo run --example workers -- --standbys 2 --messages 300   # one leader per type, standbys
+//! cargo run --example workers -- --standbys 2 --pause --backend postgres --url postgres://user@host/db
 //! ```
 //!
 //! Each record is written in several chunks (one `write` each), so two workers writing the
@@ -26,13 +27,26 @@
 //! after the lease TTL, 2 s here), drops the torn record, and finishes. The verifier checks
 //! that every record is whole, that tokens never decrease (no two leaders wrote at once), and
 //! that the failover happened.
+//!
+//! With `--pause` as well (etcd and PostgreSQL, on Unix), the first data type's first leader
+//! is paused instead of killed, at the worst moment: between its loss check and its next
+//! record, where it waits until the orchestrator has stopped it (`SIGSTOP`) and resumed it.
+//! Its leadership outlives the stop only until its bound (etcd: the lease TTL, 2 s here;
+//! PostgreSQL: heartbeats every 0.5 s answered within 1 s here, so the server frees the lock
+//! 4.5 s after the last one): a standby leads and writes, and the
+//! orchestrator then resumes the paused leader (`SIGCONT`). It goes on with the record it had
+//! started, which the storage refuses (its token is below the one the file has seen), then
+//! checks its loss signal, finds it lost, and stops: the orchestrator checks both, and the
+//! verifier that no record of it came after the standby's. (On the file backend a paused
+//! leader keeps leading: a file lock is not lost while its process lives.)
 
-use chainlock::distributed::{FencingToken, LockClient};
+use chainlock::distributed::{FencingToken, Leader, LeaderWatch, LockClient, PostgresOptions};
 use clap::{Parser, ValueEnum};
 use std::fs::OpenOptions;
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Backend {
@@ -77,6 +91,11 @@ struct Args {
     /// Run as worker number N (used by the orchestrator).
     #[arg(long, hide = true)]
     worker: Option<usize>,
+    /// With `--standbys`, on etcd or PostgreSQL: pause the first data type's first leader
+    /// past its loss bound (`SIGSTOP`) instead of killing it, then resume it (`SIGCONT`) once
+    /// a standby leads and writes (see the module docs).
+    #[arg(long)]
+    pause: bool,
     /// With `--worker`: campaign to write this data type (standbys mode).
     #[arg(long, hide = true)]
     lead: Option<String>,
@@ -88,6 +107,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match (args.worker, &args.lead) {
         (Some(id), Some(data_type)) => lead(&args, id, data_type).await,
         (Some(id), None) => work(&args, id).await,
+        (None, _) if args.pause && args.standbys == 0 => {
+            Err("--pause needs --standbys: a standby takes over from the paused leader".into())
+        }
         (None, _) if args.standbys > 0 => standbys(&args).await,
         (None, _) => orchestrate(&args),
     }
@@ -165,24 +187,48 @@ fn orchestrate(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// The worker processes of the standbys mode: killed (and resumed first, if stopped) when
+/// dropped, so that an orchestrator that fails leaves none behind.
+struct Workers(Vec<std::process::Child>);
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            if matches!(child.try_wait(), Ok(None)) {
+                signal(child.id(), "CONT").ok();
+                child.kill().ok();
+                child.wait().ok();
+            }
+        }
+    }
+}
+
 /// Standbys mode: `standbys + 1` workers per data type campaign to write it; the first leader
-/// of each type is killed once it wrote a third of the records; every file is verified.
+/// of each type is killed once it wrote a third of the records (with `--pause`, the first
+/// type's is paused and resumed); every file is verified.
 async fn standbys(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    if args.pause && matches!(args.backend, Backend::File) {
+        return Err("--pause needs etcd or PostgreSQL: a file lock is not lost while its process lives, so a paused leader keeps leading".into());
+    }
     let out = out_dir(args)?;
     let client = connect(args, &out).await?;
+    let paused_type = args.types.first().filter(|_| args.pause);
     let mut pids = std::collections::HashMap::new();
-    let mut children = Vec::new();
+    let mut children = Workers(Vec::new());
     for (index, data_type) in args.types.iter().enumerate() {
         for standby in 0..=args.standbys {
             let id = index * (args.standbys + 1) + standby;
-            let child = worker_command(args, &out, id)?
-                .args(["--lead", data_type])
-                .spawn()?;
-            pids.insert(id, children.len());
-            children.push(child);
+            let mut command = worker_command(args, &out, id)?;
+            command.args(["--lead", data_type]);
+            if paused_type == Some(data_type) {
+                command.arg("--pause");
+            }
+            pids.insert(id, children.0.len());
+            children.0.push(command.spawn()?);
         }
     }
-    // Kill each type's first leader (`kill -9`) where it stopped, mid-record.
+    // Kill each type's first leader (`kill -9`) where it stopped, mid-record; with `--pause`,
+    // pause the first type's where it waits, and resume it once a standby led and wrote.
     for data_type in &args.types {
         let marker = out.join(format!("{data_type}.stopped"));
         let id: usize = wait_for(&format!("{data_type}'s first leader to stop"), || {
@@ -191,8 +237,7 @@ async fn standbys(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 .and_then(|text| text.trim().parse().ok())
         })
         .await?;
-        // Observing the election names the stopped worker (PostgreSQL's observers poll, so
-        // this may take a moment).
+        // Observing the election names the stopped worker.
         let mut leaders = client.observe(&format!("{data_type}-writer")).await?;
         let deadline = tokio::time::Instant::now() + DEADLINE;
         let leader = loop {
@@ -205,20 +250,29 @@ async fn standbys(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
                 .await
                 .map_err(|_| format!("{data_type}: observing never named worker {id}"))??;
         };
-        children[pids[&id]].kill()?;
+        if paused_type == Some(data_type) {
+            let child = &children.0[pids[&id]];
+            pause(data_type, &out, child.id(), &leader, &mut leaders).await?;
+            continue;
+        }
+        children.0[pids[&id]].kill()?;
         println!(
             "{data_type}: killed its leader, worker {id} (token {}), mid-record",
             leader.token()
         );
     }
     let mut failed = 0;
-    for mut child in children {
+    for child in &mut children.0 {
         if !child.wait()?.success() {
             failed += 1;
         }
     }
-    if failed != args.types.len() {
-        return Err(format!("{failed} workers failed, {} were killed", args.types.len()).into());
+    let killed = args.types.len() - usize::from(args.pause);
+    if failed != killed {
+        return Err(format!("{failed} workers failed, {killed} were killed").into());
+    }
+    if let Some(data_type) = paused_type {
+        check_resumed(&out, data_type)?;
     }
     for data_type in &args.types {
         let (total, leaders) = verify(&out.join(format!("{data_type}.data")), args.chunks, true)?;
@@ -232,12 +286,93 @@ async fn standbys(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             "{data_type}: {total} records by {leaders} leaders in turn, tokens never decreasing"
         );
     }
+    let failover = if args.pause {
+        "a pause of the first type's first leader and a kill -9 of the others"
+    } else {
+        "a kill -9 of each first leader"
+    };
     println!(
-        "ok: one writer per type at a time, through a kill -9 of each first leader ({})",
+        "ok: one writer per type at a time, through {failover} ({})",
         out.display()
     );
     if args.out.is_none() {
         std::fs::remove_dir_all(&out)?;
+    }
+    Ok(())
+}
+
+/// Checks what the resumed leader of `data_type` reported (`refused lost`): its record
+/// refused by the storage, its leadership lost.
+fn check_resumed(out: &Path, data_type: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let report = std::fs::read_to_string(out.join(format!("{data_type}.resumed")))?;
+    let (refused, lost) = report
+        .trim()
+        .split_once(' ')
+        .ok_or("a malformed report of the resumed leader")?;
+    if (refused, lost) != ("1", "true") {
+        return Err(format!(
+            "{data_type}: the resumed leader's record refused: {refused}, its leadership lost: {lost} (1, true expected)"
+        )
+        .into());
+    }
+    println!(
+        "{data_type}: resumed, the paused leader's record was refused by the storage (its token was stale), then it found its leadership lost and stopped"
+    );
+    Ok(())
+}
+
+/// Pauses the leader of `data_type` (process `pid`, `leader` as observed; `leaders` observes
+/// the election) with `SIGSTOP`, which stops every thread of it (heartbeats, keep-alives);
+/// once a standby leads (with a higher token) and wrote a record, writes `<type>.resume` (the
+/// paused leader waits for it, so it cannot go on before it was stopped) and resumes it
+/// (`SIGCONT`).
+async fn pause(
+    data_type: &str,
+    out: &Path,
+    pid: u32,
+    leader: &Leader,
+    leaders: &mut LeaderWatch,
+) -> Result<(), Box<dyn std::error::Error>> {
+    signal(pid, "STOP")?;
+    let paused = std::time::Instant::now();
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let standby = loop {
+        if let Some(standby) = leaders.current()
+            && standby.token() > leader.token()
+        {
+            break standby;
+        }
+        tokio::time::timeout_at(deadline, leaders.changed())
+            .await
+            .map_err(|_| format!("{data_type}: no standby led after the pause"))??;
+    };
+    let led_after = paused.elapsed();
+    let path = out.join(format!("{data_type}.data"));
+    wait_for(&format!("{data_type}'s standby to write"), || {
+        let text = std::fs::read_to_string(&path).ok()?;
+        let last: u64 = text.lines().last()?.split(' ').next()?.parse().ok()?;
+        (last == standby.token().get()).then_some(())
+    })
+    .await?;
+    std::fs::write(out.join(format!("{data_type}.resume")), "")?;
+    signal(pid, "CONT")?;
+    println!(
+        "{data_type}: paused its leader, worker {} (token {}), between records; worker {} (token {}) led {led_after:.1?} later and wrote; resumed the paused one",
+        String::from_utf8_lossy(leader.value()),
+        leader.token(),
+        String::from_utf8_lossy(standby.value()),
+        standby.token()
+    );
+    Ok(())
+}
+
+/// Sends `SIG<name>` to process `pid` (with `kill`).
+fn signal(pid: u32, name: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let sent = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()?;
+    if !sent.success() {
+        return Err(format!("kill -{name} {pid} failed").into());
     }
     Ok(())
 }
@@ -268,22 +403,56 @@ async fn lead(args: &Args, id: usize, data_type: &str) -> Result<(), Box<dyn std
         }
         std::fs::write(&path, kept)?;
     }
-    // The first leader (no marker yet) stops after a third, mid-record, to be killed.
+    // The first leader (no marker yet) stops after a third: mid-record, to be killed; or,
+    // with `--pause`, between its loss check and its next record, to be paused.
     let marker = out.join(format!("{data_type}.stopped"));
     let stop_at = (!marker.exists()).then_some(args.messages / 3);
     let mut seq = 0;
     while records(&path, args.chunks) < args.messages {
+        if leadership.is_lost() {
+            return Err("the leadership was lost: stopped writing".into());
+        }
+        let payload = format!("message {seq} of leader {id}");
         if Some(records(&path, args.chunks)) == stop_at {
+            if args.pause {
+                std::fs::write(marker.with_extension("tmp"), id.to_string())?;
+                std::fs::rename(marker.with_extension("tmp"), &marker)?;
+                // The orchestrator stops this process (`SIGSTOP`) and writes `resume` only
+                // while it is stopped, then resumes it (`SIGCONT`): this waits for that.
+                let resume = out.join(format!("{data_type}.resume"));
+                while !resume.exists() {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                // Resumed long past the loss bound, a standby leading: the record this step
+                // started is refused by the storage's fence, and the loss check says stop.
+                let refused = append(
+                    &path,
+                    leadership.token(),
+                    id,
+                    seq,
+                    &payload,
+                    args.chunks,
+                    true,
+                )?;
+                let lost = leadership.is_lost();
+                if let Err(refusal) = refused.accepted() {
+                    println!(
+                        "{data_type}: worker {id}, resumed: the storage refused its record ({refusal}); its leadership lost: {lost}"
+                    );
+                }
+                let refused = usize::from(matches!(refused, Fence::Refused { .. }));
+                std::fs::write(
+                    out.join(format!("{data_type}.resumed")),
+                    format!("{refused} {lost}"),
+                )?;
+                return Ok(());
+            }
             tear(&path, leadership.token(), id, seq, args.chunks)?;
             std::fs::write(marker.with_extension("tmp"), id.to_string())?;
             std::fs::rename(marker.with_extension("tmp"), &marker)?;
             // Still the leader (its lease kept alive) until the orchestrator kills it.
             std::future::pending::<()>().await;
         }
-        if leadership.is_lost() {
-            return Err("the leadership was lost: stopped writing".into());
-        }
-        let payload = format!("message {seq} of leader {id}");
         append(
             &path,
             leadership.token(),
@@ -292,19 +461,29 @@ async fn lead(args: &Args, id: usize, data_type: &str) -> Result<(), Box<dyn std
             &payload,
             args.chunks,
             true,
-        )?;
+        )?
+        .accepted()?;
         seq += 1;
     }
     leadership.resign().await?;
     Ok(())
 }
 
-/// A client of the backend `args` names (the file backend's lock directory under `out`).
+/// A client of the backend `args` names (the file backend's lock directory under `out`). In
+/// the standbys mode, PostgreSQL heartbeats every 0.5 s answered within 1 s: a silent leader
+/// is lost after 3 s and freed by the server after 4.5 s (as etcd's 2 s TTL here).
 async fn connect(args: &Args, out: &Path) -> Result<LockClient, Box<dyn std::error::Error>> {
     Ok(match args.backend {
         Backend::File => LockClient::file(out.join("locks"))?,
         Backend::Postgres => {
-            LockClient::postgres(args.url.as_deref().ok_or("--url is required")?).await?
+            let url = args.url.as_deref().ok_or("--url is required")?;
+            let mut options = PostgresOptions::new(url)?;
+            if args.standbys > 0 || args.lead.is_some() {
+                options = options
+                    .heartbeat_interval(Duration::from_millis(500))
+                    .heartbeat_timeout(Duration::from_secs(1));
+            }
+            LockClient::postgres_with(options).await?
         }
         Backend::Etcd => etcd(args.url.as_deref().ok_or("--url is required")?).await?,
     })
@@ -345,15 +524,41 @@ async fn work(args: &Args, id: usize) -> Result<(), Box<dyn std::error::Error>> 
             &payload,
             args.chunks,
             false,
-        )?;
+        )?
+        .accepted()?;
         guard.release().await?;
     }
     Ok(())
 }
 
+/// What the storage's fence did with a record.
+#[derive(Clone, Copy)]
+enum Fence {
+    Accepted,
+    /// Its token was stale: the file has seen `highest`.
+    Refused {
+        token: FencingToken,
+        highest: u64,
+    },
+}
+
+impl Fence {
+    /// An error if the record was refused.
+    fn accepted(self) -> Result<(), String> {
+        match self {
+            Self::Accepted => Ok(()),
+            Self::Refused { token, highest } => {
+                Err(format!("stale token {token}: the file has seen {highest}"))
+            }
+        }
+    }
+}
+
 /// Appends one record in `chunks` writes, after checking the file's fence: a token above the
 /// highest seen (a lock's: one record per hold), or at least it (`same_token_again`: a
-/// leader's, many records per leadership).
+/// leader's, many records per leadership); else writes nothing. The fence is checked and
+/// raised atomically, the record written after (so two writers at once would interleave
+/// their chunks, which the verifier sees).
 fn append(
     path: &Path,
     token: FencingToken,
@@ -362,23 +567,31 @@ fn append(
     payload: &str,
     chunks: usize,
     same_token_again: bool,
-) -> std::io::Result<()> {
-    let fence = path.with_extension("fence");
-    let highest: u64 = std::fs::read_to_string(&fence)
-        .ok()
-        .and_then(|text| text.trim().parse().ok())
-        .unwrap_or(0);
+) -> std::io::Result<Fence> {
+    // The check and the new highest token, atomic under the storage's own lock of its fence
+    // (as a database's row lock): a writer never reads a fence another is rewriting.
+    let mut fence = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path.with_extension("fence"))?;
+    fence.lock()?;
+    let mut text = String::new();
+    fence.read_to_string(&mut text)?;
+    let highest: u64 = text.trim().parse().unwrap_or(0);
     if token.get() < highest || (token.get() == highest && !same_token_again) {
-        return Err(std::io::Error::other(format!(
-            "stale token {token}: the file has seen {highest}"
-        )));
+        return Ok(Fence::Refused { token, highest });
     }
-    std::fs::write(&fence, token.to_string())?;
+    fence.set_len(0)?;
+    fence.seek(SeekFrom::Start(0))?;
+    fence.write_all(token.to_string().as_bytes())?;
+    drop(fence);
     let mut file = OpenOptions::new().create(true).append(true).open(path)?;
     for chunk in 0..chunks {
         file.write_all(format!("{token} {id} {seq} {chunk}/{chunks} {payload}\n").as_bytes())?;
     }
-    Ok(())
+    Ok(Fence::Accepted)
 }
 
 /// Writes the first half of a record, as a writer killed mid-record leaves it (nothing if a

@@ -119,10 +119,10 @@ step "example: workers appending records under named locks, every backend, verif
 cargo run --quiet --example workers -- --workers 4 --messages 200
 cargo run --quiet --example workers -- --workers 4 --messages 200 --backend postgres --url "$CHAINLOCK_PG_URL"
 cargo run --quiet --features etcd --example workers -- --workers 4 --messages 100 --backend etcd --url "$CHAINLOCK_ETCD_ENDPOINTS"
-step "example: workers with standbys (one elected writer per type, its first leader killed), every backend, verified"
+step "example: workers with standbys (one elected writer per type, its first leader killed; on PostgreSQL and etcd one paused past its bound and resumed), every backend, verified"
 cargo run --quiet --example workers -- --standbys 2 --messages 300
-cargo run --quiet --example workers -- --standbys 2 --messages 300 --backend postgres --url "$CHAINLOCK_PG_URL"
-cargo run --quiet --features etcd --example workers -- --standbys 2 --messages 150 --backend etcd --url "$CHAINLOCK_ETCD_ENDPOINTS"
+cargo run --quiet --example workers -- --standbys 2 --messages 300 --pause --backend postgres --url "$CHAINLOCK_PG_URL"
+cargo run --quiet --features etcd --example workers -- --standbys 2 --messages 150 --pause --backend etcd --url "$CHAINLOCK_ETCD_ENDPOINTS"
 
 step "miri: owned mapped guards (chainlock::mapped), the hybrid lock's optimistic reads racing writers (chainlock::hybrid, data-race detector on), OrderedMap's readers racing splits, under stacked and tree borrows; the optimistic walk, the epoch containers and generated optimistic descents racing writers (tree borrows)"
 # Miri is a nightly component: a machine where it cannot be installed fails this command.
