@@ -468,6 +468,57 @@ fn postgres_every_change_of_a_leader_is_notified_after_it_is_committed() {
     });
 }
 
+/// An observer whose session ends (the server terminates it) listens again on another one of
+/// its client: it is told of a leader elected after.
+#[test]
+fn postgres_an_observer_listens_again_after_its_session_ends() {
+    let Some(url) = pg_url() else { return };
+    let name = unique("election-relisten");
+    runtime().block_on(async {
+        // One connection in all: the observer listens on the client's only session, which a
+        // leadership of the same client then names in its record.
+        let observer =
+            LockClient::postgres_with(PostgresOptions::new(&url).unwrap().max_connections(1))
+                .await
+                .unwrap();
+        let mut leaders = observer.observe(&name).await.unwrap();
+        let probe_name = format!("{name}-probe");
+        let probe = observer.campaign(&probe_name, "probe").await.unwrap();
+        let (raw, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let pid: i32 = raw
+            .query_one(
+                "SELECT pid FROM chainlock.leaders WHERE name = $1",
+                &[&probe_name.as_bytes()],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        probe.resign().await.unwrap();
+        let terminated: bool = raw
+            .query_one("SELECT pg_terminate_backend($1)", &[&pid])
+            .await
+            .unwrap()
+            .get(0);
+        assert!(terminated, "the observer's session {pid} was ended");
+        let candidate = LockClient::postgres(&url).await.unwrap();
+        let leadership = candidate.campaign(&name, "after").await.unwrap();
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while leaders
+                .changed()
+                .await
+                .unwrap()
+                .is_none_or(|leader| leader.token() != leadership.token())
+            {}
+        })
+        .await
+        .expect("the observer was told of the leader elected after its session ended");
+        leadership.resign().await.unwrap();
+    });
+}
+
 /// Campaigns cancelled at random points in their first `within` (while another leads, and on
 /// a free name) leave no candidacy behind: the name is free once the leader resigns, and nobody else leads.
 fn cancelled(client: &LockClient, other: &LockClient, base: &str, within: Duration) {
