@@ -74,7 +74,9 @@ fn children_impl(node: &ValidNode<'_>, child: &ChildField<'_>) -> TokenStream {
 
         #[inline]
         fn child(&self, key: &Self::Key) -> #krate::__private::Option<#krate::__private::Arc<Self::Lock>> {
-            #krate::__private::assert_child_lock::<#child_ty, Self::Lock>();
+            // The container's lock, not `Self::Lock`: two fields of one child type spelled two
+            // ways make `Self::Lock` ambiguous, and the check would add an error per field.
+            #krate::__private::assert_child_lock::<#child_ty, #container_trait::Lock>();
             #container_trait::lookup(&self.#field, key)
         }
     };

@@ -23,7 +23,12 @@ const _: () = {
             &self,
             key: &Self::Key,
         ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
-            ::chainlock::__private::assert_child_lock::<Class, Self::Lock>();
+            ::chainlock::__private::assert_child_lock::<
+                Class,
+                <Arc<
+                    tokio::sync::Mutex<Class>,
+                > as ::chainlock::__private::ChildContainer>::Lock,
+            >();
             <Arc<
                 tokio::sync::Mutex<Class>,
             > as ::chainlock::__private::ChildContainer>::lookup(&self.class, key)

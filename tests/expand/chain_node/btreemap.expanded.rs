@@ -25,7 +25,13 @@ const _: () = {
             &self,
             key: &Self::Key,
         ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
-            ::chainlock::__private::assert_child_lock::<Class, Self::Lock>();
+            ::chainlock::__private::assert_child_lock::<
+                Class,
+                <BTreeMap<
+                    String,
+                    Arc<RwLock<Class>>,
+                > as ::chainlock::__private::ChildContainer>::Lock,
+            >();
             <BTreeMap<
                 String,
                 Arc<RwLock<Class>>,

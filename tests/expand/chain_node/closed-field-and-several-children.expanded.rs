@@ -35,7 +35,10 @@ const _: () = {
             &self,
             key: &Self::Key,
         ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
-            ::chainlock::__private::assert_child_lock::<Class, Self::Lock>();
+            ::chainlock::__private::assert_child_lock::<
+                Class,
+                <Vec<Arc<Mutex<Class>>> as ::chainlock::__private::ChildContainer>::Lock,
+            >();
             <Vec<
                 Arc<Mutex<Class>>,
             > as ::chainlock::__private::ChildContainer>::lookup(&self.classes, key)
@@ -95,7 +98,12 @@ const _: () = {
             &self,
             key: &Self::Key,
         ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
-            ::chainlock::__private::assert_child_lock::<Room, Self::Lock>();
+            ::chainlock::__private::assert_child_lock::<
+                Room,
+                <Option<
+                    Arc<Mutex<Room>>,
+                > as ::chainlock::__private::ChildContainer>::Lock,
+            >();
             <Option<
                 Arc<Mutex<Room>>,
             > as ::chainlock::__private::ChildContainer>::lookup(&self.room, key)

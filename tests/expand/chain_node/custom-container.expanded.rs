@@ -28,7 +28,10 @@ const _: () = {
             &self,
             key: &Self::Key,
         ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
-            ::chainlock::__private::assert_child_lock::<Class, Self::Lock>();
+            ::chainlock::__private::assert_child_lock::<
+                Class,
+                <Shelf as ::chainlock::__private::ChildContainer>::Lock,
+            >();
             <Shelf as ::chainlock::__private::ChildContainer>::lookup(&self.classes, key)
         }
     }

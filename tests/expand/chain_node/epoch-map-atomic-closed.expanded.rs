@@ -34,7 +34,13 @@ const _: () = {
             &self,
             key: &Self::Key,
         ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
-            ::chainlock::__private::assert_child_lock::<Class, Self::Lock>();
+            ::chainlock::__private::assert_child_lock::<
+                Class,
+                <EpochMap<
+                    u32,
+                    HybridLock<Class>,
+                > as ::chainlock::__private::ChildContainer>::Lock,
+            >();
             <EpochMap<
                 u32,
                 HybridLock<Class>,

@@ -25,7 +25,13 @@ const _: () = {
             &self,
             key: &Self::Key,
         ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
-            ::chainlock::__private::assert_child_lock::<Class, Self::Lock>();
+            ::chainlock::__private::assert_child_lock::<
+                Class,
+                <HashMap<
+                    u32,
+                    Arc<Mutex<Class>>,
+                > as ::chainlock::__private::ChildContainer>::Lock,
+            >();
             <HashMap<
                 u32,
                 Arc<Mutex<Class>>,
