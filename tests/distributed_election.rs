@@ -175,7 +175,8 @@ fn kill_9(backend: &str, target: &str, client: &LockClient, name: &str) {
     assert!(leadership.token().get() > leader.token);
     let after = led.saturating_duration_since(killed);
     eprintln!("{backend}: kill -9 of the leader: the standby led after {after:?}");
-    assert!(after < Duration::from_secs(3), "took {after:?}");
+    // Measured (printed) in milliseconds; asserted with room for a busy machine.
+    assert!(after < Duration::from_secs(10), "took {after:?}");
     let mut saw_standby = false;
     while !saw_standby {
         match leaders.blocking_changed().unwrap() {
@@ -191,7 +192,7 @@ fn kill_9(backend: &str, target: &str, client: &LockClient, name: &str) {
     // PostgreSQL frees a dead session's lock once the server sees the connection closed.
     wait_for(
         "the dead leader to be reported no more",
-        Duration::from_secs(5),
+        Duration::from_secs(15),
         || match client.blocking_leader(name).unwrap() {
             Some(seen) => {
                 assert_eq!(seen.value(), b"dead");
