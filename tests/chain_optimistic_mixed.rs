@@ -70,6 +70,8 @@ chain_locker! {
     struct ViaMeta(optimistic Dir*, optimistic Meta, File);
     /// A locked level after the repeated one, then the leaf.
     struct ViaShelf(optimistic Volume, optimistic Dir*, shared Shelf, File);
+    /// The shelf as the upgradable reader.
+    struct ViaUpgradable(optimistic Dir*, upgradable Shelf, File);
 }
 
 type Root = Arc<HybridLock<Volume>>;
@@ -187,6 +189,14 @@ fn every_run_time_depth_reaches_the_leaf_by_keys_and_by_closures() {
             path(repetitions).iter(),
             &0,
             &f(),
+            |file| file.bytes,
+        );
+        assert_eq!(bytes, Ok(repetitions as u64));
+        let bytes = ViaUpgradable.run(
+            root,
+            down(repetitions),
+            |dir: &Dir, guard: &EpochGuard| dir.shelves.get(&0, guard),
+            |shelf| shelf.upgrade().files.get("f").cloned(),
             |file| file.bytes,
         );
         assert_eq!(bytes, Ok(repetitions as u64));
