@@ -630,8 +630,9 @@ fn the_clusters_leader_member_killed_during_an_election() {
         drop(raw);
         let killed = killed_member.clone();
         let restart = tokio::task::spawn_blocking(move || {
-            member(&["kill", &killed]);
+            // The guard first: a panic from here on starts the member again.
             let restart = Restart(killed);
+            member(&["kill", &restart.0]);
             let at = Instant::now();
             wait_for("a new leader", Duration::from_secs(30), has_leader);
             eprintln!(

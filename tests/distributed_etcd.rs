@@ -406,8 +406,9 @@ fn leader_killed_while_locks_are_held_and_waited_for() {
             wait_for("some holds", Duration::from_secs(30), || {
                 done2.load(Ordering::SeqCst) >= 6
             });
-            member(&["kill", &leader2]);
+            // The guard first: a panic from here on starts the member again.
             let restart = Restart(leader2);
+            member(&["kill", &restart.0]);
             let killed = Instant::now();
             wait_for("a new leader", Duration::from_secs(30), has_leader);
             eprintln!(
