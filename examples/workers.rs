@@ -261,9 +261,16 @@ async fn standbys(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             leader.token()
         );
     }
+    // Every worker ends (a stopped or stuck one fails the run at the deadline, and is killed
+    // with the others as `children` drops).
     let mut failed = 0;
     for child in &mut children.0 {
-        if !child.wait()?.success() {
+        let pid = child.id();
+        let status = wait_for(&format!("worker process {pid} to exit"), || {
+            child.try_wait().ok().flatten()
+        })
+        .await?;
+        if !status.success() {
             failed += 1;
         }
     }
