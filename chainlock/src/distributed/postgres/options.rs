@@ -320,7 +320,9 @@ impl PostgresOptions {
     /// never waits for a connection while one is serving (a wait never takes the last serving
     /// connection at the bound), except with `max_connections(1)`: the one connection then
     /// also serves waits, and acquisitions that come during a wait on it wait for it (a
-    /// `try_lock` then fails with [`Error::Unresponsive`] after `heartbeat_timeout`). Losing a
+    /// `try_lock` then fails with [`Error::Unresponsive`] after `heartbeat_timeout`, and so do
+    /// `leader` and `observe`; an observer whose connection ended is told nothing until the
+    /// wait ends: a client that observes elections while it waits needs two). Losing a
     /// connection loses every lock it held: each of their guards reports it
     /// ([`is_lost`](crate::distributed::DistributedGuard::is_lost)).
     ///
