@@ -393,6 +393,7 @@ fn records(path: &Path, chunks: usize) -> usize {
 /// record the previous leader may have left, appends records with its token until the file
 /// holds `--messages`, and resigns.
 async fn lead(args: &Args, id: usize, data_type: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let orchestrator = Orchestrator::new();
     let out = args.out.as_deref().ok_or("workers need --out")?;
     let client = connect(args, out).await?;
     let leadership = client
@@ -428,6 +429,7 @@ async fn lead(args: &Args, id: usize, data_type: &str) -> Result<(), Box<dyn std
                 // while it is stopped, then resumes it (`SIGCONT`): this waits for that.
                 let resume = out.join(format!("{data_type}.resume"));
                 while !resume.exists() {
+                    orchestrator.check()?;
                     tokio::time::sleep(Duration::from_millis(5)).await;
                 }
                 // Resumed long past the loss bound, a standby leading: the record this step
@@ -458,7 +460,10 @@ async fn lead(args: &Args, id: usize, data_type: &str) -> Result<(), Box<dyn std
             std::fs::write(marker.with_extension("tmp"), id.to_string())?;
             std::fs::rename(marker.with_extension("tmp"), &marker)?;
             // Still the leader (its lease kept alive) until the orchestrator kills it.
-            std::future::pending::<()>().await;
+            loop {
+                orchestrator.check()?;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
         }
         append(
             &path,
@@ -615,6 +620,25 @@ fn tear(
         file.write_all(format!("{token} {id} {seq} {chunk}/{chunks} torn\n").as_bytes())?;
     }
     Ok(())
+}
+
+/// The process that started this worker: a worker waiting for it to act stops waiting once
+/// it is gone (killed by a signal, it could not kill its workers: they must not wait forever).
+struct Orchestrator(u32);
+
+impl Orchestrator {
+    fn new() -> Self {
+        Orchestrator(std::os::unix::process::parent_id())
+    }
+
+    /// An error once the orchestrator is gone (this process was handed to another parent).
+    fn check(&self) -> Result<(), Box<dyn std::error::Error>> {
+        if std::os::unix::process::parent_id() == self.0 {
+            Ok(())
+        } else {
+            Err("the orchestrator is gone: stopped waiting for it".into())
+        }
+    }
 }
 
 /// How long the orchestrator waits for a worker's step before it gives up.
