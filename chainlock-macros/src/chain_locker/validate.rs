@@ -145,8 +145,10 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
         ));
     }
     let mut first_repeat: Option<&Level> = None;
-    // The first level that is not optimistic: every optimistic level must come before it.
-    let mut locked: Option<&Level> = None;
+    // The first level that is not optimistic: every optimistic level must come before it
+    // (with whether its modifiers were all known: a misspelled one was already reported, and
+    // the levels after it are not blamed for it).
+    let mut locked: Option<(&Level, bool)> = None;
     let last = chain.levels.len().saturating_sub(1);
     let repeat = first_repeat_of(chain);
     let levels = chain
@@ -154,7 +156,7 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
         .iter()
         .enumerate()
         .map(|(index, level): (usize, &Level)| {
-            let (mut mode, modifier) = validate_modifiers(&level.modifiers, errors);
+            let (mut mode, modifier, known) = validate_modifiers(&level.modifiers, errors);
             if mode == Mode::Optimistic {
                 let modifier = modifier.expect("a mode other than exclusive is written");
                 if index == last {
@@ -164,15 +166,17 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
                          make it exclusive, `shared` or `upgradable`, and the levels above it `optimistic`",
                     ));
                     mode = Mode::Exclusive;
-                } else if let Some(locked) = locked {
-                    errors.push(syn::Error::new_spanned(
-                        modifier,
-                        format!(
-                            "an `optimistic` level cannot follow a locked one (`{}`): the \
-                             optimistic levels are the first ones, from the root",
-                            text(&locked.ty)
-                        ),
-                    ));
+                } else if let Some((locked, known)) = locked {
+                    if known {
+                        errors.push(syn::Error::new_spanned(
+                            modifier,
+                            format!(
+                                "an `optimistic` level cannot follow a locked one (`{}`): the \
+                                 optimistic levels are the first ones, from the root",
+                                text(&locked.ty)
+                            ),
+                        ));
+                    }
                     mode = Mode::Shared;
                 } else if let Some((_, repeated, false)) =
                     repeat.filter(|(at, _, _)| *at > index)
@@ -188,7 +192,7 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
                     mode = Mode::Shared;
                 }
             } else if locked.is_none() {
-                locked = Some(level);
+                locked = Some((level, known));
             }
             let ty = validate_type(&level.ty, errors);
             usable &= ty.is_some();
@@ -258,14 +262,17 @@ fn locked_above_repeated(mut levels: Vec<ValidLevel<'_>>) -> Vec<ValidLevel<'_>>
     levels
 }
 
-/// The level's mode and the modifier that says it (`None`: exclusive by default).
+/// The level's mode, the modifier that says it (`None`: exclusive by default), and whether
+/// every modifier was known.
 fn validate_modifiers<'a>(
     modifiers: &'a [Ident],
     errors: &mut Errors,
-) -> (Mode, Option<&'a Ident>) {
+) -> (Mode, Option<&'a Ident>, bool) {
     let mut mode: Option<&Ident> = None;
+    let mut known = true;
     for modifier in modifiers {
         if Mode::from_modifier(modifier).is_none() {
+            known = false;
             let name = modifier.to_string();
             let hint = if name.starts_with(char::is_uppercase) {
                 format!("; is a `,` missing after `{name}`?")
@@ -291,6 +298,7 @@ fn validate_modifiers<'a>(
         mode.and_then(Mode::from_modifier)
             .unwrap_or(Mode::Exclusive),
         mode,
+        known,
     )
 }
 
