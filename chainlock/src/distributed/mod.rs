@@ -271,6 +271,12 @@ impl LockClient {
     /// Fencing counters are written with `fdatasync` before the lock is handed out, so tokens
     /// stay increasing across machine crashes.
     ///
+    /// A kernel wait cannot be withdrawn: a timed-out or cancelled wait (a `try_lock_for`, a
+    /// `try_campaign_until`, a dropped future) leaves a helper thread asleep in the kernel,
+    /// which gives the lock back as soon as it is granted. In that instant the name is held: a
+    /// `try_` form that asks right after the holder leaves, in any process, may find it taken.
+    /// Ask with a deadline (`try_lock_for`) when a wait left behind may be there.
+    ///
     /// # Errors
     ///
     /// [`Error::Io`] if the directory cannot be created.
