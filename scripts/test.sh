@@ -46,7 +46,7 @@ step "format"
 cargo fmt --all --check
 
 step "clippy (all targets, all features, warnings are errors)"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 step "the README's first command builds only the service: none of the suite's heavy dependencies"
 heavy=$(cargo tree -p chainlock-scheduler -e normal,build --prefix none \
@@ -57,25 +57,28 @@ if [ -n "$heavy" ]; then
 fi
 
 step "the stated rust-version builds (with a toolchain of exactly that version)"
-# `rust-version` of the workspace (e.g. "1.95" means 1.95.0): a toolchain named after it
-# (`rustup run 1.95` / `1.95.0`), or the default one if its rustc is that version.
+# `rust-version` of the workspace (e.g. "1.95" means 1.95.0). When the default toolchain is that
+# version, the clippy step above has already checked every target of every member with it
+# (all features, --locked): nothing is built twice. Otherwise a toolchain named after it
+# (`rustup run 1.95` / `1.95.0`) checks them.
 msrv=$(cargo metadata --no-deps --format-version 1 \
   | python3 -c 'import json, sys; print({p["rust_version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "chainlock"}.pop())')
 want=$msrv; [[ $want =~ ^[0-9]+\.[0-9]+$ ]] && want="$want.0"
-msrv_toolchain=""
-for toolchain in "$msrv" "$want"; do
-  if [[ "$(rustup run "$toolchain" rustc --version 2>/dev/null | awk '{print $2}')" == "$want" ]]; then
-    msrv_toolchain=$toolchain
-    break
-  fi
-done
-if [[ -z "$msrv_toolchain" ]]; then
-  [[ "$(rustc --version | awk '{print $2}')" == "$want" ]] \
+if [[ "$(rustc --version | awk '{print $2}')" == "$want" ]]; then
+  echo "rust-version $msrv: the default toolchain is $(rustc --version): checked by the clippy step"
+else
+  msrv_toolchain=""
+  for toolchain in "$msrv" "$want"; do
+    if [[ "$(rustup run "$toolchain" rustc --version 2>/dev/null | awk '{print $2}')" == "$want" ]]; then
+      msrv_toolchain=$toolchain
+      break
+    fi
+  done
+  [[ -n "$msrv_toolchain" ]] \
     || fail "no toolchain of rust-version $msrv: \`rustup toolchain install $want\` (the default is $(rustc --version))"
-  msrv_toolchain=$(rustup show active-toolchain | awk '{print $1}')
+  echo "rust-version $msrv: $(rustup run "$msrv_toolchain" rustc --version) ($msrv_toolchain)"
+  rustup run "$msrv_toolchain" cargo check --workspace --all-targets --all-features --locked --quiet
 fi
-echo "rust-version $msrv: $(rustup run "$msrv_toolchain" rustc --version) ($msrv_toolchain)"
-rustup run "$msrv_toolchain" cargo check --workspace --all-targets --all-features --locked --quiet
 
 step "features of chainlock: none, and each alone"
 features=$(cargo metadata --no-deps --format-version 1 \
@@ -106,6 +109,27 @@ step "etcd for the distributed tests: a throwaway three-member cluster, stopped 
 # (and protoc, which the etcd feature needs to build) if missing.
 source scripts/etcd.sh
 
+step "build: every test, benchmark and example (all members, all features)"
+# Built once here; the steps below run them (the examples' binaries directly).
+cargo test --workspace --all-features --no-run --quiet
+cargo test --workspace --benches --all-features --no-run --quiet
+cargo build --workspace --all-features --examples --quiet
+examples=$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug/examples
+
+step "miri and loom: started in the background (their own target directories, nice 10); their output is shown after the examples"
+# Both are single-threaded for most of their time (Miri interprets, loom explores) while the
+# test step below mostly waits (servers, timeouts, trybuild's one rustc at a time): run side
+# by side, the command takes minutes less. Their output goes to its own log, shown whole below.
+checks_log=target/miri-loom.log
+# Its own session (setsid), so that a failure below stops it with all its processes.
+setsid --wait nice -n 10 bash scripts/miri-loom.sh > "$checks_log" 2>&1 < /dev/null &
+checks_pid=$!
+# A failure below must not leave it running (after the servers' own EXIT traps, kept).
+stop_checks() { kill -- -"$checks_pid" 2>/dev/null || true; }
+previous_exit_trap="$(trap -p EXIT | sed -E "s/^trap -- '(.*)' EXIT$/\1/")"
+trap "stop_checks; ${previous_exit_trap:-true}" EXIT
+
 step "tests: unit, integration, trybuild, macrotest, doc tests incl. the README's (all members, all features)"
 run_tests cargo test --workspace --all-features
 
@@ -113,44 +137,22 @@ step "benchmarks run once as tests (all members)"
 run_tests cargo test --workspace --benches --all-features
 
 step "example: the file system on walks of run-time depth, under concurrent clients, checked"
-cargo run --quiet -p chainlock-trees --example filesystem -- --clients 8 --ops 5000
+"$examples/filesystem" --clients 8 --ops 5000
 
 step "example: workers appending records under named locks, every backend, verified"
-cargo run --quiet --example workers -- --workers 4 --messages 200
-cargo run --quiet --example workers -- --workers 4 --messages 200 --backend postgres --url "$CHAINLOCK_PG_URL"
-cargo run --quiet --features etcd --example workers -- --workers 4 --messages 100 --backend etcd --url "$CHAINLOCK_ETCD_ENDPOINTS"
+"$examples/workers" --workers 4 --messages 200
+"$examples/workers" --workers 4 --messages 200 --backend postgres --url "$CHAINLOCK_PG_URL"
+"$examples/workers" --workers 4 --messages 100 --backend etcd --url "$CHAINLOCK_ETCD_ENDPOINTS"
 step "example: workers with standbys (one elected writer per type, its first leader killed; on PostgreSQL and etcd one paused past its bound and resumed), every backend, verified"
-cargo run --quiet --example workers -- --standbys 2 --messages 300
-cargo run --quiet --example workers -- --standbys 2 --messages 300 --pause --backend postgres --url "$CHAINLOCK_PG_URL"
-cargo run --quiet --features etcd --example workers -- --standbys 2 --messages 150 --pause --backend etcd --url "$CHAINLOCK_ETCD_ENDPOINTS"
+"$examples/workers" --standbys 2 --messages 300
+"$examples/workers" --standbys 2 --messages 300 --pause --backend postgres --url "$CHAINLOCK_PG_URL"
+"$examples/workers" --standbys 2 --messages 150 --pause --backend etcd --url "$CHAINLOCK_ETCD_ENDPOINTS"
 
-step "miri: owned mapped guards (chainlock::mapped), the hybrid lock's optimistic reads racing writers (chainlock::hybrid, data-race detector on), OrderedMap's readers racing splits, under stacked and tree borrows; the optimistic walk, the epoch containers and generated optimistic descents racing writers (tree borrows)"
-# Miri is a nightly component: a machine where it cannot be installed fails this command.
-rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1 \
-  || fail "miri could not be installed (rustup component add miri rust-src --toolchain nightly)"
-run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
-MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri mapped
-run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri hybrid
-MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri hybrid
-run_tests cargo +nightly miri test -p chainlock-trees --test ordered_map_miri --target-dir target/miri
-MIRIFLAGS="-Zmiri-tree-borrows" run_tests cargo +nightly miri test -p chainlock-trees --test ordered_map_miri --target-dir target/miri
-# Optimistic walkers racing a writer, and the epoch containers' lookups racing inserts,
-# removes and closes, under Miri's data-race detector; crossbeam-epoch passes Tree Borrows
-# only (as in crossbeam's own CI), exposes provenance, and its global collector is never
-# dropped (its lists, behind tagged integers, read as leaks at exit: the freeing of removed
-# children is asserted by the tests' drop counters instead).
-MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-permissive-provenance -Zmiri-ignore-leaks" \
-  run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri walk::optimistic
-MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-permissive-provenance -Zmiri-ignore-leaks" \
-  run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri chain::epoch
-# Generated optimistic descents (chain_locker!'s `optimistic` levels) racing writers that
-# insert, remove, close children and bump versions at every level.
-MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-permissive-provenance -Zmiri-ignore-leaks" \
-  run_tests cargo +nightly miri test -p chainlock --lib --target-dir target/miri chain::optimistic
-
-step "loom models (RUSTFLAGS=--cfg loom)"
-RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
-  run_tests cargo test -p chainlock --lib --release --features telemetry --target-dir target/loom -- loom_
+step "miri and loom (from the background): waiting for them; their output"
+checks_status=0
+wait "$checks_pid" || checks_status=$?
+cat "$checks_log" | tee -a "$results"
+[[ $checks_status -eq 0 ]] || fail "miri or loom (exit $checks_status): see above"
 
 passed=$(grep -Eo '^test result: [a-zA-Z]+\. [0-9]+ passed' "$results" | awk '{s += $4} END {print s + 0}')
 failed=$(grep -Eo '[0-9]+ failed;' "$results" | awk '{s += $1} END {print s + 0}')
