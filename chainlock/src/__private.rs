@@ -12,8 +12,8 @@ pub use crate::chain::leaves::{
     no_exclusive_leaf,
 };
 pub use crate::chain::link::{
-    ChildLock, KeyOf, Link, LinkAS, LinkAX, LinkO, LinkRef, LinkS, LinkTS, LinkTU, LinkTX, LinkU,
-    LinkX, LockOf, assert_child_lock, key_mut, key_opt, key_ref, key_up,
+    ChildField, ChildLock, KeyOf, Link, LinkAS, LinkAX, LinkO, LinkRef, LinkS, LinkTS, LinkTU,
+    LinkTX, LinkU, LinkX, LockOf, assert_child_lock, key_mut, key_opt, key_ref, key_up,
 };
 pub use crate::chain::lock::{ASGuard, AXGuard, SGuard, XGuard};
 pub use crate::chain::node::{ClosedProbe, ProbeNode, ProbeOther};

@@ -221,7 +221,7 @@ impl<L: ?Sized> LookupBy<()> for Arc<L> {
 /// struct Lecture { classes: HashMap<u32, Arc<Mutex<Class>>> }
 /// struct Class { students: Vec<u32> }
 ///
-/// // What the derive writes for `#[chain(children)] classes`:
+/// // By hand; the derive looks children up the same way, in the `#[chain(children)]` field:
 /// impl Children<Class> for Lecture {
 ///     type Key = u32;
 ///     type Lock = Mutex<Class>;

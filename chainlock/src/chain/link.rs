@@ -1,6 +1,7 @@
 //! The steps of a key path as the code `chain_locker!` and `#[derive(ChainNode)]` generate
 //! them: [`Link`] (one step `P` → `C`, named through the chain's root lock) and its bounds,
-//! the stages that look a key up, and the check of a child field's lock ([`ChildLock`]).
+//! the stages that look a key up, a node's child field by child type ([`ChildField`]) and the
+//! check of its lock ([`ChildLock`]).
 //! `__private` re-exports them; they are not public API.
 #![expect(
     clippy::inline_always,
@@ -9,8 +10,8 @@
 
 use super::{
     AsyncExclusiveLock, AsyncSharedLock, Children, ChildrenRef, EpochGuard, ExclusiveLock,
-    OptimisticLock, SharedLock, TimedExclusiveLock, TimedSharedLock, TimedUpgradableLock,
-    Upgradable, UpgradableLock,
+    LookupRef, OptimisticLock, SharedLock, TimedExclusiveLock, TimedSharedLock,
+    TimedUpgradableLock, Upgradable, UpgradableLock,
 };
 use std::sync::Arc;
 
@@ -161,6 +162,33 @@ where
 pub type KeyOf<A, P, C> = <A as Link<P, C>>::Key;
 /// The lock of a `C` found in a `P`, in a chain whose root lock is `A` (see [`Link`]).
 pub type LockOf<A, P, C> = <A as Link<P, C>>::Lock;
+
+/// The `#[chain(children)]` field of a node that holds its children of type `C`: the one
+/// impl `#[derive(ChainNode)]` writes per child field. The node's `Children`, `ChildrenBy`
+/// and `ChildrenRef` impls are written once per node, generic over `C`, through it, so that
+/// two fields of one child type (spelled two ways, or a generic child that may be the other
+/// field's) are one conflict of this trait, reported at the two fields, and not one per
+/// lookup trait.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no children of type `{C}`",
+    label = "no `#[chain(children)]` field of `{C}` locks",
+    note = "`#[derive(ChainNode)]` implements `Children<{C}>` for `{Self}` when a `#[chain(children)]` field holds the `{C}` locks; or descend with closures (`run`/`descend`)"
+)]
+pub trait ChildField<C: ?Sized> {
+    /// The field's container (a [`ChildContainer`], checked where the field is declared).
+    type Container: ?Sized;
+    /// The field.
+    fn field(&self) -> &Self::Container;
+    /// [`LookupRef::lookup_ref`] on the field (written per field, where the container's type
+    /// is known to live as long as the node).
+    fn field_ref<'g, Q: ?Sized>(
+        &'g self,
+        key: &Q,
+        guard: &'g EpochGuard,
+    ) -> Option<&'g Arc<<Self::Container as LookupRef<Q>>::Lock>>
+    where
+        Self::Container: LookupRef<Q>;
+}
 
 /// What the derive checks of each child field: its lock locks the child type. Checked where
 /// the field is declared, so that `child = Lecture` on a field of `Class` locks, or a

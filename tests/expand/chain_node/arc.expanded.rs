@@ -11,39 +11,76 @@ const _: () = {
     #[automatically_derived]
     impl ::chainlock::ChainNode for Lecture {}
     #[automatically_derived]
-    impl ::chainlock::__private::Children<Class> for Lecture {
-        type Key = <Arc<
-            tokio::sync::Mutex<Class>,
-        > as ::chainlock::__private::ChildContainer>::Key;
-        type Lock = <Arc<
-            tokio::sync::Mutex<Class>,
-        > as ::chainlock::__private::ChildContainer>::Lock;
+    impl ::chainlock::__private::ChildField<Class> for Lecture {
+        type Container = Arc<tokio::sync::Mutex<Class>>;
         #[inline]
-        fn child(
-            &self,
-            key: &Self::Key,
-        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+        fn field(&self) -> &Arc<tokio::sync::Mutex<Class>> {
             ::chainlock::__private::assert_child_lock::<
                 Class,
                 <Arc<
                     tokio::sync::Mutex<Class>,
                 > as ::chainlock::__private::ChildContainer>::Lock,
             >();
-            <Arc<
-                tokio::sync::Mutex<Class>,
-            > as ::chainlock::__private::ChildContainer>::lookup(&self.class, key)
+            &self.class
+        }
+        #[inline]
+        fn field_ref<'__g, __Q: ?::chainlock::__private::Sized>(
+            &'__g self,
+            key: &__Q,
+            guard: &'__g ::chainlock::__private::EpochGuard,
+        ) -> ::chainlock::__private::Option<
+            &'__g ::chainlock::__private::Arc<
+                <Arc<
+                    tokio::sync::Mutex<Class>,
+                > as ::chainlock::__private::LookupRef<__Q>>::Lock,
+            >,
+        >
+        where
+            Arc<tokio::sync::Mutex<Class>>: ::chainlock::__private::LookupRef<__Q>,
+        {
+            ::chainlock::__private::LookupRef::<__Q>::lookup_ref(&self.class, key, guard)
+        }
+    }
+    #[automatically_derived]
+    impl<__C: ?::chainlock::__private::Sized> ::chainlock::__private::Children<__C>
+    for Lecture
+    where
+        Self: ::chainlock::__private::ChildField<__C>,
+        <Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container: ::chainlock::__private::ChildContainer,
+    {
+        type Key = <<Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container as ::chainlock::__private::ChildContainer>::Key;
+        type Lock = <<Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container as ::chainlock::__private::ChildContainer>::Lock;
+        #[inline]
+        fn child(
+            &self,
+            key: &Self::Key,
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::ChildContainer::lookup(
+                <Self as ::chainlock::__private::ChildField<__C>>::field(self),
+                key,
+            )
         }
     }
     #[automatically_derived]
     impl<
+        __C: ?::chainlock::__private::Sized,
         __Q: ?::chainlock::__private::Sized,
-    > ::chainlock::__private::ChildrenRef<Class, __Q> for Lecture
+    > ::chainlock::__private::ChildrenRef<__C, __Q> for Lecture
     where
-        Arc<tokio::sync::Mutex<Class>>: ::chainlock::__private::LookupRef<__Q>,
+        Self: ::chainlock::__private::ChildField<__C>,
+        <Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container: ::chainlock::__private::LookupRef<__Q>,
     {
-        type Lock = <Arc<
-            tokio::sync::Mutex<Class>,
-        > as ::chainlock::__private::LookupRef<__Q>>::Lock;
+        type Lock = <<Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container as ::chainlock::__private::LookupRef<__Q>>::Lock;
         #[inline]
         fn child_ref<'__g>(
             &'__g self,
@@ -52,25 +89,36 @@ const _: () = {
         ) -> ::chainlock::__private::Option<
             &'__g ::chainlock::__private::Arc<Self::Lock>,
         > {
-            ::chainlock::__private::LookupRef::<__Q>::lookup_ref(&self.class, key, guard)
+            <Self as ::chainlock::__private::ChildField<
+                __C,
+            >>::field_ref(self, key, guard)
         }
     }
     #[automatically_derived]
     impl<
+        __C: ?::chainlock::__private::Sized,
         __Q: ?::chainlock::__private::Sized,
-    > ::chainlock::__private::ChildrenBy<Class, __Q> for Lecture
+    > ::chainlock::__private::ChildrenBy<__C, __Q> for Lecture
     where
-        Arc<tokio::sync::Mutex<Class>>: ::chainlock::__private::LookupBy<__Q>,
+        Self: ::chainlock::__private::ChildField<__C>,
+        <Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container: ::chainlock::__private::LookupBy<__Q>,
     {
-        type Lock = <Arc<
-            tokio::sync::Mutex<Class>,
-        > as ::chainlock::__private::LookupBy<__Q>>::Lock;
+        type Lock = <<Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container as ::chainlock::__private::LookupBy<__Q>>::Lock;
         #[inline]
         fn child_by(
             &self,
             key: &__Q,
         ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
-            ::chainlock::__private::LookupBy::<__Q>::lookup_by(&self.class, key)
+            ::chainlock::__private::LookupBy::<
+                __Q,
+            >::lookup_by(
+                <Self as ::chainlock::__private::ChildField<__C>>::field(self),
+                key,
+            )
         }
     }
 };

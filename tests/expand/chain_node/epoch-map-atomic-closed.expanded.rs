@@ -20,20 +20,10 @@ const _: () = {
         }
     }
     #[automatically_derived]
-    impl ::chainlock::__private::Children<Class> for Lecture {
-        type Key = <EpochMap<
-            u32,
-            HybridLock<Class>,
-        > as ::chainlock::__private::ChildContainer>::Key;
-        type Lock = <EpochMap<
-            u32,
-            HybridLock<Class>,
-        > as ::chainlock::__private::ChildContainer>::Lock;
+    impl ::chainlock::__private::ChildField<Class> for Lecture {
+        type Container = EpochMap<u32, HybridLock<Class>>;
         #[inline]
-        fn child(
-            &self,
-            key: &Self::Key,
-        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+        fn field(&self) -> &EpochMap<u32, HybridLock<Class>> {
             ::chainlock::__private::assert_child_lock::<
                 Class,
                 <EpochMap<
@@ -41,23 +31,69 @@ const _: () = {
                     HybridLock<Class>,
                 > as ::chainlock::__private::ChildContainer>::Lock,
             >();
-            <EpochMap<
-                u32,
-                HybridLock<Class>,
-            > as ::chainlock::__private::ChildContainer>::lookup(&self.classes, key)
+            &self.classes
+        }
+        #[inline]
+        fn field_ref<'__g, __Q: ?::chainlock::__private::Sized>(
+            &'__g self,
+            key: &__Q,
+            guard: &'__g ::chainlock::__private::EpochGuard,
+        ) -> ::chainlock::__private::Option<
+            &'__g ::chainlock::__private::Arc<
+                <EpochMap<
+                    u32,
+                    HybridLock<Class>,
+                > as ::chainlock::__private::LookupRef<__Q>>::Lock,
+            >,
+        >
+        where
+            EpochMap<u32, HybridLock<Class>>: ::chainlock::__private::LookupRef<__Q>,
+        {
+            ::chainlock::__private::LookupRef::<
+                __Q,
+            >::lookup_ref(&self.classes, key, guard)
+        }
+    }
+    #[automatically_derived]
+    impl<__C: ?::chainlock::__private::Sized> ::chainlock::__private::Children<__C>
+    for Lecture
+    where
+        Self: ::chainlock::__private::ChildField<__C>,
+        <Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container: ::chainlock::__private::ChildContainer,
+    {
+        type Key = <<Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container as ::chainlock::__private::ChildContainer>::Key;
+        type Lock = <<Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container as ::chainlock::__private::ChildContainer>::Lock;
+        #[inline]
+        fn child(
+            &self,
+            key: &Self::Key,
+        ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
+            ::chainlock::__private::ChildContainer::lookup(
+                <Self as ::chainlock::__private::ChildField<__C>>::field(self),
+                key,
+            )
         }
     }
     #[automatically_derived]
     impl<
+        __C: ?::chainlock::__private::Sized,
         __Q: ?::chainlock::__private::Sized,
-    > ::chainlock::__private::ChildrenRef<Class, __Q> for Lecture
+    > ::chainlock::__private::ChildrenRef<__C, __Q> for Lecture
     where
-        EpochMap<u32, HybridLock<Class>>: ::chainlock::__private::LookupRef<__Q>,
+        Self: ::chainlock::__private::ChildField<__C>,
+        <Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container: ::chainlock::__private::LookupRef<__Q>,
     {
-        type Lock = <EpochMap<
-            u32,
-            HybridLock<Class>,
-        > as ::chainlock::__private::LookupRef<__Q>>::Lock;
+        type Lock = <<Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container as ::chainlock::__private::LookupRef<__Q>>::Lock;
         #[inline]
         fn child_ref<'__g>(
             &'__g self,
@@ -66,28 +102,36 @@ const _: () = {
         ) -> ::chainlock::__private::Option<
             &'__g ::chainlock::__private::Arc<Self::Lock>,
         > {
-            ::chainlock::__private::LookupRef::<
-                __Q,
-            >::lookup_ref(&self.classes, key, guard)
+            <Self as ::chainlock::__private::ChildField<
+                __C,
+            >>::field_ref(self, key, guard)
         }
     }
     #[automatically_derived]
     impl<
+        __C: ?::chainlock::__private::Sized,
         __Q: ?::chainlock::__private::Sized,
-    > ::chainlock::__private::ChildrenBy<Class, __Q> for Lecture
+    > ::chainlock::__private::ChildrenBy<__C, __Q> for Lecture
     where
-        EpochMap<u32, HybridLock<Class>>: ::chainlock::__private::LookupBy<__Q>,
+        Self: ::chainlock::__private::ChildField<__C>,
+        <Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container: ::chainlock::__private::LookupBy<__Q>,
     {
-        type Lock = <EpochMap<
-            u32,
-            HybridLock<Class>,
-        > as ::chainlock::__private::LookupBy<__Q>>::Lock;
+        type Lock = <<Self as ::chainlock::__private::ChildField<
+            __C,
+        >>::Container as ::chainlock::__private::LookupBy<__Q>>::Lock;
         #[inline]
         fn child_by(
             &self,
             key: &__Q,
         ) -> ::chainlock::__private::Option<::chainlock::__private::Arc<Self::Lock>> {
-            ::chainlock::__private::LookupBy::<__Q>::lookup_by(&self.classes, key)
+            ::chainlock::__private::LookupBy::<
+                __Q,
+            >::lookup_by(
+                <Self as ::chainlock::__private::ChildField<__C>>::field(self),
+                key,
+            )
         }
     }
 };
