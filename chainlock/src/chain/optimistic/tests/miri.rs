@@ -188,24 +188,7 @@ fn descend(root: &Arc<HybridLock<Root>>, at: (usize, usize), calls: &AtomicUsize
             leaf.retired
         },
     );
-    match outcome {
-        Ok(retired) => {
-            assert!(!retired, "the descent locked an unlinked leaf");
-            // The last pass's reading of the mid is the validated one.
-            assert!(!seen.0, "the descent went through an unlinked mid");
-            assert_eq!(seen.1, seen.2, "the descent acted on a mid mid-write");
-        }
-        Err(Exit::Absent { level, .. }) => {
-            assert!(level <= 2, "absent at {level}");
-            // The root, closed for a moment (`change`'s case 4), ends a descent before its
-            // first stage: counted as if the stage had run, so that `calls` counts every
-            // descent (the tests assert at least one each).
-            if level == 0 {
-                calls.fetch_add(1, Relaxed);
-            }
-        }
-        Err(other) => panic!("unexpected exit {other:?}"),
-    }
+    check(outcome, seen, 2, calls);
 }
 
 /// One reader's descent to `(mid, leaf)` through the mid's nested mid (the repeated level's
@@ -236,14 +219,21 @@ fn descend_nested(root: &Arc<HybridLock<Root>>, at: (usize, usize), calls: &Atom
             leaf.retired
         },
     );
+    check(outcome, seen, 3, calls);
+}
+
+/// Checks a descent's outcome: a leaf still linked, reached through a linked mid read whole
+/// (`seen`: the last, validated pass's reading of the mid: retired, `a`, `b`), or an absent
+/// level no deeper than `deepest`.
+fn check(outcome: Result<bool, Exit>, seen: (bool, u64, u64), deepest: usize, calls: &AtomicUsize) {
     match outcome {
         Ok(retired) => {
             assert!(!retired, "the descent locked an unlinked leaf");
-            assert!(!seen.0, "the descent went through an unlinked nested mid");
+            assert!(!seen.0, "the descent went through an unlinked mid");
             assert_eq!(seen.1, seen.2, "the descent acted on a mid mid-write");
         }
         Err(Exit::Absent { level, .. }) => {
-            assert!(level <= 3, "absent at {level}");
+            assert!(level <= deepest, "absent at {level}");
             // The root, closed for a moment (`change`'s case 4), ends a descent before its
             // first stage: counted as if the stage had run, so that `calls` counts every
             // descent (the tests assert at least one each).
@@ -255,33 +245,8 @@ fn descend_nested(root: &Arc<HybridLock<Root>>, at: (usize, usize), calls: &Atom
     }
 }
 
-#[test]
-fn generated_mixed_optimistic_descents_racing_writers_at_every_repetition() {
-    let root = Arc::new(HybridLock::new(Root {
-        closed: AtomicBool::new(false),
-        mids: [mid(), mid()].into_iter().collect(),
-    }));
-    let calls = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            for round in 0..ROUNDS * 2 {
-                change(&root, round);
-            }
-        });
-        for reader in 0..READERS {
-            let (root, calls) = (&root, &calls);
-            scope.spawn(move || {
-                for round in 0..ROUNDS {
-                    descend_nested(root, ((reader + round) % 3, round % 3), calls);
-                }
-            });
-        }
-    });
-    assert!(calls.load(Relaxed) >= READERS * ROUNDS);
-}
-
-#[test]
-fn generated_optimistic_descents_racing_writers_at_every_level() {
+/// A writer changing every level while `READERS` threads descend with `descend`.
+fn race(descend: fn(&Arc<HybridLock<Root>>, (usize, usize), &AtomicUsize)) {
     let root = Arc::new(HybridLock::new(Root {
         closed: AtomicBool::new(false),
         mids: [mid(), mid()].into_iter().collect(),
@@ -303,4 +268,14 @@ fn generated_optimistic_descents_racing_writers_at_every_level() {
         }
     });
     assert!(calls.load(Relaxed) >= READERS * ROUNDS);
+}
+
+#[test]
+fn generated_mixed_optimistic_descents_racing_writers_at_every_repetition() {
+    race(descend_nested);
+}
+
+#[test]
+fn generated_optimistic_descents_racing_writers_at_every_level() {
+    race(descend);
 }
