@@ -30,3 +30,14 @@ pub fn derive_chain_node(input: TokenStream) -> TokenStream {
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }
+
+/// *Not public API* (`chainlock::__private::chain_locker_items`): a named locker's items,
+/// carried by a struct of its name, `#[chain_locker_items(items)] struct Name;`, expand to
+/// `items` as `chain_locker!` wrote them. Where a struct cannot be (a named locker written
+/// inside an `impl` or a trait), the carrier is rejected with one error at the locker's
+/// name, and nothing it carries is seen: no cascade of errors in the generated items.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn chain_locker_items(items: TokenStream, _carrier: TokenStream) -> TokenStream {
+    items
+}

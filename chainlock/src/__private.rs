@@ -49,6 +49,7 @@ pub use crate::{
     __chainlock_if_tokio as if_tokio, __chainlock_recording_branches as recording_branches,
     __chainlock_tracked as tracked,
 };
+pub use chainlock_macros::chain_locker_items;
 pub use core::borrow::Borrow;
 pub use core::clone::Clone;
 pub use core::convert::From;

@@ -26,12 +26,13 @@ pub(crate) fn fallback(input: &Input, errors: &syn::Error, best: &Valid<'_>) -> 
         }
         Kind::Named(lockers) => {
             let defined = best.lockers.iter().zip(lockers).map(|(valid, locker)| {
-                if valid.usable {
+                let items = if valid.usable {
                     expand::locker(&best.krate, valid)
                 } else {
                     let (attrs, vis, ident) = (&locker.attrs, &locker.vis, &locker.ident);
                     quote!(#(#attrs)* #vis struct #ident;)
-                }
+                };
+                expand::carried(&best.krate, &locker.ident, &items)
             });
             // One definition per name (the first): a name defined twice is itself one of the
             // errors.

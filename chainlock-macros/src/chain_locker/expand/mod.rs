@@ -24,7 +24,7 @@ use keys::keys_methods;
 use leaves::lock_leaves_methods;
 use mixed::mixed_locker;
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{ToTokens, format_ident, quote};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::Type;
 
 pub(crate) fn expand(valid: &Valid<'_>) -> TokenStream {
@@ -36,7 +36,24 @@ pub(crate) fn expand(valid: &Valid<'_>) -> TokenStream {
         let ident = &valid.lockers[0].ident;
         quote! {{ #(#lockers)* #ident }}
     } else {
-        lockers.collect()
+        let carried = lockers
+            .zip(&valid.lockers)
+            .map(|(items, named)| carried(&valid.krate, &named.ident, &items));
+        carried.collect()
+    }
+}
+
+/// A named locker's items as one struct item of its name that carries them:
+/// `#[__private::chain_locker_items(items)] struct Name;` expands to `items`. Where a struct
+/// cannot be (inside an `impl` or a trait), the carrier is one error, "struct is not
+/// supported in `trait`s or `impl`s", at the locker's name, and the items, never seen, add
+/// none of their own.
+pub(crate) fn carried(krate: &TokenStream, ident: &Ident, items: &TokenStream) -> TokenStream {
+    let span = ident.span();
+    let (keyword, semi) = (quote_spanned!(span=> struct), quote_spanned!(span=> ;));
+    quote! {
+        #[#krate::__private::chain_locker_items(#items)]
+        #keyword #ident #semi
     }
 }
 
