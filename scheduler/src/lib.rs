@@ -45,6 +45,7 @@ pub mod leaf_work;
 pub mod load;
 mod locked;
 pub mod optimistic;
+mod seats;
 pub mod stats;
 mod tally;
 pub mod tree;

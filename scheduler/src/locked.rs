@@ -1,13 +1,13 @@
-//! The `chain` and `crab` strategies: one service over the locked tree, generic over how a
-//! descent locks each level.
+//! The `chain` and `crab` strategies: one service over the locked tree, generic in its descent.
 
+use crate::seats::{ClassTree, Seats};
 use crate::tally::Tally;
-use crate::tree::{Class, Lecture, Registry};
+use crate::tree::{Class, Lecture, OpenedClass, Registry};
 use crate::{
     Cancelled, ClassId, ClassSnapshot, LectureId, ScheduleError, Scheduler, Seat, ServiceConfig,
     Snapshot, Statistics, Strategy, StudentId,
 };
-use chainlock::chain::{Absence, ChildContainer};
+use chainlock::chain::ChildContainer;
 use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{Exit, chain_locker};
 use std::marker::PhantomData;
@@ -133,7 +133,7 @@ pub type CrabScheduler = LockedScheduler<Crab>;
 /// lecture and class, top down, so they never wait for a thread that waits for them.
 pub struct LockedScheduler<D> {
     root: Arc<RwLock<Registry>>,
-    seats: Box<[Mutex<Option<Seat>>]>,
+    seats: Seats,
     tally: Tally,
     config: ServiceConfig,
     descent: PhantomData<D>,
@@ -156,21 +156,23 @@ impl<D: Descent> LockedScheduler<D> {
     pub fn new(config: ServiceConfig) -> Self {
         Self {
             root: Arc::new(RwLock::new(Registry::new())),
-            seats: (0..config.students()).map(|_| Mutex::new(None)).collect(),
+            seats: Seats::new(config),
             tally: Tally::default(),
             config,
             descent: PhantomData,
         }
     }
+}
 
-    fn seat_lock(
-        &self,
-        student: StudentId,
-    ) -> Result<chainlock::parking_lot::MutexGuard<'_, Option<Seat>>, ScheduleError> {
-        Ok(self.seats[self.config.check_student(student)?].lock())
+impl<D: Descent> ClassTree for LockedScheduler<D> {
+    fn seats(&self) -> &Seats {
+        &self.seats
     }
 
-    /// Runs `leaf` on the class at `seat`, if it still runs.
+    fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
     fn at_seat<R>(&self, seat: Seat, leaf: impl FnOnce(&mut Class) -> R) -> Result<R, Exit> {
         D::class(
             &self.root,
@@ -180,58 +182,40 @@ impl<D: Descent> LockedScheduler<D> {
         )
     }
 
-    /// Adds `student` (who attends no class) to a class of `lecture` with room, or to a new
-    /// class when all are full.
-    fn join(&self, student: StudentId, lecture: LectureId) -> Result<Seat, ScheduleError> {
+    fn at_class_with_room<R>(
+        &self,
+        student: StudentId,
+        lecture: LectureId,
+        leaf: impl FnOnce(&mut Class) -> R,
+    ) -> Result<R, Exit> {
         let threshold = self.config.threshold();
-        let tally = &self.tally;
-        let leaf_work = self.config.leaf_work();
-        loop {
-            let joined = D::class(
-                &self.root,
-                lecture,
-                |lecture| lecture.classes.with_room(student, threshold),
-                |class| {
-                    let joined = class.try_join(student, threshold, tally);
-                    if joined {
-                        leaf_work.perform();
-                    }
-                    joined.then(|| class.seat())
-                },
-            );
-            match joined {
-                Ok(Some(seat)) => return Ok(seat),
-                // The class filled up or was cancelled since its size was published.
-                Ok(None)
-                | Err(Exit::Absent {
-                    level: 2,
-                    cause: Absence::Closed,
-                }) => {}
-                // Every class is full: add one, unless room appeared meanwhile.
-                Err(Exit::Absent {
-                    level: 2,
-                    cause: Absence::Missing,
-                }) => {
-                    let added = D::lecture(&self.root, lecture, |lecture_node| match lecture_node
-                        .classes
-                        .with_room(student, threshold)
-                    {
-                        Some(_) => None,
-                        None => Some(lecture_node.add_class(lecture, student, tally)),
-                    });
-                    match added {
-                        Ok(Some(class)) => {
-                            // Only the new class is locked now.
-                            leaf_work.perform();
-                            return Ok(class.seat());
-                        }
-                        Ok(None) => {}
-                        Err(_) => return Err(ScheduleError::NoSuchLecture(lecture)),
-                    }
-                }
-                Err(_) => return Err(ScheduleError::NoSuchLecture(lecture)),
+        D::class(
+            &self.root,
+            lecture,
+            |lecture| lecture.classes.with_room(student, threshold),
+            leaf,
+        )
+    }
+
+    fn add_class_unless_room(
+        &self,
+        student: StudentId,
+        lecture: LectureId,
+    ) -> Result<Option<OpenedClass>, Exit> {
+        let threshold = self.config.threshold();
+        D::lecture(&self.root, lecture, |lecture_node| {
+            match lecture_node.classes.with_room(student, threshold) {
+                Some(_) => None,
+                None => Some(lecture_node.add_class(lecture, student, &self.tally)),
             }
-        }
+        })
+    }
+
+    fn unlink_class(&self, seat: Seat) {
+        // The lecture may have been cancelled meanwhile, which unlinks the class too.
+        let _ = D::lecture(&self.root, seat.lecture, |lecture| {
+            lecture.classes.remove(seat.class);
+        });
     }
 }
 
@@ -258,54 +242,15 @@ impl<D: Descent> Scheduler for LockedScheduler<D> {
     }
 
     fn attend(&self, student: StudentId, lecture: LectureId) -> Result<Seat, ScheduleError> {
-        let mut seat = self.seat_lock(student)?;
-        if let Some(old) = seat.take() {
-            let tally = &self.tally;
-            let stays = self.at_seat(old, |class| {
-                if old.lecture == lecture {
-                    class.contains(student)
-                } else {
-                    class.leave(student, tally);
-                    false
-                }
-            });
-            if stays == Ok(true) {
-                *seat = Some(old);
-                return Ok(old);
-            }
-        }
-        let joined = self.join(student, lecture)?;
-        *seat = Some(joined);
-        Ok(joined)
+        self.attend_from_seat(student, lecture)
     }
 
     fn expel(&self, student: StudentId) -> Result<Seat, ScheduleError> {
-        let mut seat = self.seat_lock(student)?;
-        let old = seat.take().ok_or(ScheduleError::NotAttending(student))?;
-        let tally = &self.tally;
-        let leaf_work = self.config.leaf_work();
-        let expelled = self.at_seat(old, |class| {
-            let left = class.leave(student, tally);
-            if left {
-                leaf_work.perform();
-            }
-            left
-        });
-        match expelled {
-            Ok(true) => Ok(old),
-            _ => Err(ScheduleError::NotAttending(student)),
-        }
+        self.expel_from_seat(student)
     }
 
     fn cancel_class(&self, lecture: LectureId, class: ClassId) -> Result<usize, ScheduleError> {
-        let seat = Seat { lecture, class };
-        let tally = &self.tally;
-        let logged_out = self
-            .at_seat(seat, |class| class.cancel(tally))
-            .map_err(|_| ScheduleError::NoSuchClass { lecture, class })?;
-        // Unlink it; the lecture may have been cancelled meanwhile, which unlinks it too.
-        let _ = D::lecture(&self.root, lecture, |lecture| lecture.classes.remove(class));
-        Ok(logged_out)
+        self.cancel_class_at(Seat { lecture, class })
     }
 
     fn cancel_lecture(&self, lecture: LectureId) -> Result<Cancelled, ScheduleError> {
@@ -346,14 +291,7 @@ impl<D: Descent> Scheduler for LockedScheduler<D> {
     }
 
     fn seat(&self, student: StudentId) -> Result<Option<Seat>, ScheduleError> {
-        let mut seat = self.seat_lock(student)?;
-        if let Some(current) = *seat
-            && self.at_seat(current, |class| class.contains(student)) != Ok(true)
-        {
-            // Its class was cancelled since.
-            *seat = None;
-        }
-        Ok(*seat)
+        self.checked_seat(student)
     }
 
     fn snapshot(&self) -> Snapshot {

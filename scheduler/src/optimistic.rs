@@ -29,8 +29,9 @@
 
 pub mod tree;
 
+use crate::seats::{ClassTree, Seats};
 use crate::tally::Tally;
-use crate::tree::Class;
+use crate::tree::{Class, OpenedClass};
 use crate::{
     Cancelled, ClassId, ClassSnapshot, LectureId, ScheduleError, Scheduler, Seat, ServiceConfig,
     Snapshot, Statistics, Strategy, StudentId,
@@ -180,7 +181,7 @@ pub fn lecture_by_version<R>(
 /// while holding one but the class's.
 pub struct OptimisticScheduler<D = Generated> {
     root: Arc<HybridLock<Registry>>,
-    seats: Box<[Mutex<Option<Seat>>]>,
+    seats: Seats,
     tally: Tally,
     config: ServiceConfig,
     descent: PhantomData<D>,
@@ -204,88 +205,67 @@ impl<D: OptimisticDescent> OptimisticScheduler<D> {
     pub fn new(config: ServiceConfig) -> Self {
         Self {
             root: Arc::new(HybridLock::new(Registry::default())),
-            seats: (0..config.students()).map(|_| Mutex::new(None)).collect(),
+            seats: Seats::new(config),
             tally: Tally::default(),
             config,
             descent: PhantomData,
         }
     }
+}
 
-    fn seat_lock(
-        &self,
-        student: StudentId,
-    ) -> Result<chainlock::parking_lot::MutexGuard<'_, Option<Seat>>, ScheduleError> {
-        Ok(self.seats[self.config.check_student(student)?].lock())
+impl<D: OptimisticDescent> ClassTree for OptimisticScheduler<D> {
+    fn seats(&self) -> &Seats {
+        &self.seats
     }
 
-    /// Runs `leaf` on the class at `seat`, if it still runs.
+    fn tally(&self) -> &Tally {
+        &self.tally
+    }
+
     fn at_seat<R>(&self, seat: Seat, leaf: impl FnOnce(&mut Class) -> R) -> Result<R, Exit> {
         D::class(
             &self.root,
             seat.lecture,
-            |lecture, guard| {
-                chainlock::chain::ChildrenRef::<Class, ClassId>::child_ref(
-                    lecture,
-                    &seat.class,
-                    guard,
-                )
-            },
+            |lecture, guard| ChildrenRef::<Class, ClassId>::child_ref(lecture, &seat.class, guard),
             leaf,
         )
     }
 
-    /// Adds `student` (who attends no class) to a class of `lecture` with room, or to a new
-    /// class when all are full.
-    fn join(&self, student: StudentId, lecture: LectureId) -> Result<Seat, ScheduleError> {
+    fn at_class_with_room<R>(
+        &self,
+        student: StudentId,
+        lecture: LectureId,
+        leaf: impl FnOnce(&mut Class) -> R,
+    ) -> Result<R, Exit> {
         let threshold = self.config.threshold();
-        let tally = &self.tally;
-        let leaf_work = self.config.leaf_work();
-        loop {
-            let joined = D::class(
-                &self.root,
-                lecture,
-                |lecture, guard| lecture.classes().with_room(student, threshold, guard),
-                |class| {
-                    let joined = class.try_join(student, threshold, tally);
-                    if joined {
-                        leaf_work.perform();
-                    }
-                    joined.then(|| class.seat())
-                },
-            );
-            match joined {
-                Ok(Some(seat)) => return Ok(seat),
-                // The class filled up or was cancelled since its size was published.
-                Ok(None)
-                | Err(Exit::Absent {
-                    level: 2,
-                    cause: Absence::Closed,
-                }) => {}
-                // Every class is full: add one, unless room appeared meanwhile.
-                Err(Exit::Absent {
-                    level: 2,
-                    cause: Absence::Missing,
-                }) => {
-                    let added = D::lecture(&self.root, lecture, |lecture_node| {
-                        let guard = EpochGuard::pin();
-                        match lecture_node.classes().with_room(student, threshold, &guard) {
-                            Some(_) => None,
-                            None => Some(lecture_node.add_class(lecture, student, tally)),
-                        }
-                    });
-                    match added {
-                        Ok(Some(class)) => {
-                            // Only the new class is locked now.
-                            leaf_work.perform();
-                            return Ok(class.seat());
-                        }
-                        Ok(None) => {}
-                        Err(_) => return Err(ScheduleError::NoSuchLecture(lecture)),
-                    }
-                }
-                Err(_) => return Err(ScheduleError::NoSuchLecture(lecture)),
+        D::class(
+            &self.root,
+            lecture,
+            |lecture, guard| lecture.classes().with_room(student, threshold, guard),
+            leaf,
+        )
+    }
+
+    fn add_class_unless_room(
+        &self,
+        student: StudentId,
+        lecture: LectureId,
+    ) -> Result<Option<OpenedClass>, Exit> {
+        let threshold = self.config.threshold();
+        D::lecture(&self.root, lecture, |lecture_node| {
+            let guard = EpochGuard::pin();
+            match lecture_node.classes().with_room(student, threshold, &guard) {
+                Some(_) => None,
+                None => Some(lecture_node.add_class(lecture, student, &self.tally)),
             }
-        }
+        })
+    }
+
+    fn unlink_class(&self, seat: Seat) {
+        // The lecture may have been cancelled meanwhile, which unlinks the class too.
+        let _ = D::lecture(&self.root, seat.lecture, |lecture| {
+            lecture.remove_class(seat.class);
+        });
     }
 }
 
@@ -313,54 +293,15 @@ impl<D: OptimisticDescent> Scheduler for OptimisticScheduler<D> {
     }
 
     fn attend(&self, student: StudentId, lecture: LectureId) -> Result<Seat, ScheduleError> {
-        let mut seat = self.seat_lock(student)?;
-        if let Some(old) = seat.take() {
-            let tally = &self.tally;
-            let stays = self.at_seat(old, |class| {
-                if old.lecture == lecture {
-                    class.contains(student)
-                } else {
-                    class.leave(student, tally);
-                    false
-                }
-            });
-            if stays == Ok(true) {
-                *seat = Some(old);
-                return Ok(old);
-            }
-        }
-        let joined = self.join(student, lecture)?;
-        *seat = Some(joined);
-        Ok(joined)
+        self.attend_from_seat(student, lecture)
     }
 
     fn expel(&self, student: StudentId) -> Result<Seat, ScheduleError> {
-        let mut seat = self.seat_lock(student)?;
-        let old = seat.take().ok_or(ScheduleError::NotAttending(student))?;
-        let tally = &self.tally;
-        let leaf_work = self.config.leaf_work();
-        let expelled = self.at_seat(old, |class| {
-            let left = class.leave(student, tally);
-            if left {
-                leaf_work.perform();
-            }
-            left
-        });
-        match expelled {
-            Ok(true) => Ok(old),
-            _ => Err(ScheduleError::NotAttending(student)),
-        }
+        self.expel_from_seat(student)
     }
 
     fn cancel_class(&self, lecture: LectureId, class: ClassId) -> Result<usize, ScheduleError> {
-        let seat = Seat { lecture, class };
-        let tally = &self.tally;
-        let logged_out = self
-            .at_seat(seat, |class| class.cancel(tally))
-            .map_err(|_| ScheduleError::NoSuchClass { lecture, class })?;
-        // Unlink it; the lecture may have been cancelled meanwhile, which unlinks it too.
-        let _ = D::lecture(&self.root, lecture, |lecture| lecture.remove_class(class));
-        Ok(logged_out)
+        self.cancel_class_at(Seat { lecture, class })
     }
 
     fn cancel_lecture(&self, lecture: LectureId) -> Result<Cancelled, ScheduleError> {
@@ -388,14 +329,7 @@ impl<D: OptimisticDescent> Scheduler for OptimisticScheduler<D> {
     }
 
     fn seat(&self, student: StudentId) -> Result<Option<Seat>, ScheduleError> {
-        let mut seat = self.seat_lock(student)?;
-        if let Some(current) = *seat
-            && self.at_seat(current, |class| class.contains(student)) != Ok(true)
-        {
-            // Its class was cancelled since.
-            *seat = None;
-        }
-        Ok(*seat)
+        self.checked_seat(student)
     }
 
     fn snapshot(&self) -> Snapshot {
