@@ -1,6 +1,7 @@
 //! Legitimate programs the macros must accept, and what they do: the runtime crate under
 //! another name (`crate = "..."`), a `#![no_implicit_prelude]` module with user types named
-//! like prelude items, a child lock written as a type alias, and a closed root.
+//! like prelude items, a child lock written as a type alias, a closed root, and level types
+//! named like the generated lock parameters.
 
 extern crate chainlock as cl;
 
@@ -306,5 +307,42 @@ pub mod wrapped {
             Ok(30)
         );
         assert!(!registry.is_locked());
+    }
+}
+
+/// Level types named like the generated lock parameters (`LectureLock` beside `Lecture`,
+/// `LockedLock` as the locker, lower-case `snake_node`): the parameters, named after the
+/// levels for rustc's messages and the docs, step aside and shadow none of them.
+mod lock_parameter_names {
+    use chainlock::chain_locker;
+    use chainlock::parking_lot::Mutex;
+    use std::sync::Arc;
+
+    pub(crate) struct Lecture {
+        pub(crate) seats: u32,
+    }
+    #[expect(
+        non_camel_case_types,
+        reason = "a level type named as its author chose"
+    )]
+    pub(crate) struct snake_node(pub(crate) u32);
+    pub(crate) struct LectureLock(pub(crate) u32);
+
+    chain_locker! {
+        pub(crate) struct LockedLock(Lecture, LectureLock, snake_node);
+    }
+
+    #[test]
+    fn level_types_named_like_lock_parameters_compile_and_run() {
+        let leaf = Arc::new(Mutex::new(snake_node(7)));
+        let middle = Arc::new(Mutex::new(LectureLock(3)));
+        let root = Arc::new(Mutex::new(Lecture { seats: 30 }));
+        let got = LockedLock.run(
+            &root,
+            |lecture| (lecture.seats == 30).then(|| middle.clone()),
+            |lock| (lock.0 == 3).then(|| leaf.clone()),
+            |node| node.0,
+        );
+        assert_eq!(got, Ok(7));
     }
 }

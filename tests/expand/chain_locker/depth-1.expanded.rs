@@ -36,15 +36,15 @@ const _: () = {
         pub const DEPTH: usize = 1usize;
         #[doc(hidden)]
         #[inline]
-        pub fn __descend<__W: __cl::Wait, __H: __cl::Hold, __L0: ?__cl::Sized>(
+        pub fn __descend<__W: __cl::Wait, __H: __cl::Hold, RegistryLock: ?__cl::Sized>(
             &self,
             __w: __W,
             __hold: __H,
-            root: &__cl::Arc<__L0>,
-        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<__L0>>::Guard>>
+            root: &__cl::Arc<RegistryLock>,
+        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<RegistryLock>>::Guard>>
         where
             __cl::Exit: __cl::From<__W::Error>,
-            __W: __cl::WaitX<__L0, Target = Registry>,
+            __W: __cl::WaitX<RegistryLock, Target = Registry>,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -56,50 +56,50 @@ const _: () = {
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
         #[inline]
-        pub fn descend<__L0>(
+        pub fn descend<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-        ) -> __cl::Res<__cl::XGuard<__L0>>
+            root: &__cl::Arc<RegistryLock>,
+        ) -> __cl::Res<__cl::XGuard<RegistryLock>>
         where
-            __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             self.__descend(__cl::Blocking, __cl::Unheld, root)
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
-        pub fn run<__L0, __R>(
+        pub fn run<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             leaf: impl __cl::FnOnce(&mut Registry) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let (mut __g0, __h0) = self.__descend(__cl::Blocking, __cl::Kept, root)?;
             __cl::Ok(leaf(&mut *__g0))
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released.
         #[inline]
-        pub fn descend_until<__L0>(
+        pub fn descend_until<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-        ) -> __cl::Res<__cl::XGuard<__L0>>
+        ) -> __cl::Res<__cl::XGuard<RegistryLock>>
         where
-            __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             self.__descend(__cl::Deadline(deadline), __cl::Unheld, root)
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
-        pub fn run_until<__L0, __R>(
+        pub fn run_until<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
             leaf: impl __cl::FnOnce(&mut Registry) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let (mut __g0, __h0) = self
                 .__descend(__cl::Deadline(deadline), __cl::Kept, root)?;
@@ -110,14 +110,14 @@ const _: () = {
     #[allow(dead_code, private_interfaces, private_bounds)]
     impl RegistryLocker {
         #[doc(hidden)]
-        pub async fn __descend_async<__H: __cl::Hold, __L0: ?__cl::Sized>(
+        pub async fn __descend_async<__H: __cl::Hold, RegistryLock: ?__cl::Sized>(
             &self,
             __hold: __H,
             deadline: __cl::Option<__cl::Instant>,
-            root: &__cl::Arc<__L0>,
-        ) -> __cl::Res<__H::Out<__cl::AXGuard<__L0>>>
+            root: &__cl::Arc<RegistryLock>,
+        ) -> __cl::Res<__H::Out<__cl::AXGuard<RegistryLock>>>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry>,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry>,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -131,24 +131,24 @@ const _: () = {
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
         #[inline]
-        pub async fn descend_async<__L0>(
+        pub async fn descend_async<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-        ) -> __cl::Res<__cl::AXGuard<__L0>>
+            root: &__cl::Arc<RegistryLock>,
+        ) -> __cl::Res<__cl::AXGuard<RegistryLock>>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             self.__descend_async(__cl::Unheld, __cl::None, root).await
         }
         ///Like [`descend_async`](Self::descend_async), then runs `leaf` on the leaf and releases it.
         #[inline]
-        pub async fn run_async<__L0, __R>(
+        pub async fn run_async<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             leaf: impl __cl::FnOnce(&mut Registry) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let (mut __g0, __h0) = self
                 .__descend_async(__cl::Kept, __cl::None, root)
@@ -157,26 +157,26 @@ const _: () = {
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. Panics when first polled outside a Tokio runtime with timers enabled (the deadline is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them).
         #[inline]
-        pub async fn descend_until_async<__L0>(
+        pub async fn descend_until_async<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-        ) -> __cl::Res<__cl::AXGuard<__L0>>
+        ) -> __cl::Res<__cl::AXGuard<RegistryLock>>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             self.__descend_async(__cl::Unheld, __cl::Some(deadline), root).await
         }
         ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
         #[inline]
-        pub async fn run_until_async<__L0, __R>(
+        pub async fn run_until_async<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
             leaf: impl __cl::FnOnce(&mut Registry) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
             let (mut __g0, __h0) = self
                 .__descend_async(__cl::Kept, __cl::Some(deadline), root)

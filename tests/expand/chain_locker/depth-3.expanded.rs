@@ -44,21 +44,25 @@ const _: () = {
         pub fn __path<
             __W: __cl::Wait,
             __R: __cl::Rec,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            RegistryLock: ?__cl::Sized,
+            LectureLock: ?__cl::Sized,
+            ClassLock: ?__cl::Sized,
         >(
             &self,
             __w: __W,
             __rec: __R,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<(<__W as __cl::WaitX<__L1>>::Guard, __cl::Held, __cl::Arc<__L2>)>
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<
+            (<__W as __cl::WaitX<LectureLock>>::Guard, __cl::Held, __cl::Arc<ClassLock>),
+        >
         where
             __cl::Exit: __cl::From<__W::Error>,
-            __W: __cl::WaitX<__L0, Target = Registry>,
-            __W: __cl::WaitX<__L1, Target = Lecture>,
+            __W: __cl::WaitX<RegistryLock, Target = Registry>,
+            __W: __cl::WaitX<LectureLock, Target = Lecture>,
         {
             let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
             let (mut __g0, __h0) = __s.x(__cl::Kept, root, 0)?;
@@ -75,22 +79,24 @@ const _: () = {
         pub fn __descend<
             __W: __cl::Wait,
             __H: __cl::Hold,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            RegistryLock: ?__cl::Sized,
+            LectureLock: ?__cl::Sized,
+            ClassLock: ?__cl::Sized,
         >(
             &self,
             __w: __W,
             __hold: __H,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<__L2>>::Guard>>
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<ClassLock>>::Guard>>
         where
             __cl::Exit: __cl::From<__W::Error>,
-            __W: __cl::WaitX<__L0, Target = Registry>,
-            __W: __cl::WaitX<__L1, Target = Lecture>,
-            __W: __cl::WaitX<__L2, Target = Class>,
+            __W: __cl::WaitX<RegistryLock, Target = Registry>,
+            __W: __cl::WaitX<LectureLock, Target = Lecture>,
+            __W: __cl::WaitX<ClassLock, Target = Class>,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -105,170 +111,182 @@ const _: () = {
         }
         ///Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
         #[inline]
-        pub fn descend<__L0, __L1, __L2>(
+        pub fn descend<RegistryLock, LectureLock, ClassLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__cl::XGuard<ClassLock>>
         where
-            __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::ExclusiveLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::ExclusiveLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             self.__descend(__cl::Blocking, __cl::Unheld, root, stage0, stage1)
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
-        pub fn run<__L0, __L1, __L2, __R>(
+        pub fn run<RegistryLock, LectureLock, ClassLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(
+                &mut Lecture,
+            ) -> __cl::Option<__cl::Arc<ClassLock>>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::ExclusiveLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::ExclusiveLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend(__cl::Blocking, __cl::Kept, root, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        pub fn descend_keys<__L0>(
+        pub fn descend_keys<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+            root: &__cl::Arc<RegistryLock>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkX<Registry, Lecture>,
-            __L0: __cl::LinkX<Lecture, Class>,
+            RegistryLock: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkX<Registry, Lecture>,
+            RegistryLock: __cl::LinkX<Lecture, Class>,
         {
             self.descend(
                 root,
-                __cl::key_mut::<__L0, Registry, Lecture>(key0),
-                __cl::key_mut::<__L0, Lecture, Class>(key1),
+                __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
             )
         }
         ///Like [`run`](Self::run), each stage a key lookup (`key{i}` on level `i`).
-        pub fn run_keys<__L0, __R>(
+        pub fn run_keys<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
+            root: &__cl::Arc<RegistryLock>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkX<Registry, Lecture>,
-            __L0: __cl::LinkX<Lecture, Class>,
+            RegistryLock: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkX<Registry, Lecture>,
+            RegistryLock: __cl::LinkX<Lecture, Class>,
         {
             self.run(
                 root,
-                __cl::key_mut::<__L0, Registry, Lecture>(key0),
-                __cl::key_mut::<__L0, Lecture, Class>(key1),
+                __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
                 leaf,
             )
         }
         ///Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released.
         #[inline]
-        pub fn descend_until<__L0, __L1, __L2>(
+        pub fn descend_until<RegistryLock, LectureLock, ClassLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__cl::XGuard<ClassLock>>
         where
-            __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::TimedExclusiveLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::TimedExclusiveLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             self.__descend(__cl::Deadline(deadline), __cl::Unheld, root, stage0, stage1)
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
-        pub fn run_until<__L0, __L1, __L2, __R>(
+        pub fn run_until<RegistryLock, LectureLock, ClassLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(
+                &mut Lecture,
+            ) -> __cl::Option<__cl::Arc<ClassLock>>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::TimedExclusiveLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::TimedExclusiveLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend(__cl::Deadline(deadline), __cl::Kept, root, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        pub fn descend_keys_until<__L0>(
+        pub fn descend_keys_until<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkTX<Registry, Lecture>,
-            __L0: __cl::LinkTX<Lecture, Class>,
+            RegistryLock: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkTX<Registry, Lecture>,
+            RegistryLock: __cl::LinkTX<Lecture, Class>,
         {
             self.descend_until(
                 root,
                 deadline,
-                __cl::key_mut::<__L0, Registry, Lecture>(key0),
-                __cl::key_mut::<__L0, Lecture, Class>(key1),
+                __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
             )
         }
         ///Like [`run_until`](Self::run_until), each stage a key lookup (`key{i}` on level `i`).
-        pub fn run_keys_until<__L0, __R>(
+        pub fn run_keys_until<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkTX<Registry, Lecture>,
-            __L0: __cl::LinkTX<Lecture, Class>,
+            RegistryLock: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkTX<Registry, Lecture>,
+            RegistryLock: __cl::LinkTX<Lecture, Class>,
         {
             self.run_until(
                 root,
                 deadline,
-                __cl::key_mut::<__L0, Registry, Lecture>(key0),
-                __cl::key_mut::<__L0, Lecture, Class>(key1),
+                __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
                 leaf,
             )
         }
         ///Locks the leaves at the end of several key paths of `Registry` → `Lecture` → `Class`, all or nothing, in one global order (so overlapping sets never deadlock), and returns their guards in the order of `paths`; a path absent or closed is named by the [`LeavesExit`](::chainlock::chain::LeavesExit).
-        pub fn lock_leaves<'__path, __L0, __P>(
+        pub fn lock_leaves<'__path, RegistryLock, __P>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             paths: __P,
-        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkX<Registry, Lecture>,
-            __L0: __cl::LinkX<Lecture, Class>,
+            RegistryLock: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkX<Registry, Lecture>,
+            RegistryLock: __cl::LinkX<Lecture, Class>,
             __P: __cl::IntoIterator<
                 Item = (
-                    &'__path __cl::KeyOf<__L0, Registry, Lecture>,
-                    &'__path __cl::KeyOf<__L0, Lecture, Class>,
+                    &'__path __cl::KeyOf<RegistryLock, Registry, Lecture>,
+                    &'__path __cl::KeyOf<RegistryLock, Lecture, Class>,
                 ),
             >,
-            __cl::KeyOf<__L0, Registry, Lecture>: '__path,
-            __cl::KeyOf<__L0, Lecture, Class>: '__path,
+            __cl::KeyOf<RegistryLock, Registry, Lecture>: '__path,
+            __cl::KeyOf<RegistryLock, Lecture, Class>: '__path,
         {
             let handles = {
                 let __rec = ::chainlock::__private::RecOff;
@@ -281,8 +299,8 @@ const _: () = {
                                     __cl::Blocking,
                                     __rec,
                                     root,
-                                    __cl::key_mut::<__L0, Registry, Lecture>(key0),
-                                    __cl::key_mut::<__L0, Lecture, Class>(key1),
+                                    __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                                    __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
                                 ),
                         )
                     },
@@ -296,24 +314,24 @@ const _: () = {
             )
         }
         ///Locks the leaves at the end of several key paths of `Registry` → `Lecture` → `Class`, all or nothing, in one global order (so overlapping sets never deadlock), and returns their guards in the order of `paths`; a path absent or closed, or the deadline passing, is named by the [`LeavesExit`](::chainlock::chain::LeavesExit).
-        pub fn lock_leaves_until<'__path, __L0, __P>(
+        pub fn lock_leaves_until<'__path, RegistryLock, __P>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
             paths: __P,
-        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkTX<Registry, Lecture>,
-            __L0: __cl::LinkTX<Lecture, Class>,
+            RegistryLock: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkTX<Registry, Lecture>,
+            RegistryLock: __cl::LinkTX<Lecture, Class>,
             __P: __cl::IntoIterator<
                 Item = (
-                    &'__path __cl::KeyOf<__L0, Registry, Lecture>,
-                    &'__path __cl::KeyOf<__L0, Lecture, Class>,
+                    &'__path __cl::KeyOf<RegistryLock, Registry, Lecture>,
+                    &'__path __cl::KeyOf<RegistryLock, Lecture, Class>,
                 ),
             >,
-            __cl::KeyOf<__L0, Registry, Lecture>: '__path,
-            __cl::KeyOf<__L0, Lecture, Class>: '__path,
+            __cl::KeyOf<RegistryLock, Registry, Lecture>: '__path,
+            __cl::KeyOf<RegistryLock, Lecture, Class>: '__path,
         {
             let handles = {
                 let __rec = ::chainlock::__private::RecOff;
@@ -326,8 +344,8 @@ const _: () = {
                                     __cl::Deadline(deadline),
                                     __rec,
                                     root,
-                                    __cl::key_mut::<__L0, Registry, Lecture>(key0),
-                                    __cl::key_mut::<__L0, Lecture, Class>(key1),
+                                    __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                                    __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
                                 ),
                         )
                     },
@@ -347,21 +365,23 @@ const _: () = {
         #[doc(hidden)]
         pub async fn __descend_async<
             __H: __cl::Hold,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            RegistryLock: ?__cl::Sized,
+            LectureLock: ?__cl::Sized,
+            ClassLock: ?__cl::Sized,
         >(
             &self,
             __hold: __H,
             deadline: __cl::Option<__cl::Instant>,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__H::Out<__cl::AXGuard<__L2>>>
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__H::Out<__cl::AXGuard<ClassLock>>>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry>,
-            __L1: __cl::AsyncExclusiveLock<Target = Lecture>,
-            __L2: __cl::AsyncExclusiveLock<Target = Class>,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry>,
+            LectureLock: __cl::AsyncExclusiveLock<Target = Lecture>,
+            ClassLock: __cl::AsyncExclusiveLock<Target = Class>,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -383,32 +403,38 @@ const _: () = {
         }
         ///Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
         #[inline]
-        pub async fn descend_async<__L0, __L1, __L2>(
+        pub async fn descend_async<RegistryLock, LectureLock, ClassLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::AXGuard<__L2>>
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__cl::AXGuard<ClassLock>>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::AsyncExclusiveLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::AsyncExclusiveLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             self.__descend_async(__cl::Unheld, __cl::None, root, stage0, stage1).await
         }
         ///Like [`descend_async`](Self::descend_async), then runs `leaf` on the leaf and releases it.
         #[inline]
-        pub async fn run_async<__L0, __L1, __L2, __R>(
+        pub async fn run_async<RegistryLock, LectureLock, ClassLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(
+                &mut Lecture,
+            ) -> __cl::Option<__cl::Arc<ClassLock>>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::AsyncExclusiveLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::AsyncExclusiveLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend_async(__cl::Kept, __cl::None, root, stage0, stage1)
@@ -416,58 +442,60 @@ const _: () = {
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend_async`](Self::descend_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        pub async fn descend_keys_async<__L0>(
+        pub async fn descend_keys_async<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
-        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<__L0, Lecture, Class>>>
+            root: &__cl::Arc<RegistryLock>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
+        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkAX<Registry, Lecture>,
-            __L0: __cl::LinkAX<Lecture, Class>,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkAX<Registry, Lecture>,
+            RegistryLock: __cl::LinkAX<Lecture, Class>,
         {
             self.descend_async(
                     root,
-                    __cl::key_mut::<__L0, Registry, Lecture>(key0),
-                    __cl::key_mut::<__L0, Lecture, Class>(key1),
+                    __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                    __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
                 )
                 .await
         }
         ///Like [`run_async`](Self::run_async), each stage a key lookup (`key{i}` on level `i`).
-        pub async fn run_keys_async<__L0, __R>(
+        pub async fn run_keys_async<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
+            root: &__cl::Arc<RegistryLock>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkAX<Registry, Lecture>,
-            __L0: __cl::LinkAX<Lecture, Class>,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkAX<Registry, Lecture>,
+            RegistryLock: __cl::LinkAX<Lecture, Class>,
         {
             self.run_async(
                     root,
-                    __cl::key_mut::<__L0, Registry, Lecture>(key0),
-                    __cl::key_mut::<__L0, Lecture, Class>(key1),
+                    __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                    __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
                     leaf,
                 )
                 .await
         }
         ///Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. Panics when first polled outside a Tokio runtime with timers enabled (the deadline is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them).
         #[inline]
-        pub async fn descend_until_async<__L0, __L1, __L2>(
+        pub async fn descend_until_async<RegistryLock, LectureLock, ClassLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::AXGuard<__L2>>
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__cl::AXGuard<ClassLock>>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::AsyncExclusiveLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::AsyncExclusiveLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             self.__descend_async(
                     __cl::Unheld,
@@ -480,18 +508,22 @@ const _: () = {
         }
         ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
         #[inline]
-        pub async fn run_until_async<__L0, __L1, __L2, __R>(
+        pub async fn run_until_async<RegistryLock, LectureLock, ClassLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&mut Registry) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<__L2>>,
+            stage0: impl __cl::FnOnce(
+                &mut Registry,
+            ) -> __cl::Option<__cl::Arc<LectureLock>>,
+            stage1: impl __cl::FnOnce(
+                &mut Lecture,
+            ) -> __cl::Option<__cl::Arc<ClassLock>>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::AsyncExclusiveLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::AsyncExclusiveLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::AsyncExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend_async(__cl::Kept, __cl::Some(deadline), root, stage0, stage1)
@@ -499,45 +531,45 @@ const _: () = {
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        pub async fn descend_keys_until_async<__L0>(
+        pub async fn descend_keys_until_async<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
-        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<__L0, Lecture, Class>>>
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
+        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkAX<Registry, Lecture>,
-            __L0: __cl::LinkAX<Lecture, Class>,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkAX<Registry, Lecture>,
+            RegistryLock: __cl::LinkAX<Lecture, Class>,
         {
             self.descend_until_async(
                     root,
                     deadline,
-                    __cl::key_mut::<__L0, Registry, Lecture>(key0),
-                    __cl::key_mut::<__L0, Lecture, Class>(key1),
+                    __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                    __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
                 )
                 .await
         }
         ///Like [`run_until_async`](Self::run_until_async), each stage a key lookup (`key{i}` on level `i`).
-        pub async fn run_keys_until_async<__L0, __R>(
+        pub async fn run_keys_until_async<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkAX<Registry, Lecture>,
-            __L0: __cl::LinkAX<Lecture, Class>,
+            RegistryLock: __cl::AsyncExclusiveLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkAX<Registry, Lecture>,
+            RegistryLock: __cl::LinkAX<Lecture, Class>,
         {
             self.run_until_async(
                     root,
                     deadline,
-                    __cl::key_mut::<__L0, Registry, Lecture>(key0),
-                    __cl::key_mut::<__L0, Lecture, Class>(key1),
+                    __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                    __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
                     leaf,
                 )
                 .await

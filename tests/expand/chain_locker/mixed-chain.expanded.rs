@@ -39,18 +39,21 @@ const _: () = {
     impl Open {
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand and returns the leaf's owned guard. The repeated level is walked by a [`Walker`](::chainlock::walk::Walker): `step` answers at each repetition (its depth, 0 for the first) a [`Step`](::chainlock::walk::Step): `Descend` into another, stop `Here`, or `Absent`; the stage after it runs on the last repetition. Levels are numbered from the root, repetitions included, in every [`Exit`](::chainlock::Exit).
         #[inline]
-        fn descend<__L0, __L1, __L2>(
+        fn descend<VolumeLock, DirLock, FileLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
-            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+            root: &__cl::Arc<VolumeLock>,
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<DirLock>>,
+            mut step: impl __cl::FnMut(
+                &Dir,
+                usize,
+            ) -> __cl::WalkStep<__cl::Arc<DirLock>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<FileLock>>,
+        ) -> __cl::Res<__cl::XGuard<FileLock>>
         where
-            __L0: __cl::SharedLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::SharedLock>::Target: __cl::ChainNode,
+            VolumeLock: __cl::SharedLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::ExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::SharedLock>::Target: __cl::ChainNode,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -84,19 +87,22 @@ const _: () = {
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend`](Self::descend), runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run<__L0, __L1, __L2, __R>(
+        fn run<VolumeLock, DirLock, FileLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
-            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
+            root: &__cl::Arc<VolumeLock>,
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<DirLock>>,
+            mut step: impl __cl::FnMut(
+                &Dir,
+                usize,
+            ) -> __cl::WalkStep<__cl::Arc<DirLock>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<FileLock>>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::SharedLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::SharedLock>::Target: __cl::ChainNode,
+            VolumeLock: __cl::SharedLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::ExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::SharedLock>::Target: __cl::ChainNode,
         {
             #[allow(unused_mut)]
             let mut __g2 = self.descend(root, stage0, step, stage1)?;
@@ -104,25 +110,31 @@ const _: () = {
         }
         ///Like [`descend`](Self::descend), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
         #[inline]
-        fn descend_keys<__L0, __I>(
+        fn descend_keys<VolumeLock, __I>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            root: &__cl::Arc<VolumeLock>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, Dir, File>>>
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<VolumeLock, Dir, File>>>
         where
-            __L0: __cl::SharedLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkS<Volume, Dir>,
-            __L0: __cl::LinkX<Dir, File>,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::SharedLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkS<Volume, Dir>,
+            VolumeLock: __cl::LinkX<Dir, File>,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::SharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
         {
             let mut __keys = __cl::IntoIterator::into_iter(keys);
             {
@@ -130,7 +142,7 @@ const _: () = {
                 let (__g0, __h0) = __cl::shared(__rec, root, &__CL_LEVELS[0usize]);
                 (&__cl::ClosedProbe(&*__g0, 0usize)).open()?;
                 let __first = __cl::found(
-                    <__L0 as __cl::Link<Volume, Dir>>::child(&*__g0, key0),
+                    <VolumeLock as __cl::Link<Volume, Dir>>::child(&*__g0, key0),
                     1usize,
                 )?;
                 let mut __parent = __cl::Some((__g0, __h0));
@@ -147,13 +159,13 @@ const _: () = {
                                 __cl::None => __cl::WalkStep::Here,
                                 __cl::Some(__key) => {
                                     __cl::walk_child(
-                                        <__L0 as __cl::Link<
+                                        <VolumeLock as __cl::Link<
                                             Dir,
                                             Dir,
                                         >>::child(
                                             __node,
                                             <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                                __cl::KeyOf<__L0, Dir, Dir>,
+                                                __cl::KeyOf<VolumeLock, Dir, Dir>,
                                             >>::borrow(&__key),
                                         ),
                                     )
@@ -165,7 +177,7 @@ const _: () = {
                     )
                     .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
                 let __next = __cl::found(
-                    <__L0 as __cl::Link<Dir, File>>::child(&*__g1, key1),
+                    <VolumeLock as __cl::Link<Dir, File>>::child(&*__g1, key1),
                     1usize + __depth + 1usize,
                 )?;
                 let (__g2, __h2) = __cl::exclusive_unheld(
@@ -180,26 +192,32 @@ const _: () = {
         }
         ///Like [`descend_keys`](Self::descend_keys): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_keys<__L0, __I, __R>(
+        fn run_keys<VolumeLock, __I, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            root: &__cl::Arc<VolumeLock>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::SharedLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkS<Volume, Dir>,
-            __L0: __cl::LinkX<Dir, File>,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::SharedLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkS<Volume, Dir>,
+            VolumeLock: __cl::LinkX<Dir, File>,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::SharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
         {
             #[allow(unused_mut)]
             let mut __g2 = self.descend_keys(root, key0, keys, key1)?;
@@ -207,19 +225,22 @@ const _: () = {
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand and returns the leaf's owned guard, or `Exit::TimedOut` for a lock not taken by `deadline`. The repeated level is walked by a [`Walker`](::chainlock::walk::Walker): `step` answers at each repetition (its depth, 0 for the first) a [`Step`](::chainlock::walk::Step): `Descend` into another, stop `Here`, or `Absent`; the stage after it runs on the last repetition. Levels are numbered from the root, repetitions included, in every [`Exit`](::chainlock::Exit).
         #[inline]
-        fn descend_until<__L0, __L1, __L2>(
+        fn descend_until<VolumeLock, DirLock, FileLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
-            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<DirLock>>,
+            mut step: impl __cl::FnMut(
+                &Dir,
+                usize,
+            ) -> __cl::WalkStep<__cl::Arc<DirLock>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<FileLock>>,
+        ) -> __cl::Res<__cl::XGuard<FileLock>>
         where
-            __L0: __cl::TimedSharedLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::SharedLock>::Target: __cl::ChainNode,
+            VolumeLock: __cl::TimedSharedLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::TimedExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::SharedLock>::Target: __cl::ChainNode,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -262,20 +283,23 @@ const _: () = {
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend_until`](Self::descend_until), runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_until<__L0, __L1, __L2, __R>(
+        fn run_until<VolumeLock, DirLock, FileLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
-            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<DirLock>>,
+            mut step: impl __cl::FnMut(
+                &Dir,
+                usize,
+            ) -> __cl::WalkStep<__cl::Arc<DirLock>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<FileLock>>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::TimedSharedLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::SharedLock>::Target: __cl::ChainNode,
+            VolumeLock: __cl::TimedSharedLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::TimedExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::SharedLock>::Target: __cl::ChainNode,
         {
             #[allow(unused_mut)]
             let mut __g2 = self.descend_until(root, deadline, stage0, step, stage1)?;
@@ -283,26 +307,32 @@ const _: () = {
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
         #[inline]
-        fn descend_keys_until<__L0, __I>(
+        fn descend_keys_until<VolumeLock, __I>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, Dir, File>>>
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<VolumeLock, Dir, File>>>
         where
-            __L0: __cl::TimedSharedLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkTS<Volume, Dir>,
-            __L0: __cl::LinkTX<Dir, File>,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::TimedSharedLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkTS<Volume, Dir>,
+            VolumeLock: __cl::LinkTX<Dir, File>,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::SharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
         {
             let mut __keys = __cl::IntoIterator::into_iter(keys);
             {
@@ -316,7 +346,7 @@ const _: () = {
                 )?;
                 (&__cl::ClosedProbe(&*__g0, 0usize)).open()?;
                 let __first = __cl::found(
-                    <__L0 as __cl::Link<Volume, Dir>>::child(&*__g0, key0),
+                    <VolumeLock as __cl::Link<Volume, Dir>>::child(&*__g0, key0),
                     1usize,
                 )?;
                 let mut __parent = __cl::Some((__g0, __h0));
@@ -334,13 +364,13 @@ const _: () = {
                                 __cl::None => __cl::WalkStep::Here,
                                 __cl::Some(__key) => {
                                     __cl::walk_child(
-                                        <__L0 as __cl::Link<
+                                        <VolumeLock as __cl::Link<
                                             Dir,
                                             Dir,
                                         >>::child(
                                             __node,
                                             <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                                __cl::KeyOf<__L0, Dir, Dir>,
+                                                __cl::KeyOf<VolumeLock, Dir, Dir>,
                                             >>::borrow(&__key),
                                         ),
                                     )
@@ -352,7 +382,7 @@ const _: () = {
                     )
                     .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
                 let __next = __cl::found(
-                    <__L0 as __cl::Link<Dir, File>>::child(&*__g1, key1),
+                    <VolumeLock as __cl::Link<Dir, File>>::child(&*__g1, key1),
                     1usize + __depth + 1usize,
                 )?;
                 let (__g2, __h2) = __cl::exclusive_until_unheld(
@@ -369,27 +399,33 @@ const _: () = {
         }
         ///Like [`descend_keys_until`](Self::descend_keys_until): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_keys_until<__L0, __I, __R>(
+        fn run_keys_until<VolumeLock, __I, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::TimedSharedLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkTS<Volume, Dir>,
-            __L0: __cl::LinkTX<Dir, File>,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::TimedSharedLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkTS<Volume, Dir>,
+            VolumeLock: __cl::LinkTX<Dir, File>,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::SharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
         {
             #[allow(unused_mut)]
             let mut __g2 = self.descend_keys_until(root, deadline, key0, keys, key1)?;
@@ -401,19 +437,22 @@ const _: () = {
     impl Open {
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand and returns the leaf's owned guard. The repeated level is walked by a [`Walker`](::chainlock::walk::Walker): `step` answers at each repetition (its depth, 0 for the first) a [`Step`](::chainlock::walk::Step): `Descend` into another, stop `Here`, or `Absent`; the stage after it runs on the last repetition. Levels are numbered from the root, repetitions included, in every [`Exit`](::chainlock::Exit).
         #[inline]
-        async fn descend_async<__L0, __L1, __L2>(
+        async fn descend_async<VolumeLock, DirLock, FileLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
-            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::AXGuard<__L2>>
+            root: &__cl::Arc<VolumeLock>,
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<DirLock>>,
+            mut step: impl __cl::FnMut(
+                &Dir,
+                usize,
+            ) -> __cl::WalkStep<__cl::Arc<DirLock>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<FileLock>>,
+        ) -> __cl::Res<__cl::AXGuard<FileLock>>
         where
-            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
-            __L1: __cl::Send + __cl::Sync,
+            VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::Send + __cl::Sync,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -454,20 +493,23 @@ const _: () = {
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend_async`](Self::descend_async), runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_async<__L0, __L1, __L2, __R>(
+        async fn run_async<VolumeLock, DirLock, FileLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
-            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
+            root: &__cl::Arc<VolumeLock>,
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<DirLock>>,
+            mut step: impl __cl::FnMut(
+                &Dir,
+                usize,
+            ) -> __cl::WalkStep<__cl::Arc<DirLock>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<FileLock>>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
-            __L1: __cl::Send + __cl::Sync,
+            VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::Send + __cl::Sync,
         {
             #[allow(unused_mut)]
             let mut __g2 = self.descend_async(root, stage0, step, stage1).await?;
@@ -475,26 +517,32 @@ const _: () = {
         }
         ///Like [`descend_async`](Self::descend_async), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
         #[inline]
-        async fn descend_keys_async<__L0, __I>(
+        async fn descend_keys_async<VolumeLock, __I>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            root: &__cl::Arc<VolumeLock>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
-        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<__L0, Dir, File>>>
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
+        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<VolumeLock, Dir, File>>>
         where
-            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkAS<Volume, Dir>,
-            __L0: __cl::LinkAX<Dir, File>,
-            __cl::LockOf<__L0, Volume, Dir>: __cl::Send + __cl::Sync,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkAS<Volume, Dir>,
+            VolumeLock: __cl::LinkAX<Dir, File>,
+            __cl::LockOf<VolumeLock, Volume, Dir>: __cl::Send + __cl::Sync,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
         {
             let mut __keys = __cl::IntoIterator::into_iter(keys);
             {
@@ -507,7 +555,7 @@ const _: () = {
                     .await;
                 (&__cl::ClosedProbe(&*__g0, 0usize)).open()?;
                 let __first = __cl::found(
-                    <__L0 as __cl::Link<Volume, Dir>>::child(&*__g0, key0),
+                    <VolumeLock as __cl::Link<Volume, Dir>>::child(&*__g0, key0),
                     1usize,
                 )?;
                 let mut __parent = __cl::Some((__g0, __h0));
@@ -524,13 +572,13 @@ const _: () = {
                                 __cl::None => __cl::WalkStep::Here,
                                 __cl::Some(__key) => {
                                     __cl::walk_child(
-                                        <__L0 as __cl::Link<
+                                        <VolumeLock as __cl::Link<
                                             Dir,
                                             Dir,
                                         >>::child(
                                             __node,
                                             <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                                __cl::KeyOf<__L0, Dir, Dir>,
+                                                __cl::KeyOf<VolumeLock, Dir, Dir>,
                                             >>::borrow(&__key),
                                         ),
                                     )
@@ -543,7 +591,7 @@ const _: () = {
                     .await
                     .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
                 let __next = __cl::found(
-                    <__L0 as __cl::Link<Dir, File>>::child(&*__g1, key1),
+                    <VolumeLock as __cl::Link<Dir, File>>::child(&*__g1, key1),
                     1usize + __depth + 1usize,
                 )?;
                 let (__g2, __h2) = __cl::exclusive_async_unheld(
@@ -559,27 +607,33 @@ const _: () = {
         }
         ///Like [`descend_keys_async`](Self::descend_keys_async): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_keys_async<__L0, __I, __R>(
+        async fn run_keys_async<VolumeLock, __I, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            root: &__cl::Arc<VolumeLock>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkAS<Volume, Dir>,
-            __L0: __cl::LinkAX<Dir, File>,
-            __cl::LockOf<__L0, Volume, Dir>: __cl::Send + __cl::Sync,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkAS<Volume, Dir>,
+            VolumeLock: __cl::LinkAX<Dir, File>,
+            __cl::LockOf<VolumeLock, Volume, Dir>: __cl::Send + __cl::Sync,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
         {
             #[allow(unused_mut)]
             let mut __g2 = self.descend_keys_async(root, key0, keys, key1).await?;
@@ -587,20 +641,23 @@ const _: () = {
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand and returns the leaf's owned guard, or `Exit::TimedOut` for a lock not taken by `deadline`. The repeated level is walked by a [`Walker`](::chainlock::walk::Walker): `step` answers at each repetition (its depth, 0 for the first) a [`Step`](::chainlock::walk::Step): `Descend` into another, stop `Here`, or `Absent`; the stage after it runs on the last repetition. Levels are numbered from the root, repetitions included, in every [`Exit`](::chainlock::Exit).
         #[inline]
-        async fn descend_until_async<__L0, __L1, __L2>(
+        async fn descend_until_async<VolumeLock, DirLock, FileLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
-            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::AXGuard<__L2>>
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<DirLock>>,
+            mut step: impl __cl::FnMut(
+                &Dir,
+                usize,
+            ) -> __cl::WalkStep<__cl::Arc<DirLock>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<FileLock>>,
+        ) -> __cl::Res<__cl::AXGuard<FileLock>>
         where
-            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
-            __L1: __cl::Send + __cl::Sync,
+            VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::Send + __cl::Sync,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -646,21 +703,24 @@ const _: () = {
         }
         ///Locks `Volume` (shared) → `Dir*` (shared) → `File` hand over hand like [`descend_until_async`](Self::descend_until_async), runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_until_async<__L0, __L1, __L2, __R>(
+        async fn run_until_async<VolumeLock, DirLock, FileLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<__L1>>,
-            mut step: impl __cl::FnMut(&Dir, usize) -> __cl::WalkStep<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L2>>,
+            stage0: impl __cl::FnOnce(&Volume) -> __cl::Option<__cl::Arc<DirLock>>,
+            mut step: impl __cl::FnMut(
+                &Dir,
+                usize,
+            ) -> __cl::WalkStep<__cl::Arc<DirLock>>,
+            stage1: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<FileLock>>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
-            __L1: __cl::Send + __cl::Sync,
+            VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::AsyncExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::Send + __cl::Sync,
         {
             #[allow(unused_mut)]
             let mut __g2 = self
@@ -670,27 +730,33 @@ const _: () = {
         }
         ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
         #[inline]
-        async fn descend_keys_until_async<__L0, __I>(
+        async fn descend_keys_until_async<VolumeLock, __I>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
-        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<__L0, Dir, File>>>
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
+        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<VolumeLock, Dir, File>>>
         where
-            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkAS<Volume, Dir>,
-            __L0: __cl::LinkAX<Dir, File>,
-            __cl::LockOf<__L0, Volume, Dir>: __cl::Send + __cl::Sync,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkAS<Volume, Dir>,
+            VolumeLock: __cl::LinkAX<Dir, File>,
+            __cl::LockOf<VolumeLock, Volume, Dir>: __cl::Send + __cl::Sync,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
         {
             let mut __keys = __cl::IntoIterator::into_iter(keys);
             {
@@ -705,7 +771,7 @@ const _: () = {
                     .await?;
                 (&__cl::ClosedProbe(&*__g0, 0usize)).open()?;
                 let __first = __cl::found(
-                    <__L0 as __cl::Link<Volume, Dir>>::child(&*__g0, key0),
+                    <VolumeLock as __cl::Link<Volume, Dir>>::child(&*__g0, key0),
                     1usize,
                 )?;
                 let mut __parent = __cl::Some((__g0, __h0));
@@ -723,13 +789,13 @@ const _: () = {
                                 __cl::None => __cl::WalkStep::Here,
                                 __cl::Some(__key) => {
                                     __cl::walk_child(
-                                        <__L0 as __cl::Link<
+                                        <VolumeLock as __cl::Link<
                                             Dir,
                                             Dir,
                                         >>::child(
                                             __node,
                                             <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                                __cl::KeyOf<__L0, Dir, Dir>,
+                                                __cl::KeyOf<VolumeLock, Dir, Dir>,
                                             >>::borrow(&__key),
                                         ),
                                     )
@@ -742,7 +808,7 @@ const _: () = {
                     .await
                     .map_err(|exit| __cl::walk_exit(exit, 1usize))?;
                 let __next = __cl::found(
-                    <__L0 as __cl::Link<Dir, File>>::child(&*__g1, key1),
+                    <VolumeLock as __cl::Link<Dir, File>>::child(&*__g1, key1),
                     1usize + __depth + 1usize,
                 )?;
                 let (__g2, __h2) = __cl::exclusive_until_async_unheld(
@@ -760,28 +826,34 @@ const _: () = {
         }
         ///Like [`descend_keys_until_async`](Self::descend_keys_until_async): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_keys_until_async<__L0, __I, __R>(
+        async fn run_keys_until_async<VolumeLock, __I, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkAS<Volume, Dir>,
-            __L0: __cl::LinkAX<Dir, File>,
-            __cl::LockOf<__L0, Volume, Dir>: __cl::Send + __cl::Sync,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkAS<Volume, Dir>,
+            VolumeLock: __cl::LinkAX<Dir, File>,
+            __cl::LockOf<VolumeLock, Volume, Dir>: __cl::Send + __cl::Sync,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
         {
             #[allow(unused_mut)]
             let mut __g2 = self

@@ -42,35 +42,35 @@ const _: () = {
         fn __descend<
             __W: __cl::Wait,
             __H: __cl::Hold,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            VolumeLock: ?__cl::Sized,
+            DirLock: ?__cl::Sized,
+            FileLock: ?__cl::Sized,
         >(
             &self,
             __w: __W,
             __hold: __H,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Volume,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<DirLock>>,
             step: impl for<'__g> __cl::FnMut(
                 &'__g Dir,
                 usize,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::WalkStep<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::WalkStep<&'__g __cl::Arc<DirLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Dir,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
-        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<__L2>>::Guard>>
+            ) -> __cl::Option<&'__g __cl::Arc<FileLock>>,
+        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<FileLock>>::Guard>>
         where
             __cl::Exit: __cl::From<__W::Error>,
             __cl::Stop: __cl::From<__W::Error>,
-            __L0: __cl::OptimisticLock<Target = Volume>,
-            __L1: __cl::OptimisticLock<Target = Dir>,
-            __W: __cl::WaitX<__L2, Target = File>,
-            <__L1 as __cl::OptimisticLock>::Target: __cl::ChainNode,
+            VolumeLock: __cl::OptimisticLock<Target = Volume>,
+            DirLock: __cl::OptimisticLock<Target = Dir>,
+            __W: __cl::WaitX<FileLock, Target = File>,
+            <DirLock as __cl::OptimisticLock>::Target: __cl::ChainNode,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -119,56 +119,56 @@ const _: () = {
         }
         ///Locks `Volume` (optimistic) → `Dir*` (optimistic) → `File` hand over hand and returns the leaf's owned guard. The optimistic levels are read, not locked (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)); the repeated one is walked by `step`, which answers at each repetition (its depth, 0 for the first) a [`Step`](::chainlock::walk::Step) lending the child: `Descend` into it, `Target` (it is the last repetition), stop `Here`, or `Absent`; the stage after it runs on the last repetition. The stages of the optimistic levels and `step` may run once per pass, their answers used once the level validates. Levels are numbered from the root, repetitions included, in every [`Exit`](::chainlock::Exit).
         #[inline]
-        fn descend<__L0, __L1, __L2>(
+        fn descend<VolumeLock, DirLock, FileLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Volume,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<DirLock>>,
             step: impl for<'__g> __cl::FnMut(
                 &'__g Dir,
                 usize,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::WalkStep<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::WalkStep<&'__g __cl::Arc<DirLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Dir,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+            ) -> __cl::Option<&'__g __cl::Arc<FileLock>>,
+        ) -> __cl::Res<__cl::XGuard<FileLock>>
         where
-            __L0: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::OptimisticLock>::Target: __cl::ChainNode,
+            VolumeLock: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::ExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::OptimisticLock>::Target: __cl::ChainNode,
         {
             self.__descend(__cl::Blocking, __cl::Unheld, root, stage0, step, stage1)
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run<__L0, __L1, __L2, __R>(
+        fn run<VolumeLock, DirLock, FileLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Volume,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<DirLock>>,
             step: impl for<'__g> __cl::FnMut(
                 &'__g Dir,
                 usize,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::WalkStep<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::WalkStep<&'__g __cl::Arc<DirLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Dir,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
+            ) -> __cl::Option<&'__g __cl::Arc<FileLock>>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::OptimisticLock>::Target: __cl::ChainNode,
+            VolumeLock: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::ExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::OptimisticLock>::Target: __cl::ChainNode,
         {
             let (mut __g2, __h2) = self
                 .__descend(__cl::Blocking, __cl::Kept, root, stage0, step, stage1)?;
@@ -176,35 +176,41 @@ const _: () = {
         }
         ///Like [`descend`](Self::descend), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first; its iterator is cloned at each pass, so it must be `Clone`): locks `Volume` (optimistic) → `Dir*` (optimistic) → `File` and returns the leaf's owned guard.
         #[inline]
-        fn descend_keys<__L0, __I>(
+        fn descend_keys<VolumeLock, __I>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            root: &__cl::Arc<VolumeLock>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, Dir, File>>>
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<VolumeLock, Dir, File>>>
         where
-            __L0: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkO<Volume, Dir>,
-            __L0: __cl::LinkRef<Volume, Dir>,
-            __L0: __cl::LinkX<Dir, File>,
-            __L0: __cl::LinkRef<Dir, File>,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkO<Volume, Dir>,
+            VolumeLock: __cl::LinkRef<Volume, Dir>,
+            VolumeLock: __cl::LinkX<Dir, File>,
+            VolumeLock: __cl::LinkRef<Dir, File>,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::OptimisticLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
-            __L0: __cl::LinkRef<Dir, Dir>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
+            VolumeLock: __cl::LinkRef<Dir, Dir>,
             <__I as __cl::IntoIterator>::IntoIter: __cl::Clone,
         {
             let __keys = __cl::IntoIterator::into_iter(keys);
             let mut __path = __cl::Clone::clone(&__keys);
             self.descend(
                 root,
-                __cl::key_opt::<__L0, Volume, Dir>(key0),
+                __cl::key_opt::<VolumeLock, Volume, Dir>(key0),
                 |__node, __depth, __pin| {
                     if __depth == 0 {
                         __path = __cl::Clone::clone(&__keys);
@@ -213,13 +219,13 @@ const _: () = {
                         __cl::None => __cl::WalkStep::Here,
                         __cl::Some(__key) => {
                             __cl::walk_child(
-                                <__L0 as __cl::LinkRef<
+                                <VolumeLock as __cl::LinkRef<
                                     Dir,
                                     Dir,
                                 >>::child_ref(
                                     __node,
                                     <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                        __cl::KeyOf<__L0, Dir, Dir>,
+                                        __cl::KeyOf<VolumeLock, Dir, Dir>,
                                     >>::borrow(&__key),
                                     __pin,
                                 ),
@@ -227,41 +233,47 @@ const _: () = {
                         }
                     }
                 },
-                __cl::key_opt::<__L0, Dir, File>(key1),
+                __cl::key_opt::<VolumeLock, Dir, File>(key1),
             )
         }
         ///Like [`descend_keys`](Self::descend_keys): locks `Volume` (optimistic) → `Dir*` (optimistic) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_keys<__L0, __I, __R>(
+        fn run_keys<VolumeLock, __I, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            root: &__cl::Arc<VolumeLock>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkO<Volume, Dir>,
-            __L0: __cl::LinkRef<Volume, Dir>,
-            __L0: __cl::LinkX<Dir, File>,
-            __L0: __cl::LinkRef<Dir, File>,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkO<Volume, Dir>,
+            VolumeLock: __cl::LinkRef<Volume, Dir>,
+            VolumeLock: __cl::LinkX<Dir, File>,
+            VolumeLock: __cl::LinkRef<Dir, File>,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::OptimisticLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
-            __L0: __cl::LinkRef<Dir, Dir>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
+            VolumeLock: __cl::LinkRef<Dir, Dir>,
             <__I as __cl::IntoIterator>::IntoIter: __cl::Clone,
         {
             let __keys = __cl::IntoIterator::into_iter(keys);
             let mut __path = __cl::Clone::clone(&__keys);
             self.run(
                 root,
-                __cl::key_opt::<__L0, Volume, Dir>(key0),
+                __cl::key_opt::<VolumeLock, Volume, Dir>(key0),
                 |__node, __depth, __pin| {
                     if __depth == 0 {
                         __path = __cl::Clone::clone(&__keys);
@@ -270,13 +282,13 @@ const _: () = {
                         __cl::None => __cl::WalkStep::Here,
                         __cl::Some(__key) => {
                             __cl::walk_child(
-                                <__L0 as __cl::LinkRef<
+                                <VolumeLock as __cl::LinkRef<
                                     Dir,
                                     Dir,
                                 >>::child_ref(
                                     __node,
                                     <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                        __cl::KeyOf<__L0, Dir, Dir>,
+                                        __cl::KeyOf<VolumeLock, Dir, Dir>,
                                     >>::borrow(&__key),
                                     __pin,
                                 ),
@@ -284,35 +296,35 @@ const _: () = {
                         }
                     }
                 },
-                __cl::key_opt::<__L0, Dir, File>(key1),
+                __cl::key_opt::<VolumeLock, Dir, File>(key1),
                 leaf,
             )
         }
         ///Locks `Volume` (optimistic) → `Dir*` (optimistic) → `File` hand over hand and returns the leaf's owned guard, or `Exit::TimedOut` for a lock not taken by `deadline`. The optimistic levels are read, not locked (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)); the repeated one is walked by `step`, which answers at each repetition (its depth, 0 for the first) a [`Step`](::chainlock::walk::Step) lending the child: `Descend` into it, `Target` (it is the last repetition), stop `Here`, or `Absent`; the stage after it runs on the last repetition. The stages of the optimistic levels and `step` may run once per pass, their answers used once the level validates. Levels are numbered from the root, repetitions included, in every [`Exit`](::chainlock::Exit).
         #[inline]
-        fn descend_until<__L0, __L1, __L2>(
+        fn descend_until<VolumeLock, DirLock, FileLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Volume,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<DirLock>>,
             step: impl for<'__g> __cl::FnMut(
                 &'__g Dir,
                 usize,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::WalkStep<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::WalkStep<&'__g __cl::Arc<DirLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Dir,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+            ) -> __cl::Option<&'__g __cl::Arc<FileLock>>,
+        ) -> __cl::Res<__cl::XGuard<FileLock>>
         where
-            __L0: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::OptimisticLock>::Target: __cl::ChainNode,
+            VolumeLock: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::TimedExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::OptimisticLock>::Target: __cl::ChainNode,
         {
             self.__descend(
                 __cl::Deadline(deadline),
@@ -325,30 +337,30 @@ const _: () = {
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_until<__L0, __L1, __L2, __R>(
+        fn run_until<VolumeLock, DirLock, FileLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Volume,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<DirLock>>,
             step: impl for<'__g> __cl::FnMut(
                 &'__g Dir,
                 usize,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::WalkStep<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::WalkStep<&'__g __cl::Arc<DirLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Dir,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
+            ) -> __cl::Option<&'__g __cl::Arc<FileLock>>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
-            __L1: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = File> + ?__cl::Sized,
-            <__L1 as __cl::OptimisticLock>::Target: __cl::ChainNode,
+            VolumeLock: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
+            DirLock: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
+            FileLock: __cl::TimedExclusiveLock<Target = File> + ?__cl::Sized,
+            <DirLock as __cl::OptimisticLock>::Target: __cl::ChainNode,
         {
             let (mut __g2, __h2) = self
                 .__descend(
@@ -363,29 +375,35 @@ const _: () = {
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first; its iterator is cloned at each pass, so it must be `Clone`): locks `Volume` (optimistic) → `Dir*` (optimistic) → `File` and returns the leaf's owned guard.
         #[inline]
-        fn descend_keys_until<__L0, __I>(
+        fn descend_keys_until<VolumeLock, __I>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, Dir, File>>>
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<VolumeLock, Dir, File>>>
         where
-            __L0: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkO<Volume, Dir>,
-            __L0: __cl::LinkRef<Volume, Dir>,
-            __L0: __cl::LinkTX<Dir, File>,
-            __L0: __cl::LinkRef<Dir, File>,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkO<Volume, Dir>,
+            VolumeLock: __cl::LinkRef<Volume, Dir>,
+            VolumeLock: __cl::LinkTX<Dir, File>,
+            VolumeLock: __cl::LinkRef<Dir, File>,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::OptimisticLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
-            __L0: __cl::LinkRef<Dir, Dir>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
+            VolumeLock: __cl::LinkRef<Dir, Dir>,
             <__I as __cl::IntoIterator>::IntoIter: __cl::Clone,
         {
             let __keys = __cl::IntoIterator::into_iter(keys);
@@ -393,7 +411,7 @@ const _: () = {
             self.descend_until(
                 root,
                 deadline,
-                __cl::key_opt::<__L0, Volume, Dir>(key0),
+                __cl::key_opt::<VolumeLock, Volume, Dir>(key0),
                 |__node, __depth, __pin| {
                     if __depth == 0 {
                         __path = __cl::Clone::clone(&__keys);
@@ -402,13 +420,13 @@ const _: () = {
                         __cl::None => __cl::WalkStep::Here,
                         __cl::Some(__key) => {
                             __cl::walk_child(
-                                <__L0 as __cl::LinkRef<
+                                <VolumeLock as __cl::LinkRef<
                                     Dir,
                                     Dir,
                                 >>::child_ref(
                                     __node,
                                     <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                        __cl::KeyOf<__L0, Dir, Dir>,
+                                        __cl::KeyOf<VolumeLock, Dir, Dir>,
                                     >>::borrow(&__key),
                                     __pin,
                                 ),
@@ -416,35 +434,41 @@ const _: () = {
                         }
                     }
                 },
-                __cl::key_opt::<__L0, Dir, File>(key1),
+                __cl::key_opt::<VolumeLock, Dir, File>(key1),
             )
         }
         ///Like [`descend_until_keys`](Self::descend_until_keys): locks `Volume` (optimistic) → `Dir*` (optimistic) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_keys_until<__L0, __I, __R>(
+        fn run_keys_until<VolumeLock, __I, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Volume, Dir>,
+            key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
             keys: __I,
-            key1: &__cl::KeyOf<__L0, Dir, File>,
+            key1: &__cl::KeyOf<VolumeLock, Dir, File>,
             leaf: impl __cl::FnOnce(&mut File) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
-            __L0: __cl::LinkO<Volume, Dir>,
-            __L0: __cl::LinkRef<Volume, Dir>,
-            __L0: __cl::LinkTX<Dir, File>,
-            __L0: __cl::LinkRef<Dir, File>,
-            __L0: __cl::Link<Dir, Dir, Lock = __cl::LockOf<__L0, Volume, Dir>>,
+            VolumeLock: __cl::OptimisticLock<Target = Volume> + ?__cl::Sized,
+            VolumeLock: __cl::LinkO<Volume, Dir>,
+            VolumeLock: __cl::LinkRef<Volume, Dir>,
+            VolumeLock: __cl::LinkTX<Dir, File>,
+            VolumeLock: __cl::LinkRef<Dir, File>,
+            VolumeLock: __cl::Link<
+                Dir,
+                Dir,
+                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
+            >,
             <__cl::LockOf<
-                __L0,
+                VolumeLock,
                 Volume,
                 Dir,
             > as __cl::OptimisticLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
-            <__I as __cl::IntoIterator>::Item: __cl::Borrow<__cl::KeyOf<__L0, Dir, Dir>>,
-            __L0: __cl::LinkRef<Dir, Dir>,
+            <__I as __cl::IntoIterator>::Item: __cl::Borrow<
+                __cl::KeyOf<VolumeLock, Dir, Dir>,
+            >,
+            VolumeLock: __cl::LinkRef<Dir, Dir>,
             <__I as __cl::IntoIterator>::IntoIter: __cl::Clone,
         {
             let __keys = __cl::IntoIterator::into_iter(keys);
@@ -452,7 +476,7 @@ const _: () = {
             self.run_until(
                 root,
                 deadline,
-                __cl::key_opt::<__L0, Volume, Dir>(key0),
+                __cl::key_opt::<VolumeLock, Volume, Dir>(key0),
                 |__node, __depth, __pin| {
                     if __depth == 0 {
                         __path = __cl::Clone::clone(&__keys);
@@ -461,13 +485,13 @@ const _: () = {
                         __cl::None => __cl::WalkStep::Here,
                         __cl::Some(__key) => {
                             __cl::walk_child(
-                                <__L0 as __cl::LinkRef<
+                                <VolumeLock as __cl::LinkRef<
                                     Dir,
                                     Dir,
                                 >>::child_ref(
                                     __node,
                                     <<__I as __cl::IntoIterator>::Item as __cl::Borrow<
-                                        __cl::KeyOf<__L0, Dir, Dir>,
+                                        __cl::KeyOf<VolumeLock, Dir, Dir>,
                                     >>::borrow(&__key),
                                     __pin,
                                 ),
@@ -475,7 +499,7 @@ const _: () = {
                         }
                     }
                 },
-                __cl::key_opt::<__L0, Dir, File>(key1),
+                __cl::key_opt::<VolumeLock, Dir, File>(key1),
                 leaf,
             )
         }

@@ -44,28 +44,28 @@ const _: () = {
         fn __path<
             __W: __cl::Wait,
             __R: __cl::Rec,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            RegistryLock: ?__cl::Sized,
+            LectureLock: ?__cl::Sized,
+            ClassLock: ?__cl::Sized,
         >(
             &self,
             __w: __W,
             __rec: __R,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
-        ) -> __cl::Res<((), __cl::Held, __cl::Arc<__L2>)>
+            ) -> __cl::Option<&'__g __cl::Arc<ClassLock>>,
+        ) -> __cl::Res<((), __cl::Held, __cl::Arc<ClassLock>)>
         where
             __cl::Exit: __cl::From<__W::Error>,
             __cl::Stop: __cl::From<__W::Error>,
-            __L0: __cl::OptimisticLock<Target = Registry>,
-            __L1: __cl::OptimisticLock<Target = Lecture>,
+            RegistryLock: __cl::OptimisticLock<Target = Registry>,
+            LectureLock: __cl::OptimisticLock<Target = Lecture>,
         {
             let __next = __cl::optimistic(
                 __w,
@@ -98,29 +98,29 @@ const _: () = {
         fn __descend<
             __W: __cl::Wait,
             __H: __cl::Hold,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            RegistryLock: ?__cl::Sized,
+            LectureLock: ?__cl::Sized,
+            ClassLock: ?__cl::Sized,
         >(
             &self,
             __w: __W,
             __hold: __H,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
-        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<__L2>>::Guard>>
+            ) -> __cl::Option<&'__g __cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<ClassLock>>::Guard>>
         where
             __cl::Exit: __cl::From<__W::Error>,
             __cl::Stop: __cl::From<__W::Error>,
-            __L0: __cl::OptimisticLock<Target = Registry>,
-            __L1: __cl::OptimisticLock<Target = Lecture>,
-            __W: __cl::WaitX<__L2, Target = Class>,
+            RegistryLock: __cl::OptimisticLock<Target = Registry>,
+            LectureLock: __cl::OptimisticLock<Target = Lecture>,
+            __W: __cl::WaitX<ClassLock, Target = Class>,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -165,204 +165,204 @@ const _: () = {
         }
         ///Locks `Registry` (optimistic) → `Lecture` (optimistic) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released. The optimistic levels are read, not locked: their stages may run once per pass, their answers used once the level validates (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)).
         #[inline]
-        fn descend<__L0, __L1, __L2>(
+        fn descend<RegistryLock, LectureLock, ClassLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+            ) -> __cl::Option<&'__g __cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__cl::XGuard<ClassLock>>
         where
-            __L0: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             self.__descend(__cl::Blocking, __cl::Unheld, root, stage0, stage1)
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run<__L0, __L1, __L2, __R>(
+        fn run<RegistryLock, LectureLock, ClassLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
+            ) -> __cl::Option<&'__g __cl::Arc<ClassLock>>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend(__cl::Blocking, __cl::Kept, root, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        fn descend_keys<__L0>(
+        fn descend_keys<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+            root: &__cl::Arc<RegistryLock>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkO<Registry, Lecture>,
-            __L0: __cl::LinkRef<Registry, Lecture>,
-            __L0: __cl::LinkX<Lecture, Class>,
-            __L0: __cl::LinkRef<Lecture, Class>,
+            RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::LinkRef<Registry, Lecture>,
+            RegistryLock: __cl::LinkX<Lecture, Class>,
+            RegistryLock: __cl::LinkRef<Lecture, Class>,
         {
             self.descend(
                 root,
-                __cl::key_opt::<__L0, Registry, Lecture>(key0),
-                __cl::key_opt::<__L0, Lecture, Class>(key1),
+                __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
+                __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
             )
         }
         ///Like [`run`](Self::run), each stage a key lookup (`key{i}` on level `i`).
-        fn run_keys<__L0, __R>(
+        fn run_keys<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
+            root: &__cl::Arc<RegistryLock>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkO<Registry, Lecture>,
-            __L0: __cl::LinkRef<Registry, Lecture>,
-            __L0: __cl::LinkX<Lecture, Class>,
-            __L0: __cl::LinkRef<Lecture, Class>,
+            RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::LinkRef<Registry, Lecture>,
+            RegistryLock: __cl::LinkX<Lecture, Class>,
+            RegistryLock: __cl::LinkRef<Lecture, Class>,
         {
             self.run(
                 root,
-                __cl::key_opt::<__L0, Registry, Lecture>(key0),
-                __cl::key_opt::<__L0, Lecture, Class>(key1),
+                __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
+                __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
                 leaf,
             )
         }
         ///Locks `Registry` (optimistic) → `Lecture` (optimistic) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. The optimistic levels are read, not locked: their stages may run once per pass, their answers used once the level validates (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)).
         #[inline]
-        fn descend_until<__L0, __L1, __L2>(
+        fn descend_until<RegistryLock, LectureLock, ClassLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+            ) -> __cl::Option<&'__g __cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__cl::XGuard<ClassLock>>
         where
-            __L0: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             self.__descend(__cl::Deadline(deadline), __cl::Unheld, root, stage0, stage1)
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_until<__L0, __L1, __L2, __R>(
+        fn run_until<RegistryLock, LectureLock, ClassLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L1>>,
+            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<__L2>>,
+            ) -> __cl::Option<&'__g __cl::Arc<ClassLock>>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend(__cl::Deadline(deadline), __cl::Kept, root, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        fn descend_keys_until<__L0>(
+        fn descend_keys_until<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkO<Registry, Lecture>,
-            __L0: __cl::LinkRef<Registry, Lecture>,
-            __L0: __cl::LinkTX<Lecture, Class>,
-            __L0: __cl::LinkRef<Lecture, Class>,
+            RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::LinkRef<Registry, Lecture>,
+            RegistryLock: __cl::LinkTX<Lecture, Class>,
+            RegistryLock: __cl::LinkRef<Lecture, Class>,
         {
             self.descend_until(
                 root,
                 deadline,
-                __cl::key_opt::<__L0, Registry, Lecture>(key0),
-                __cl::key_opt::<__L0, Lecture, Class>(key1),
+                __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
+                __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
             )
         }
         ///Like [`run_until`](Self::run_until), each stage a key lookup (`key{i}` on level `i`).
-        fn run_keys_until<__L0, __R>(
+        fn run_keys_until<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkO<Registry, Lecture>,
-            __L0: __cl::LinkRef<Registry, Lecture>,
-            __L0: __cl::LinkTX<Lecture, Class>,
-            __L0: __cl::LinkRef<Lecture, Class>,
+            RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::LinkRef<Registry, Lecture>,
+            RegistryLock: __cl::LinkTX<Lecture, Class>,
+            RegistryLock: __cl::LinkRef<Lecture, Class>,
         {
             self.run_until(
                 root,
                 deadline,
-                __cl::key_opt::<__L0, Registry, Lecture>(key0),
-                __cl::key_opt::<__L0, Lecture, Class>(key1),
+                __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
+                __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
                 leaf,
             )
         }
         ///Locks the leaves at the end of several key paths of `Registry` (optimistic) → `Lecture` (optimistic) → `Class`, all or nothing, in one global order (so overlapping sets never deadlock), and returns their guards in the order of `paths`; a path absent or closed is named by the [`LeavesExit`](::chainlock::chain::LeavesExit).
-        fn lock_leaves<'__path, __L0, __P>(
+        fn lock_leaves<'__path, RegistryLock, __P>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             paths: __P,
-        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkO<Registry, Lecture>,
-            __L0: __cl::LinkRef<Registry, Lecture>,
-            __L0: __cl::LinkX<Lecture, Class>,
-            __L0: __cl::LinkRef<Lecture, Class>,
+            RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::LinkRef<Registry, Lecture>,
+            RegistryLock: __cl::LinkX<Lecture, Class>,
+            RegistryLock: __cl::LinkRef<Lecture, Class>,
             __P: __cl::IntoIterator<
                 Item = (
-                    &'__path __cl::KeyOf<__L0, Registry, Lecture>,
-                    &'__path __cl::KeyOf<__L0, Lecture, Class>,
+                    &'__path __cl::KeyOf<RegistryLock, Registry, Lecture>,
+                    &'__path __cl::KeyOf<RegistryLock, Lecture, Class>,
                 ),
             >,
-            __cl::KeyOf<__L0, Registry, Lecture>: '__path,
-            __cl::KeyOf<__L0, Lecture, Class>: '__path,
+            __cl::KeyOf<RegistryLock, Registry, Lecture>: '__path,
+            __cl::KeyOf<RegistryLock, Lecture, Class>: '__path,
         {
             let handles = {
                 let __rec = ::chainlock::__private::RecOff;
@@ -375,8 +375,8 @@ const _: () = {
                                     __cl::Blocking,
                                     __rec,
                                     root,
-                                    __cl::key_opt::<__L0, Registry, Lecture>(key0),
-                                    __cl::key_opt::<__L0, Lecture, Class>(key1),
+                                    __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
+                                    __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
                                 ),
                         )
                     },
@@ -390,26 +390,26 @@ const _: () = {
             )
         }
         ///Locks the leaves at the end of several key paths of `Registry` (optimistic) → `Lecture` (optimistic) → `Class`, all or nothing, in one global order (so overlapping sets never deadlock), and returns their guards in the order of `paths`; a path absent or closed, or the deadline passing, is named by the [`LeavesExit`](::chainlock::chain::LeavesExit).
-        fn lock_leaves_until<'__path, __L0, __P>(
+        fn lock_leaves_until<'__path, RegistryLock, __P>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
             paths: __P,
-        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkO<Registry, Lecture>,
-            __L0: __cl::LinkRef<Registry, Lecture>,
-            __L0: __cl::LinkTX<Lecture, Class>,
-            __L0: __cl::LinkRef<Lecture, Class>,
+            RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::LinkRef<Registry, Lecture>,
+            RegistryLock: __cl::LinkTX<Lecture, Class>,
+            RegistryLock: __cl::LinkRef<Lecture, Class>,
             __P: __cl::IntoIterator<
                 Item = (
-                    &'__path __cl::KeyOf<__L0, Registry, Lecture>,
-                    &'__path __cl::KeyOf<__L0, Lecture, Class>,
+                    &'__path __cl::KeyOf<RegistryLock, Registry, Lecture>,
+                    &'__path __cl::KeyOf<RegistryLock, Lecture, Class>,
                 ),
             >,
-            __cl::KeyOf<__L0, Registry, Lecture>: '__path,
-            __cl::KeyOf<__L0, Lecture, Class>: '__path,
+            __cl::KeyOf<RegistryLock, Registry, Lecture>: '__path,
+            __cl::KeyOf<RegistryLock, Lecture, Class>: '__path,
         {
             let handles = {
                 let __rec = ::chainlock::__private::RecOff;
@@ -422,8 +422,8 @@ const _: () = {
                                     __cl::Deadline(deadline),
                                     __rec,
                                     root,
-                                    __cl::key_opt::<__L0, Registry, Lecture>(key0),
-                                    __cl::key_opt::<__L0, Lecture, Class>(key1),
+                                    __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
+                                    __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
                                 ),
                         )
                     },

@@ -44,21 +44,23 @@ const _: () = {
         fn __path<
             __W: __cl::Wait,
             __R: __cl::Rec,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            DirLock: ?__cl::Sized,
+            DLock: ?__cl::Sized,
+            DirLock2: ?__cl::Sized,
         >(
             &self,
             __w: __W,
             __rec: __R,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<(<__W as __cl::WaitS<__L1>>::Guard, __cl::Held, __cl::Arc<__L2>)>
+            root: &__cl::Arc<DirLock>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
+        ) -> __cl::Res<
+            (<__W as __cl::WaitS<DLock>>::Guard, __cl::Held, __cl::Arc<DirLock2>),
+        >
         where
             __cl::Exit: __cl::From<__W::Error>,
-            __W: __cl::WaitS<__L0, Target = Dir>,
-            __W: __cl::WaitS<__L1, Target = D>,
+            __W: __cl::WaitS<DirLock, Target = Dir>,
+            __W: __cl::WaitS<DLock, Target = D>,
         {
             let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
             let (__g0, __h0) = __s.s(__cl::Kept, root, 0)?;
@@ -75,22 +77,22 @@ const _: () = {
         fn __descend<
             __W: __cl::Wait,
             __H: __cl::Hold,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            DirLock: ?__cl::Sized,
+            DLock: ?__cl::Sized,
+            DirLock2: ?__cl::Sized,
         >(
             &self,
             __w: __W,
             __hold: __H,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<__L2>>::Guard>>
+            root: &__cl::Arc<DirLock>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
+        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<DirLock2>>::Guard>>
         where
             __cl::Exit: __cl::From<__W::Error>,
-            __W: __cl::WaitS<__L0, Target = Dir>,
-            __W: __cl::WaitS<__L1, Target = D>,
-            __W: __cl::WaitX<__L2, Target = Dir>,
+            __W: __cl::WaitS<DirLock, Target = Dir>,
+            __W: __cl::WaitS<DLock, Target = D>,
+            __W: __cl::WaitX<DirLock2, Target = Dir>,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -105,170 +107,170 @@ const _: () = {
         }
         ///Locks `Dir` (shared) → `D` (shared) → `Dir` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
         #[inline]
-        fn descend<__L0, __L1, __L2>(
+        fn descend<DirLock, DLock, DirLock2>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+            root: &__cl::Arc<DirLock>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
+        ) -> __cl::Res<__cl::XGuard<DirLock2>>
         where
-            __L0: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
-            __L1: __cl::SharedLock<Target = D> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
+            DLock: __cl::SharedLock<Target = D> + ?__cl::Sized,
+            DirLock2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             self.__descend(__cl::Blocking, __cl::Unheld, root, stage0, stage1)
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run<__L0, __L1, __L2, __R>(
+        fn run<DirLock, DLock, DirLock2, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
+            root: &__cl::Arc<DirLock>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
             leaf: impl __cl::FnOnce(&mut Dir) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
-            __L1: __cl::SharedLock<Target = D> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
+            DLock: __cl::SharedLock<Target = D> + ?__cl::Sized,
+            DirLock2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend(__cl::Blocking, __cl::Kept, root, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        fn descend_keys<__L0>(
+        fn descend_keys<DirLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Dir, D>,
-            key1: &__cl::KeyOf<__L0, D, Dir>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, D, Dir>>>
+            root: &__cl::Arc<DirLock>,
+            key0: &__cl::KeyOf<DirLock, Dir, D>,
+            key1: &__cl::KeyOf<DirLock, D, Dir>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<DirLock, D, Dir>>>
         where
-            __L0: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
-            __L0: __cl::LinkS<Dir, D>,
-            __L0: __cl::LinkX<D, Dir>,
+            DirLock: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::LinkS<Dir, D>,
+            DirLock: __cl::LinkX<D, Dir>,
         {
             self.descend(
                 root,
-                __cl::key_ref::<__L0, Dir, D>(key0),
-                __cl::key_ref::<__L0, D, Dir>(key1),
+                __cl::key_ref::<DirLock, Dir, D>(key0),
+                __cl::key_ref::<DirLock, D, Dir>(key1),
             )
         }
         ///Like [`run`](Self::run), each stage a key lookup (`key{i}` on level `i`).
-        fn run_keys<__L0, __R>(
+        fn run_keys<DirLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Dir, D>,
-            key1: &__cl::KeyOf<__L0, D, Dir>,
+            root: &__cl::Arc<DirLock>,
+            key0: &__cl::KeyOf<DirLock, Dir, D>,
+            key1: &__cl::KeyOf<DirLock, D, Dir>,
             leaf: impl __cl::FnOnce(&mut Dir) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
-            __L0: __cl::LinkS<Dir, D>,
-            __L0: __cl::LinkX<D, Dir>,
+            DirLock: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::LinkS<Dir, D>,
+            DirLock: __cl::LinkX<D, Dir>,
         {
             self.run(
                 root,
-                __cl::key_ref::<__L0, Dir, D>(key0),
-                __cl::key_ref::<__L0, D, Dir>(key1),
+                __cl::key_ref::<DirLock, Dir, D>(key0),
+                __cl::key_ref::<DirLock, D, Dir>(key1),
                 leaf,
             )
         }
         ///Locks `Dir` (shared) → `D` (shared) → `Dir` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released.
         #[inline]
-        fn descend_until<__L0, __L1, __L2>(
+        fn descend_until<DirLock, DLock, DirLock2>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<DirLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
+        ) -> __cl::Res<__cl::XGuard<DirLock2>>
         where
-            __L0: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
-            __L1: __cl::TimedSharedLock<Target = D> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
+            DLock: __cl::TimedSharedLock<Target = D> + ?__cl::Sized,
+            DirLock2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             self.__descend(__cl::Deadline(deadline), __cl::Unheld, root, stage0, stage1)
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_until<__L0, __L1, __L2, __R>(
+        fn run_until<DirLock, DLock, DirLock2, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<DirLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
             leaf: impl __cl::FnOnce(&mut Dir) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
-            __L1: __cl::TimedSharedLock<Target = D> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
+            DLock: __cl::TimedSharedLock<Target = D> + ?__cl::Sized,
+            DirLock2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend(__cl::Deadline(deadline), __cl::Kept, root, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        fn descend_keys_until<__L0>(
+        fn descend_keys_until<DirLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<DirLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Dir, D>,
-            key1: &__cl::KeyOf<__L0, D, Dir>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, D, Dir>>>
+            key0: &__cl::KeyOf<DirLock, Dir, D>,
+            key1: &__cl::KeyOf<DirLock, D, Dir>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<DirLock, D, Dir>>>
         where
-            __L0: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
-            __L0: __cl::LinkTS<Dir, D>,
-            __L0: __cl::LinkTX<D, Dir>,
+            DirLock: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::LinkTS<Dir, D>,
+            DirLock: __cl::LinkTX<D, Dir>,
         {
             self.descend_until(
                 root,
                 deadline,
-                __cl::key_ref::<__L0, Dir, D>(key0),
-                __cl::key_ref::<__L0, D, Dir>(key1),
+                __cl::key_ref::<DirLock, Dir, D>(key0),
+                __cl::key_ref::<DirLock, D, Dir>(key1),
             )
         }
         ///Like [`run_until`](Self::run_until), each stage a key lookup (`key{i}` on level `i`).
-        fn run_keys_until<__L0, __R>(
+        fn run_keys_until<DirLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<DirLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Dir, D>,
-            key1: &__cl::KeyOf<__L0, D, Dir>,
+            key0: &__cl::KeyOf<DirLock, Dir, D>,
+            key1: &__cl::KeyOf<DirLock, D, Dir>,
             leaf: impl __cl::FnOnce(&mut Dir) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
-            __L0: __cl::LinkTS<Dir, D>,
-            __L0: __cl::LinkTX<D, Dir>,
+            DirLock: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::LinkTS<Dir, D>,
+            DirLock: __cl::LinkTX<D, Dir>,
         {
             self.run_until(
                 root,
                 deadline,
-                __cl::key_ref::<__L0, Dir, D>(key0),
-                __cl::key_ref::<__L0, D, Dir>(key1),
+                __cl::key_ref::<DirLock, Dir, D>(key0),
+                __cl::key_ref::<DirLock, D, Dir>(key1),
                 leaf,
             )
         }
         ///Locks the leaves at the end of several key paths of `Dir` (shared) → `D` (shared) → `Dir`, all or nothing, in one global order (so overlapping sets never deadlock), and returns their guards in the order of `paths`; a path absent or closed is named by the [`LeavesExit`](::chainlock::chain::LeavesExit).
-        fn lock_leaves<'__path, __L0, __P>(
+        fn lock_leaves<'__path, DirLock, __P>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<DirLock>,
             paths: __P,
-        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<__L0, D, Dir>>>
+        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<DirLock, D, Dir>>>
         where
-            __L0: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
-            __L0: __cl::LinkS<Dir, D>,
-            __L0: __cl::LinkX<D, Dir>,
+            DirLock: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::LinkS<Dir, D>,
+            DirLock: __cl::LinkX<D, Dir>,
             __P: __cl::IntoIterator<
                 Item = (
-                    &'__path __cl::KeyOf<__L0, Dir, D>,
-                    &'__path __cl::KeyOf<__L0, D, Dir>,
+                    &'__path __cl::KeyOf<DirLock, Dir, D>,
+                    &'__path __cl::KeyOf<DirLock, D, Dir>,
                 ),
             >,
-            __cl::KeyOf<__L0, Dir, D>: '__path,
-            __cl::KeyOf<__L0, D, Dir>: '__path,
+            __cl::KeyOf<DirLock, Dir, D>: '__path,
+            __cl::KeyOf<DirLock, D, Dir>: '__path,
         {
             let handles = {
                 let __rec = ::chainlock::__private::RecOff;
@@ -281,8 +283,8 @@ const _: () = {
                                     __cl::Blocking,
                                     __rec,
                                     root,
-                                    __cl::key_ref::<__L0, Dir, D>(key0),
-                                    __cl::key_ref::<__L0, D, Dir>(key1),
+                                    __cl::key_ref::<DirLock, Dir, D>(key0),
+                                    __cl::key_ref::<DirLock, D, Dir>(key1),
                                 ),
                         )
                     },
@@ -296,24 +298,24 @@ const _: () = {
             )
         }
         ///Locks the leaves at the end of several key paths of `Dir` (shared) → `D` (shared) → `Dir`, all or nothing, in one global order (so overlapping sets never deadlock), and returns their guards in the order of `paths`; a path absent or closed, or the deadline passing, is named by the [`LeavesExit`](::chainlock::chain::LeavesExit).
-        fn lock_leaves_until<'__path, __L0, __P>(
+        fn lock_leaves_until<'__path, DirLock, __P>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<DirLock>,
             deadline: __cl::Instant,
             paths: __P,
-        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<__L0, D, Dir>>>
+        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<DirLock, D, Dir>>>
         where
-            __L0: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
-            __L0: __cl::LinkTS<Dir, D>,
-            __L0: __cl::LinkTX<D, Dir>,
+            DirLock: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::LinkTS<Dir, D>,
+            DirLock: __cl::LinkTX<D, Dir>,
             __P: __cl::IntoIterator<
                 Item = (
-                    &'__path __cl::KeyOf<__L0, Dir, D>,
-                    &'__path __cl::KeyOf<__L0, D, Dir>,
+                    &'__path __cl::KeyOf<DirLock, Dir, D>,
+                    &'__path __cl::KeyOf<DirLock, D, Dir>,
                 ),
             >,
-            __cl::KeyOf<__L0, Dir, D>: '__path,
-            __cl::KeyOf<__L0, D, Dir>: '__path,
+            __cl::KeyOf<DirLock, Dir, D>: '__path,
+            __cl::KeyOf<DirLock, D, Dir>: '__path,
         {
             let handles = {
                 let __rec = ::chainlock::__private::RecOff;
@@ -326,8 +328,8 @@ const _: () = {
                                     __cl::Deadline(deadline),
                                     __rec,
                                     root,
-                                    __cl::key_ref::<__L0, Dir, D>(key0),
-                                    __cl::key_ref::<__L0, D, Dir>(key1),
+                                    __cl::key_ref::<DirLock, Dir, D>(key0),
+                                    __cl::key_ref::<DirLock, D, Dir>(key1),
                                 ),
                         )
                     },
@@ -347,21 +349,21 @@ const _: () = {
         #[doc(hidden)]
         async fn __descend_async<
             __H: __cl::Hold,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            DirLock: ?__cl::Sized,
+            DLock: ?__cl::Sized,
+            DirLock2: ?__cl::Sized,
         >(
             &self,
             __hold: __H,
             deadline: __cl::Option<__cl::Instant>,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__H::Out<__cl::AXGuard<__L2>>>
+            root: &__cl::Arc<DirLock>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
+        ) -> __cl::Res<__H::Out<__cl::AXGuard<DirLock2>>>
         where
-            __L0: __cl::AsyncSharedLock<Target = Dir>,
-            __L1: __cl::AsyncSharedLock<Target = D>,
-            __L2: __cl::AsyncExclusiveLock<Target = Dir>,
+            DirLock: __cl::AsyncSharedLock<Target = Dir>,
+            DLock: __cl::AsyncSharedLock<Target = D>,
+            DirLock2: __cl::AsyncExclusiveLock<Target = Dir>,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -383,32 +385,32 @@ const _: () = {
         }
         ///Locks `Dir` (shared) → `D` (shared) → `Dir` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
         #[inline]
-        async fn descend_async<__L0, __L1, __L2>(
+        async fn descend_async<DirLock, DLock, DirLock2>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::AXGuard<__L2>>
+            root: &__cl::Arc<DirLock>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
+        ) -> __cl::Res<__cl::AXGuard<DirLock2>>
         where
-            __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            DLock: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
+            DirLock2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             self.__descend_async(__cl::Unheld, __cl::None, root, stage0, stage1).await
         }
         ///Like [`descend_async`](Self::descend_async), then runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_async<__L0, __L1, __L2, __R>(
+        async fn run_async<DirLock, DLock, DirLock2, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
+            root: &__cl::Arc<DirLock>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
             leaf: impl __cl::FnOnce(&mut Dir) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            DLock: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
+            DirLock2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend_async(__cl::Kept, __cl::None, root, stage0, stage1)
@@ -416,58 +418,58 @@ const _: () = {
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend_async`](Self::descend_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        async fn descend_keys_async<__L0>(
+        async fn descend_keys_async<DirLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Dir, D>,
-            key1: &__cl::KeyOf<__L0, D, Dir>,
-        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<__L0, D, Dir>>>
+            root: &__cl::Arc<DirLock>,
+            key0: &__cl::KeyOf<DirLock, Dir, D>,
+            key1: &__cl::KeyOf<DirLock, D, Dir>,
+        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<DirLock, D, Dir>>>
         where
-            __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L0: __cl::LinkAS<Dir, D>,
-            __L0: __cl::LinkAX<D, Dir>,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::LinkAS<Dir, D>,
+            DirLock: __cl::LinkAX<D, Dir>,
         {
             self.descend_async(
                     root,
-                    __cl::key_ref::<__L0, Dir, D>(key0),
-                    __cl::key_ref::<__L0, D, Dir>(key1),
+                    __cl::key_ref::<DirLock, Dir, D>(key0),
+                    __cl::key_ref::<DirLock, D, Dir>(key1),
                 )
                 .await
         }
         ///Like [`run_async`](Self::run_async), each stage a key lookup (`key{i}` on level `i`).
-        async fn run_keys_async<__L0, __R>(
+        async fn run_keys_async<DirLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Dir, D>,
-            key1: &__cl::KeyOf<__L0, D, Dir>,
+            root: &__cl::Arc<DirLock>,
+            key0: &__cl::KeyOf<DirLock, Dir, D>,
+            key1: &__cl::KeyOf<DirLock, D, Dir>,
             leaf: impl __cl::FnOnce(&mut Dir) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L0: __cl::LinkAS<Dir, D>,
-            __L0: __cl::LinkAX<D, Dir>,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::LinkAS<Dir, D>,
+            DirLock: __cl::LinkAX<D, Dir>,
         {
             self.run_async(
                     root,
-                    __cl::key_ref::<__L0, Dir, D>(key0),
-                    __cl::key_ref::<__L0, D, Dir>(key1),
+                    __cl::key_ref::<DirLock, Dir, D>(key0),
+                    __cl::key_ref::<DirLock, D, Dir>(key1),
                     leaf,
                 )
                 .await
         }
         ///Locks `Dir` (shared) → `D` (shared) → `Dir` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. Panics when first polled outside a Tokio runtime with timers enabled (the deadline is a `tokio::time` sleep; `#[tokio::main]` and `#[tokio::test]` enable them).
         #[inline]
-        async fn descend_until_async<__L0, __L1, __L2>(
+        async fn descend_until_async<DirLock, DLock, DirLock2>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<DirLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::AXGuard<__L2>>
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
+        ) -> __cl::Res<__cl::AXGuard<DirLock2>>
         where
-            __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            DLock: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
+            DirLock2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             self.__descend_async(
                     __cl::Unheld,
@@ -480,18 +482,18 @@ const _: () = {
         }
         ///Like [`descend_until_async`](Self::descend_until_async), then runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_until_async<__L0, __L1, __L2, __R>(
+        async fn run_until_async<DirLock, DLock, DirLock2, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<DirLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<__L1>>,
-            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<__L2>>,
+            stage0: impl __cl::FnOnce(&Dir) -> __cl::Option<__cl::Arc<DLock>>,
+            stage1: impl __cl::FnOnce(&D) -> __cl::Option<__cl::Arc<DirLock2>>,
             leaf: impl __cl::FnOnce(&mut Dir) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L1: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
-            __L2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            DLock: __cl::AsyncSharedLock<Target = D> + ?__cl::Sized,
+            DirLock2: __cl::AsyncExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend_async(__cl::Kept, __cl::Some(deadline), root, stage0, stage1)
@@ -499,45 +501,45 @@ const _: () = {
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        async fn descend_keys_until_async<__L0>(
+        async fn descend_keys_until_async<DirLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<DirLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Dir, D>,
-            key1: &__cl::KeyOf<__L0, D, Dir>,
-        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<__L0, D, Dir>>>
+            key0: &__cl::KeyOf<DirLock, Dir, D>,
+            key1: &__cl::KeyOf<DirLock, D, Dir>,
+        ) -> __cl::Res<__cl::AXGuard<__cl::LockOf<DirLock, D, Dir>>>
         where
-            __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L0: __cl::LinkAS<Dir, D>,
-            __L0: __cl::LinkAX<D, Dir>,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::LinkAS<Dir, D>,
+            DirLock: __cl::LinkAX<D, Dir>,
         {
             self.descend_until_async(
                     root,
                     deadline,
-                    __cl::key_ref::<__L0, Dir, D>(key0),
-                    __cl::key_ref::<__L0, D, Dir>(key1),
+                    __cl::key_ref::<DirLock, Dir, D>(key0),
+                    __cl::key_ref::<DirLock, D, Dir>(key1),
                 )
                 .await
         }
         ///Like [`run_until_async`](Self::run_until_async), each stage a key lookup (`key{i}` on level `i`).
-        async fn run_keys_until_async<__L0, __R>(
+        async fn run_keys_until_async<DirLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<DirLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Dir, D>,
-            key1: &__cl::KeyOf<__L0, D, Dir>,
+            key0: &__cl::KeyOf<DirLock, Dir, D>,
+            key1: &__cl::KeyOf<DirLock, D, Dir>,
             leaf: impl __cl::FnOnce(&mut Dir) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
-            __L0: __cl::LinkAS<Dir, D>,
-            __L0: __cl::LinkAX<D, Dir>,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            DirLock: __cl::LinkAS<Dir, D>,
+            DirLock: __cl::LinkAX<D, Dir>,
         {
             self.run_until_async(
                     root,
                     deadline,
-                    __cl::key_ref::<__L0, Dir, D>(key0),
-                    __cl::key_ref::<__L0, D, Dir>(key1),
+                    __cl::key_ref::<DirLock, Dir, D>(key0),
+                    __cl::key_ref::<DirLock, D, Dir>(key1),
                     leaf,
                 )
                 .await

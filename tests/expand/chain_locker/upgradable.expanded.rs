@@ -44,23 +44,25 @@ const _: () = {
         fn __path<
             __W: __cl::Wait,
             __R: __cl::Rec,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            RegistryLock: ?__cl::Sized,
+            LectureLock: ?__cl::Sized,
+            ClassLock: ?__cl::Sized,
         >(
             &self,
             __w: __W,
             __rec: __R,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<LectureLock>>,
             stage1: impl __cl::FnOnce(
-                &mut <__W as __cl::WaitU<__L1>>::Guard,
-            ) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<(<__W as __cl::WaitU<__L1>>::Guard, __cl::Held, __cl::Arc<__L2>)>
+                &mut <__W as __cl::WaitU<LectureLock>>::Guard,
+            ) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<
+            (<__W as __cl::WaitU<LectureLock>>::Guard, __cl::Held, __cl::Arc<ClassLock>),
+        >
         where
             __cl::Exit: __cl::From<__W::Error>,
-            __W: __cl::WaitS<__L0, Target = Registry>,
-            __W: __cl::WaitU<__L1, Target = Lecture>,
+            __W: __cl::WaitS<RegistryLock, Target = Registry>,
+            __W: __cl::WaitU<LectureLock, Target = Lecture>,
         {
             let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
             let (__g0, __h0) = __s.s(__cl::Kept, root, 0)?;
@@ -77,24 +79,24 @@ const _: () = {
         fn __descend<
             __W: __cl::Wait,
             __H: __cl::Hold,
-            __L0: ?__cl::Sized,
-            __L1: ?__cl::Sized,
-            __L2: ?__cl::Sized,
+            RegistryLock: ?__cl::Sized,
+            LectureLock: ?__cl::Sized,
+            ClassLock: ?__cl::Sized,
         >(
             &self,
             __w: __W,
             __hold: __H,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<LectureLock>>,
             stage1: impl __cl::FnOnce(
-                &mut <__W as __cl::WaitU<__L1>>::Guard,
-            ) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<__L2>>::Guard>>
+                &mut <__W as __cl::WaitU<LectureLock>>::Guard,
+            ) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<ClassLock>>::Guard>>
         where
             __cl::Exit: __cl::From<__W::Error>,
-            __W: __cl::WaitS<__L0, Target = Registry>,
-            __W: __cl::WaitU<__L1, Target = Lecture>,
-            __W: __cl::WaitX<__L2, Target = Class>,
+            __W: __cl::WaitS<RegistryLock, Target = Registry>,
+            __W: __cl::WaitU<LectureLock, Target = Lecture>,
+            __W: __cl::WaitX<ClassLock, Target = Class>,
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
@@ -109,198 +111,198 @@ const _: () = {
         }
         ///Locks `Registry` (shared) → `Lecture` (upgradable) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
         #[inline]
-        fn descend<__L0, __L1, __L2>(
+        fn descend<RegistryLock, LectureLock, ClassLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<LectureLock>>,
             stage1: impl __cl::FnOnce(
-                &mut __cl::Upgradable<__L1>,
-            ) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+                &mut __cl::Upgradable<LectureLock>,
+            ) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__cl::XGuard<ClassLock>>
         where
-            __L0: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             self.__descend(__cl::Blocking, __cl::Unheld, root, stage0, stage1)
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run<__L0, __L1, __L2, __R>(
+        fn run<RegistryLock, LectureLock, ClassLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
+            root: &__cl::Arc<RegistryLock>,
+            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<LectureLock>>,
             stage1: impl __cl::FnOnce(
-                &mut __cl::Upgradable<__L1>,
-            ) -> __cl::Option<__cl::Arc<__L2>>,
+                &mut __cl::Upgradable<LectureLock>,
+            ) -> __cl::Option<__cl::Arc<ClassLock>>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend(__cl::Blocking, __cl::Kept, root, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        fn descend_keys<__L0>(
+        fn descend_keys<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+            root: &__cl::Arc<RegistryLock>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkU<Registry, Lecture>,
-            __L0: __cl::LinkX<Lecture, Class>,
+            RegistryLock: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkU<Registry, Lecture>,
+            RegistryLock: __cl::LinkX<Lecture, Class>,
         {
             self.descend(
                 root,
-                __cl::key_ref::<__L0, Registry, Lecture>(key0),
+                __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
                 __cl::key_up::<
-                    __L0,
+                    RegistryLock,
                     Lecture,
                     Class,
-                    __cl::LockOf<__L0, Registry, Lecture>,
+                    __cl::LockOf<RegistryLock, Registry, Lecture>,
                 >(key1),
             )
         }
         ///Like [`run`](Self::run), each stage a key lookup (`key{i}` on level `i`).
-        fn run_keys<__L0, __R>(
+        fn run_keys<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
+            root: &__cl::Arc<RegistryLock>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkU<Registry, Lecture>,
-            __L0: __cl::LinkX<Lecture, Class>,
+            RegistryLock: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkU<Registry, Lecture>,
+            RegistryLock: __cl::LinkX<Lecture, Class>,
         {
             self.run(
                 root,
-                __cl::key_ref::<__L0, Registry, Lecture>(key0),
+                __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
                 __cl::key_up::<
-                    __L0,
+                    RegistryLock,
                     Lecture,
                     Class,
-                    __cl::LockOf<__L0, Registry, Lecture>,
+                    __cl::LockOf<RegistryLock, Registry, Lecture>,
                 >(key1),
                 leaf,
             )
         }
         ///Locks `Registry` (shared) → `Lecture` (upgradable) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released.
         #[inline]
-        fn descend_until<__L0, __L1, __L2>(
+        fn descend_until<RegistryLock, LectureLock, ClassLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
+            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<LectureLock>>,
             stage1: impl __cl::FnOnce(
-                &mut __cl::Upgradable<__L1>,
-            ) -> __cl::Option<__cl::Arc<__L2>>,
-        ) -> __cl::Res<__cl::XGuard<__L2>>
+                &mut __cl::Upgradable<LectureLock>,
+            ) -> __cl::Option<__cl::Arc<ClassLock>>,
+        ) -> __cl::Res<__cl::XGuard<ClassLock>>
         where
-            __L0: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             self.__descend(__cl::Deadline(deadline), __cl::Unheld, root, stage0, stage1)
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_until<__L0, __L1, __L2, __R>(
+        fn run_until<RegistryLock, LectureLock, ClassLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<__L1>>,
+            stage0: impl __cl::FnOnce(&Registry) -> __cl::Option<__cl::Arc<LectureLock>>,
             stage1: impl __cl::FnOnce(
-                &mut __cl::Upgradable<__L1>,
-            ) -> __cl::Option<__cl::Arc<__L2>>,
+                &mut __cl::Upgradable<LectureLock>,
+            ) -> __cl::Option<__cl::Arc<ClassLock>>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
-            __L1: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
-            __L2: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
+            RegistryLock: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
+            LectureLock: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
+            ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = self
                 .__descend(__cl::Deadline(deadline), __cl::Kept, root, stage0, stage1)?;
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
-        fn descend_keys_until<__L0>(
+        fn descend_keys_until<RegistryLock>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
-        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
+        ) -> __cl::Res<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkTU<Registry, Lecture>,
-            __L0: __cl::LinkTX<Lecture, Class>,
+            RegistryLock: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkTU<Registry, Lecture>,
+            RegistryLock: __cl::LinkTX<Lecture, Class>,
         {
             self.descend_until(
                 root,
                 deadline,
-                __cl::key_ref::<__L0, Registry, Lecture>(key0),
+                __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
                 __cl::key_up::<
-                    __L0,
+                    RegistryLock,
                     Lecture,
                     Class,
-                    __cl::LockOf<__L0, Registry, Lecture>,
+                    __cl::LockOf<RegistryLock, Registry, Lecture>,
                 >(key1),
             )
         }
         ///Like [`run_until`](Self::run_until), each stage a key lookup (`key{i}` on level `i`).
-        fn run_keys_until<__L0, __R>(
+        fn run_keys_until<RegistryLock, __R>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
-            key0: &__cl::KeyOf<__L0, Registry, Lecture>,
-            key1: &__cl::KeyOf<__L0, Lecture, Class>,
+            key0: &__cl::KeyOf<RegistryLock, Registry, Lecture>,
+            key1: &__cl::KeyOf<RegistryLock, Lecture, Class>,
             leaf: impl __cl::FnOnce(&mut Class) -> __R,
         ) -> __cl::Res<__R>
         where
-            __L0: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkTU<Registry, Lecture>,
-            __L0: __cl::LinkTX<Lecture, Class>,
+            RegistryLock: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkTU<Registry, Lecture>,
+            RegistryLock: __cl::LinkTX<Lecture, Class>,
         {
             self.run_until(
                 root,
                 deadline,
-                __cl::key_ref::<__L0, Registry, Lecture>(key0),
+                __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
                 __cl::key_up::<
-                    __L0,
+                    RegistryLock,
                     Lecture,
                     Class,
-                    __cl::LockOf<__L0, Registry, Lecture>,
+                    __cl::LockOf<RegistryLock, Registry, Lecture>,
                 >(key1),
                 leaf,
             )
         }
         ///Locks the leaves at the end of several key paths of `Registry` (shared) → `Lecture` (upgradable) → `Class`, all or nothing, in one global order (so overlapping sets never deadlock), and returns their guards in the order of `paths`; a path absent or closed is named by the [`LeavesExit`](::chainlock::chain::LeavesExit).
-        fn lock_leaves<'__path, __L0, __P>(
+        fn lock_leaves<'__path, RegistryLock, __P>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             paths: __P,
-        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkU<Registry, Lecture>,
-            __L0: __cl::LinkX<Lecture, Class>,
+            RegistryLock: __cl::SharedLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkU<Registry, Lecture>,
+            RegistryLock: __cl::LinkX<Lecture, Class>,
             __P: __cl::IntoIterator<
                 Item = (
-                    &'__path __cl::KeyOf<__L0, Registry, Lecture>,
-                    &'__path __cl::KeyOf<__L0, Lecture, Class>,
+                    &'__path __cl::KeyOf<RegistryLock, Registry, Lecture>,
+                    &'__path __cl::KeyOf<RegistryLock, Lecture, Class>,
                 ),
             >,
-            __cl::KeyOf<__L0, Registry, Lecture>: '__path,
-            __cl::KeyOf<__L0, Lecture, Class>: '__path,
+            __cl::KeyOf<RegistryLock, Registry, Lecture>: '__path,
+            __cl::KeyOf<RegistryLock, Lecture, Class>: '__path,
         {
             let handles = {
                 let __rec = ::chainlock::__private::RecOff;
@@ -313,12 +315,12 @@ const _: () = {
                                     __cl::Blocking,
                                     __rec,
                                     root,
-                                    __cl::key_ref::<__L0, Registry, Lecture>(key0),
+                                    __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
                                     __cl::key_up::<
-                                        __L0,
+                                        RegistryLock,
                                         Lecture,
                                         Class,
-                                        __cl::LockOf<__L0, Registry, Lecture>,
+                                        __cl::LockOf<RegistryLock, Registry, Lecture>,
                                     >(key1),
                                 ),
                         )
@@ -333,24 +335,24 @@ const _: () = {
             )
         }
         ///Locks the leaves at the end of several key paths of `Registry` (shared) → `Lecture` (upgradable) → `Class`, all or nothing, in one global order (so overlapping sets never deadlock), and returns their guards in the order of `paths`; a path absent or closed, or the deadline passing, is named by the [`LeavesExit`](::chainlock::chain::LeavesExit).
-        fn lock_leaves_until<'__path, __L0, __P>(
+        fn lock_leaves_until<'__path, RegistryLock, __P>(
             &self,
-            root: &__cl::Arc<__L0>,
+            root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
             paths: __P,
-        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<__L0, Lecture, Class>>>
+        ) -> __cl::Leaves<__cl::XGuard<__cl::LockOf<RegistryLock, Lecture, Class>>>
         where
-            __L0: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
-            __L0: __cl::LinkTU<Registry, Lecture>,
-            __L0: __cl::LinkTX<Lecture, Class>,
+            RegistryLock: __cl::TimedSharedLock<Target = Registry> + ?__cl::Sized,
+            RegistryLock: __cl::LinkTU<Registry, Lecture>,
+            RegistryLock: __cl::LinkTX<Lecture, Class>,
             __P: __cl::IntoIterator<
                 Item = (
-                    &'__path __cl::KeyOf<__L0, Registry, Lecture>,
-                    &'__path __cl::KeyOf<__L0, Lecture, Class>,
+                    &'__path __cl::KeyOf<RegistryLock, Registry, Lecture>,
+                    &'__path __cl::KeyOf<RegistryLock, Lecture, Class>,
                 ),
             >,
-            __cl::KeyOf<__L0, Registry, Lecture>: '__path,
-            __cl::KeyOf<__L0, Lecture, Class>: '__path,
+            __cl::KeyOf<RegistryLock, Registry, Lecture>: '__path,
+            __cl::KeyOf<RegistryLock, Lecture, Class>: '__path,
         {
             let handles = {
                 let __rec = ::chainlock::__private::RecOff;
@@ -363,12 +365,12 @@ const _: () = {
                                     __cl::Deadline(deadline),
                                     __rec,
                                     root,
-                                    __cl::key_ref::<__L0, Registry, Lecture>(key0),
+                                    __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
                                     __cl::key_up::<
-                                        __L0,
+                                        RegistryLock,
                                         Lecture,
                                         Class,
-                                        __cl::LockOf<__L0, Registry, Lecture>,
+                                        __cl::LockOf<RegistryLock, Registry, Lecture>,
                                     >(key1),
                                 ),
                         )

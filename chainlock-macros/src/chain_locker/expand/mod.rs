@@ -26,6 +26,7 @@ use mixed::mixed_locker;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::Type;
+use syn::ext::IdentExt;
 
 pub(crate) fn expand(valid: &Valid<'_>) -> TokenStream {
     let lockers = valid
@@ -64,12 +65,13 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
         attrs, vis, ident, ..
     } = locker;
     let traits = locker_traits(ident);
-    let levels: Vec<LevelCode<'_>> = locker
+    let mut levels: Vec<LevelCode<'_>> = locker
         .levels
         .iter()
         .enumerate()
         .map(LevelCode::new)
         .collect();
+    name_lock_params(ident, &mut levels);
     let depth = levels.len();
     let docs = Docs::new(krate, &levels);
     // One body per kind of waiting (blocking, async), the public methods thin wrappers.
@@ -228,7 +230,8 @@ struct LevelCode<'a> {
     mode: Mode,
     /// `Dir*`: the repeated level of a mixed chain.
     repeated: bool,
-    /// This level's lock type: a generic parameter `__L{i}` of the closure methods; in the
+    /// This level's lock type: a generic parameter of the closure methods named after the
+    /// level (`LectureLock`, see [`name_lock_params`]); in the
     /// key-path methods, past the root, the projection found through the parent's `Children`.
     lock: TokenStream,
     /// The local holding this level's guard.
@@ -357,6 +360,55 @@ impl<'a> LevelCode<'a> {
             Mode::Upgradable => quote!(&mut #guard),
             Mode::Optimistic => unreachable!("an optimistic level has no guard"),
         }
+    }
+}
+
+/// Names each level's lock parameter after the level's type, `LectureLock` for `Lecture`
+/// (`Lock{i}` for a type that is not a path): what rustc prints where it cannot infer a lock
+/// (a stage that always returns `None`: "consider specifying the generic argument:
+/// `None::<&Arc<LectureLock>>`") and what the docs show. A name that a level's type or the
+/// locker already uses, or an earlier level took, gets the level's index, then the `__L{i}`
+/// no user writes.
+fn name_lock_params(locker: &Ident, levels: &mut [LevelCode<'_>]) {
+    fn idents(tokens: TokenStream, out: &mut Vec<String>) {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Ident(ident) => out.push(ident.unraw().to_string()),
+                proc_macro2::TokenTree::Group(group) => idents(group.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut taken = vec![locker.unraw().to_string()];
+    for level in levels.iter() {
+        idents(level.ty.to_token_stream(), &mut taken);
+    }
+    for level in levels.iter_mut() {
+        let base = match level.ty {
+            Type::Path(path) => path.path.segments.last().map(|last| {
+                let name = last.ident.unraw().to_string();
+                // Upper camel case, as a type parameter is (`my_node` → `MyNode`).
+                name.split('_')
+                    .map(|part| {
+                        let mut chars = part.chars();
+                        chars.next().map_or_else(String::new, |first| {
+                            first.to_uppercase().chain(chars).collect()
+                        })
+                    })
+                    .collect::<String>()
+            }),
+            _ => None,
+        };
+        let base = base.map_or_else(
+            || format!("Lock{}", level.index),
+            |base| format!("{base}Lock"),
+        );
+        let name = [base.clone(), format!("{base}{}", level.index)]
+            .into_iter()
+            .find(|name| !taken.contains(name))
+            .unwrap_or_else(|| format!("__L{}", level.index));
+        taken.push(name.clone());
+        level.lock = Ident::new(&name, Span::call_site()).to_token_stream();
     }
 }
 
