@@ -1,7 +1,7 @@
 //! Legitimate programs the macros must accept, and what they do: the runtime crate under
 //! another name (`crate = "..."`), a `#![no_implicit_prelude]` module with user types named
 //! like prelude items, a child lock written as a type alias, a closed root, and level types
-//! named like the generated lock parameters.
+//! named like the generated lock parameters and the expression form's locker.
 
 extern crate chainlock as cl;
 
@@ -344,5 +344,17 @@ mod lock_parameter_names {
             |node| node.0,
         );
         assert_eq!(got, Ok(7));
+    }
+
+    /// A level type named like the expression form's locker type.
+    pub(crate) struct ChainLocker(pub(crate) u32);
+
+    #[test]
+    fn level_type_named_like_the_anonymous_locker_compiles_and_runs() {
+        let root = Arc::new(Mutex::new(ChainLocker(5)));
+        let locker = chain_locker!(ChainLocker);
+        assert_eq!(format!("{locker:?}"), "__ChainLocker");
+        assert_eq!(locker.run(&root, |level| level.0), Ok(5));
+        assert_eq!(format!("{:?}", chain_locker!(Lecture)), "ChainLocker");
     }
 }

@@ -67,8 +67,26 @@ pub(crate) struct ValidLevel<'a> {
     pub(crate) repeated: bool,
 }
 
-/// The identifier of the locker type of the expression form; never visible by name.
-const ANONYMOUS_LOCKER: &str = "__ChainLocker";
+/// The identifier of the locker type of the expression form, defined in a block of its own
+/// (no user code names it): what rustc's notes ("required by a bound in
+/// `_::<impl ChainLocker>::run`"), `Debug` and the telemetry's level names call it;
+/// `__ChainLocker` when a level's type names a `ChainLocker` of the user's.
+fn anonymous_locker(chain: &Chain) -> Ident {
+    fn names(tokens: TokenStream, name: &str) -> bool {
+        tokens.into_iter().any(|token| match token {
+            TokenTree::Ident(ident) => ident == name,
+            TokenTree::Group(group) => names(group.stream(), name),
+            _ => false,
+        })
+    }
+    let name = "ChainLocker";
+    let taken = chain
+        .levels
+        .iter()
+        .any(|level| names(level.ty.to_token_stream(), name));
+    let name = if taken { "__ChainLocker" } else { name };
+    Ident::new(name, Span::call_site())
+}
 
 /// Checks the whole invocation; `Err` carries every error found, combined, and the best
 /// reading of the invocation despite them (for the fallback).
@@ -83,7 +101,7 @@ pub(crate) fn validate(input: &Input) -> Result<Valid<'_>, (syn::Error, Valid<'_
             vec![ValidLocker {
                 attrs: &[],
                 vis: TokenStream::new(),
-                ident: Ident::new(ANONYMOUS_LOCKER, Span::call_site()),
+                ident: anonymous_locker(chain),
                 levels,
                 usable,
             }]
