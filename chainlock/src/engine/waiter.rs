@@ -9,6 +9,7 @@ use crate::loom::sync::Arc;
 use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::thread::Thread;
+use crate::telemetry::hooks::Answer;
 
 /// One queued request for a key.
 pub(crate) struct Waiter {
@@ -38,6 +39,23 @@ pub(crate) enum Outcome {
     Busy,
     /// The caller was queued: it owns the key once `Waiter::is_granted`.
     Queued(Ticket, Arc<Waiter>),
+}
+
+impl Outcome {
+    /// The outcome as the telemetry's hooks read it (`observe_queued`): the key's hold, or
+    /// the queued request (its ticket and waiter), each with the lock it is of.
+    #[expect(
+        clippy::inline_always,
+        reason = "inlined into every acquire's uncontended path: measured with callgrind"
+    )]
+    #[inline(always)]
+    pub(crate) fn answer(self) -> Answer<Ticket, (Ticket, Arc<Waiter>)> {
+        match self {
+            Self::Held(ticket) => Answer::Taken(ticket, ticket.lock_addr()),
+            Self::Busy => Answer::Busy,
+            Self::Queued(ticket, waiter) => Answer::Queued((ticket, waiter), ticket.lock_addr()),
+        }
+    }
 }
 
 impl Waiter {

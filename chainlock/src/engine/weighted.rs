@@ -27,7 +27,7 @@ use super::sharded::{Row, Sharded, Ticket};
 use super::waiter::{Outcome, Waiter, Wake};
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::Ordering;
-use crate::telemetry::hooks::{Held, KeyProbe, Label, ProbeKind};
+use crate::telemetry::hooks::{Held, KeyProbe, Label, ProbeKind, observe_queued};
 
 /// Half of [`RW_CAPACITY`].
 const HALF: u64 = 1 << 62;
@@ -301,18 +301,14 @@ impl<K: Eq + Hash, S: BuildHasher> Weighted<K, S> {
     #[inline]
     #[cfg_attr(feature = "telemetry", track_caller)]
     pub(crate) fn try_acquire(&self, key: K, weight: u64, task: bool) -> Option<(Ticket, Held)> {
-        let mut attempt = self.telemetry.begin(&key, |key| self.hash(key));
-        if task {
-            attempt.mark_async();
-        }
-        match self.acquire(key, weight, None::<fn() -> Wake>) {
-            Outcome::Held(ticket) => Some((ticket, attempt.acquired(ticket.lock_addr()))),
-            Outcome::Busy => {
-                attempt.gave_up();
-                None
-            }
-            Outcome::Queued(..) => unreachable!("a try never queues"),
-        }
+        observe_queued!(
+            self.telemetry,
+            key,
+            |key| self.hash(key),
+            task,
+            |key| self.acquire(key, weight, None::<fn() -> Wake>).answer(),
+            |_| unreachable!("a try never queues"),
+        )
     }
 
     /// Takes `weight` (at most the capacity) of `key`: at once if nobody waits and it fits,

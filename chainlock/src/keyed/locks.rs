@@ -22,7 +22,7 @@ use crate::engine::sharded::Ticket;
 use crate::engine::wait::{Deadline, acquire_exclusive};
 use crate::engine::waiter::{Outcome, Wake};
 use crate::loom::{thread, unique_token};
-use crate::telemetry::hooks::Held;
+use crate::telemetry::hooks::{Held, observe_queued};
 #[cfg(feature = "async")]
 use {super::flavor::Async, crate::engine::claim::Claim};
 
@@ -169,21 +169,15 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> LockManager<K, S, F> {
     #[inline]
     #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_lock(&self, key: K) -> Option<KeyGuard<'_, K, S, F>> {
-        let mut attempt = self
-            .registry
-            .telemetry
-            .begin(&key, |key| self.registry.hash(key));
-        if !F::PER_THREAD {
-            attempt.mark_async();
-        }
-        match self.claim(key, None::<fn() -> Wake>) {
-            Outcome::Held(ticket) => Some(self.guard(ticket, attempt.acquired(ticket.lock_addr()))),
-            Outcome::Busy => {
-                attempt.gave_up();
-                None
-            }
-            Outcome::Queued(..) => unreachable!("a try never queues"),
-        }
+        observe_queued!(
+            self.registry.telemetry,
+            key,
+            |key| self.registry.hash(key),
+            !F::PER_THREAD,
+            |key| self.claim(key, None::<fn() -> Wake>).answer(),
+            |_| unreachable!("a try never queues"),
+        )
+        .map(|(ticket, held)| self.guard(ticket, held))
     }
 
     /// Whether `key` is held by anyone right now (a snapshot, stale once returned).

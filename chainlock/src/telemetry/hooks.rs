@@ -8,9 +8,9 @@
 //! deadline), [`observe_try`] (not waiting), [`observe_async`] (a future, waited if its first
 //! poll was pending), `observe_async_tried` (a future that can be tried first: the
 //! distributed seam's), [`observe_unskipped`] (the out-of-line path of the first two, for a
-//! lock that asked the sampler itself), and `with_attempt!` (the engine's registries, which
-//! queue a request themselves and follow the attempt's lifecycle by hand: `begin`, `waiting`,
-//! `acquired`, `gave_up`); the chain lockers' levels call them through one helper per lock trait
+//! lock that asked the sampler itself), and [`observe_queued!`] (a lock that queues its own
+//! waiters: the engine's registries, blocking, timed or tried); the chain lockers' levels call
+//! them through one helper per lock trait
 //! and flavor ([`exclusive`], [`shared_until`], ...), named after a [`Level`]. An optimistic
 //! descent records, per level, the passes it throws away ([`observe_restart`], at a level
 //! [`restart`], with what comes [`Next`]): never its reads, which write nothing.
@@ -154,6 +154,21 @@ fn granted<const HELD: bool>(attempt: Attempt<'_>, lock: LockAddr) -> Held {
     }
 }
 
+/// The end of an acquisition that waited: granted (`outcome`, see [`granted`]) or given up.
+#[inline(always)]
+fn ended<G, const HELD: bool>(
+    attempt: Attempt<'_>,
+    lock: LockAddr,
+    outcome: Option<G>,
+) -> Option<(G, Held)> {
+    if let Some(guard) = outcome {
+        Some((guard, granted::<HELD>(attempt, lock)))
+    } else {
+        attempt.gave_up();
+        None
+    }
+}
+
 /// A blocking acquisition of the lock `key` of `probe`: when sampled, `try_lock` first (a
 /// failed try is a contended acquisition), then `wait`, the record made after the try, at
 /// `site`. Not sampled (or the telemetry off at run time), `wait` alone: the rest is out of
@@ -212,12 +227,7 @@ pub(crate) fn observe_unskipped<G, const HELD: bool>(
     }
     let mut attempt = probe.attempt(key, sampled);
     attempt.waiting(lock);
-    if let Some(guard) = wait() {
-        Some((guard, granted::<HELD>(attempt, lock)))
-    } else {
-        attempt.gave_up();
-        None
-    }
+    ended::<G, HELD>(attempt, lock, wait())
 }
 
 /// An acquisition that does not wait (a `try_*`): counted, as not contended, when `try_lock`
@@ -255,34 +265,101 @@ fn observe_try_unskipped<G, const HELD: bool>(
     Some((guard, granted::<HELD>(probe.attempt(key, sampled), lock)))
 }
 
-/// `$body` with `$key` and `$attempt`, the telemetry [`Attempt`] of an acquisition of
-/// `$key` by `$probe` (a [`KeyProbe`]; `$hash` hashes a key for it): the engine's shape.
-/// When the sampler skips it (telemetry not enabled: one load and a
-/// branch) the body runs here with an attempt that is known to record nothing, so every
-/// check of it folds away and the acquisition compiles to the engine's own; else the body
-/// runs out of line (`KeyProbe::with_attempt_unskipped`), recording if sampled. A macro, not
-/// a function of a closure: the hot copy of the body stays in the caller (a closure was not
-/// always inlined, and changed the code of builds without telemetry), and
-/// `Location::caller()` is the `#[track_caller]` caller's.
-macro_rules! with_attempt {
-    ($probe:expr, $key:expr, $hash:expr, |$k:ident, $attempt:pat_param| $body:expr $(,)?) => {{
+/// What a lock that queues its own waiters (the engine's registries) answers a request for
+/// it: taken at once, busy (the request asked not to queue), or queued, each with the lock's
+/// identity for the live table ([`observe_queued!`]).
+pub(crate) enum Answer<G, Q> {
+    /// Taken at once: the guard.
+    Taken(G, LockAddr),
+    /// Held by another owner, and the request did not queue.
+    Busy,
+    /// Queued behind the holders: what waits for the grant.
+    Queued(Q, LockAddr),
+}
+
+/// An acquisition of `$key` of `$probe` (a [`KeyProbe`]) from a lock that queues its own
+/// waiters (the engine's registries, whose one request takes the key or queues for it, so
+/// that there is nothing to try first): `|$k| $request` asks (an [`Answer`]), and a queued
+/// request is waited for by `|$q| $wait` (`None`: it gave up). When sampled
+/// ([`observe_queued_unskipped`]), the record is made before the request (`$hash` names the
+/// key, which the request consumes) and the wait timed from the queueing; a busy answer
+/// gave up (a try does not wait); `$task`: the acquisition is a task's. Not sampled (or the
+/// telemetry off at run time), the request and the wait alone ([`unobserved`]).
+///
+/// A macro, not a function of closures, only so that each path has its own copy of the
+/// request and the wait: one closure called from both paths was not inlined into the hot
+/// one (+6 and +21 instructions per uncontended keyed-lock and reader-writer cycle,
+/// measured with the feature on and not enabled). `Location::caller()` is the
+/// `#[track_caller]` caller's.
+macro_rules! observe_queued {
+    (
+        $probe:expr, $key:expr, $hash:expr, $task:expr,
+        |$k:ident| $request:expr,
+        |$q:pat_param| $wait:expr $(,)?
+    ) => {{
         let probe = &$probe;
         let key = $key;
         if probe.skips() {
             let $k = key;
-            let $attempt = $crate::telemetry::hooks::Attempt::off();
-            $body
+            $crate::telemetry::hooks::unobserved($request, |$q| $wait)
         } else {
-            probe.with_attempt_unskipped(
+            $crate::telemetry::hooks::observe_queued_unskipped(
+                probe,
                 key,
                 $hash,
                 ::std::panic::Location::caller(),
-                move |$k, $attempt| $body,
+                $task,
+                |$k| $request,
+                |$q| $wait,
             )
         }
     }};
 }
-pub(crate) use with_attempt;
+pub(crate) use observe_queued;
+
+/// [`observe_queued!`]'s path for an acquisition the sampler skipped: the answer, and the
+/// wait of a queued one.
+#[inline(always)]
+pub(crate) fn unobserved<G, Q>(
+    answer: Answer<G, Q>,
+    wait: impl FnOnce(Q) -> Option<G>,
+) -> Option<(G, Held)> {
+    match answer {
+        Answer::Taken(guard, _) => Some((guard, Held::default())),
+        Answer::Busy => None,
+        Answer::Queued(queued, _) => wait(queued).map(|guard| (guard, Held::default())),
+    }
+}
+
+/// [`observe_queued!`]'s path for an acquisition the sampler did not skip, out of line:
+/// recorded if sampled.
+#[cold]
+#[inline(never)]
+pub(crate) fn observe_queued_unskipped<K, G, Q>(
+    probe: &KeyProbe<K>,
+    key: K,
+    hash: impl FnOnce(&K) -> u64,
+    site: &'static Location<'static>,
+    task: bool,
+    request: impl FnOnce(K) -> Answer<G, Q>,
+    wait: impl FnOnce(Q) -> Option<G>,
+) -> Option<(G, Held)> {
+    let mut attempt = probe.begin_unskipped(&key, hash, site);
+    if task {
+        attempt.mark_async();
+    }
+    match request(key) {
+        Answer::Taken(guard, lock) => Some((guard, attempt.acquired(lock))),
+        Answer::Busy => {
+            attempt.gave_up();
+            None
+        }
+        Answer::Queued(queued, lock) => {
+            attempt.waiting(lock);
+            ended::<G, true>(attempt, lock, wait(queued))
+        }
+    }
+}
 
 /// An async acquisition: it waited if its first poll was pending. The hold is a task's
 /// (`hold_across_await`).
@@ -307,12 +384,7 @@ pub(crate) async fn observe_async<G, const HELD: bool>(
         poll
     })
     .await;
-    if let Some(guard) = outcome {
-        Some((guard, granted::<HELD>(attempt, lock)))
-    } else {
-        attempt.gave_up();
-        None
-    }
+    ended::<G, HELD>(attempt, lock, outcome)
 }
 
 /// A hybrid lock's acquisition by a descent ([`HybridLock`]: the target of an optimistic

@@ -188,11 +188,6 @@ pub(super) mod probe {
         /// Names keys by `Debug` (nothing without the feature).
         #[inline(always)]
         pub fn key_debug(&mut self, _: fn(&K) -> String) {}
-        /// An acquisition begins (nothing without the feature; `hash` is never called).
-        #[inline(always)]
-        pub fn begin(&self, _: &K, _: impl FnOnce(&K) -> u64) -> Attempt<'_> {
-            Attempt(PhantomData)
-        }
         /// Every acquisition skipped without the feature.
         #[inline(always)]
         pub fn skips(&self) -> bool {
@@ -207,20 +202,6 @@ pub(super) mod probe {
             _: &'static std::panic::Location<'static>,
         ) -> Attempt<'_> {
             Attempt(PhantomData)
-        }
-        /// Never called without the feature (`with_attempt!` skips every acquisition).
-        #[inline(always)]
-        pub fn with_attempt_unskipped<T>(
-            &self,
-            key: K,
-            _: impl FnOnce(&K) -> u64,
-            _: &'static std::panic::Location<'static>,
-            body: impl FnOnce(K, Attempt<'_>) -> T,
-        ) -> T
-        where
-            K: Sized,
-        {
-            body(key, Attempt(PhantomData))
         }
     }
 

@@ -184,36 +184,6 @@ impl<K: ?Sized> KeyProbe<K> {
         self.probe.skips()
     }
 
-    /// The out-of-line half of `with_attempt!` (in `engine/wait.rs`): `body` with `key`
-    /// and the [`Attempt`] of an acquisition [`Probe::skips`] did not skip, recording if
-    /// sampled; `hash` (the registry's hash of the key) is called only then.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn with_attempt_unskipped<T>(
-        &self,
-        key: K,
-        hash: impl FnOnce(&K) -> u64,
-        site: &'static Location<'static>,
-        body: impl FnOnce(K, Attempt<'_>) -> T,
-    ) -> T
-    where
-        K: Sized,
-    {
-        let attempt = self.begin_unskipped(&key, hash, site);
-        body(key, attempt)
-    }
-
-    /// An acquisition of `key` begins; `hash` (the registry's hash of the key) is called
-    /// only for a sampled acquisition.
-    #[track_caller]
-    #[inline(always)]
-    pub(crate) fn begin(&self, key: &K, hash: impl FnOnce(&K) -> u64) -> Attempt<'_> {
-        if self.probe.skips() {
-            return Attempt::off();
-        }
-        self.begin_unskipped(key, hash, Location::caller())
-    }
-
     /// The begin of an acquisition [`skips`](Self::skips) did not skip, out of line: its
     /// attempt, recording if sampled (`hash` called only then).
     #[cold]
