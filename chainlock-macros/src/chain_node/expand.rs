@@ -197,10 +197,12 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .map(|mut token| {
             if let TokenTree::Group(group) = &token {
                 let mut inner = Group::new(group.delimiter(), respan(group.stream(), span));
-                inner.set_span(span);
+                inner.set_span(group.span().located_at(span));
                 token = TokenTree::Group(inner);
             } else {
-                token.set_span(span);
+                // Where errors point only: a name keeps where it is looked up (a `$crate`
+                // path from another crate's macro must still resolve there).
+                token.set_span(token.span().located_at(span));
             }
             token
         })

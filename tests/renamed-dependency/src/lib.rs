@@ -46,6 +46,34 @@ chain_locker! {
     pub struct Upgrade(shared Dir, upgradable Dir);
 }
 
+/// A room: the child type of the nodes [`rooms_node!`] makes.
+#[derive(ChainNode, Debug)]
+pub struct Room {
+    /// Its seats.
+    pub seats: u32,
+}
+
+#[doc(hidden)]
+pub use cl as __cl;
+
+/// Makes, in the caller's crate, a node type `$name` whose children field `$field` holds this
+/// crate's [`Room`]s, every path through `$crate`: the derive's generated code must look each
+/// name up where the macro wrote it, though its errors point at the caller's tokens (the
+/// suite's `tests/chain_node_foreign_macro.rs` uses it).
+#[macro_export]
+macro_rules! rooms_node {
+    ($name:ident, $field:ident) => {
+        /// A node of rooms.
+        #[derive($crate::__cl::ChainNode)]
+        pub struct $name {
+            /// The rooms, by index.
+            #[chain(children)]
+            pub $field:
+                ::std::vec::Vec<::std::sync::Arc<$crate::__cl::parking_lot::Mutex<$crate::Room>>>,
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Dir, File, Fixed, Open, Upgrade};
