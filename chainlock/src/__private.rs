@@ -7,22 +7,17 @@
 //! and nothing here is reached by the rest of the crate.
 
 pub use crate::chain::exit::{Res, found, walk_exit};
-pub use crate::chain::leaves::{
-    ExclusiveLeaf, Leaves, find_leaves, leaves_open, lock_leaves, lock_leaves_until,
-    no_exclusive_leaf,
-};
+pub use crate::chain::leaves::{ExclusiveLeaf, LeafLocks, Leaves, leaves, no_exclusive_leaf};
 pub use crate::chain::link::{
     ChildField, ChildLock, KeyOf, Link, LinkAS, LinkAX, LinkO, LinkRef, LinkS, LinkTS, LinkTU,
     LinkTX, LinkU, LinkX, LockOf, assert_child_lock, key_mut, key_opt, key_ref, key_up,
 };
 pub use crate::chain::lock::{ASGuard, AXGuard, SGuard, XGuard};
 pub use crate::chain::node::{ClosedProbe, ProbeNode, ProbeOther};
-pub use crate::chain::optimistic::{
-    Holds, Kind, Pass, Seen, Stop, Versions, leaf_found, optimistic,
-};
+pub use crate::chain::optimistic::{Holds, Kind, Pass, Seen, Stop, Versions, optimistic};
 pub use crate::chain::wait::{
-    AsyncSteps, Blocking, Deadline, Hold, Kept, Steps, Unheld, Wait, WaitS, WaitU, WaitX,
-    parent_released,
+    AsyncSteps, Blocking, Deadline, End, Found, Handle, Hold, Kept, Parent, Steps, Unheld, Wait,
+    WaitS, WaitU, WaitX,
 };
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChainNode, ChildContainer, Children, ChildrenBy,

@@ -5,9 +5,9 @@
 //! descend hand over hand hold at most a parent while waiting for a leaf, never a leaf while
 //! waiting for anything above it; so no cycle of waits, hence no deadlock, can form.
 
+use super::wait::{Blocking, Deadline, Wait};
 use super::{Absence, ExclusiveLock, Exit, LeavesExit, TimedExclusiveLock};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Locks `handles` (leaves at level `level`) in ascending address order and returns their
 /// guards in the order of `handles`. With a deadline, gives up (releasing what it took)
@@ -42,65 +42,56 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
 /// What a generated `lock_leaves` returns: the leaves' guards, or why not.
 pub type Leaves<G> = Result<Vec<G>, LeavesExit>;
 
-/// Locks `handles` in ascending address order, holding nothing else, and returns their
-/// guards in the order of `handles` (used by the generated `lock_leaves`).
-///
-/// # Errors
-///
-/// [`LeavesExit::SameLeaf`] when two handles are the same lock.
-pub fn lock_leaves<L: ExclusiveLock + ?Sized>(
-    handles: &[Arc<L>],
-    level: usize,
-) -> Result<Vec<L::Guard>, LeavesExit> {
-    lock_all(handles, level, |handle| Some(L::lock_exclusive(handle)))
+/// How a `lock_leaves` locks its leaves once it found them: [`Blocking`] as long as it takes,
+/// [`Deadline`] until the instant (releasing what it took when it passes).
+pub trait LeafLocks<L: ExclusiveLock + ?Sized>: Wait {
+    /// Locks `handles` (leaves at level `level`) in ascending address order, holding nothing
+    /// else, and returns their guards in the order of `handles`.
+    ///
+    /// # Errors
+    ///
+    /// [`LeavesExit::SameLeaf`] when two handles are the same lock, [`Exit::TimedOut`] (in
+    /// [`LeavesExit::Path`]) when a deadline passes first.
+    fn lock_all(self, handles: &[Arc<L>], level: usize) -> Result<Vec<L::Guard>, LeavesExit>;
 }
 
-/// Like [`lock_leaves`], giving up at `deadline` and releasing what it took.
-///
-/// # Errors
-///
-/// [`LeavesExit::SameLeaf`] when two handles are the same lock, [`Exit::TimedOut`] (in
-/// [`LeavesExit::Path`]) when the deadline passes first.
-pub fn lock_leaves_until<L: TimedExclusiveLock + ?Sized>(
-    handles: &[Arc<L>],
-    level: usize,
-    deadline: Instant,
-) -> Result<Vec<L::Guard>, LeavesExit> {
-    lock_all(handles, level, |handle| {
-        L::try_lock_exclusive_until(handle, deadline)
-    })
+impl<L: ExclusiveLock + ?Sized> LeafLocks<L> for Blocking {
+    fn lock_all(self, handles: &[Arc<L>], level: usize) -> Result<Vec<L::Guard>, LeavesExit> {
+        lock_all(handles, level, |handle| Some(L::lock_exclusive(handle)))
+    }
 }
 
-/// The leaf lock at the end of each path, in the order of `paths` (the first half of a
-/// generated `lock_leaves`); the first path that fails names itself in the error.
+impl<L: TimedExclusiveLock + ?Sized> LeafLocks<L> for Deadline {
+    fn lock_all(self, handles: &[Arc<L>], level: usize) -> Result<Vec<L::Guard>, LeavesExit> {
+        lock_all(handles, level, |handle| {
+            L::try_lock_exclusive_until(handle, self.0)
+        })
+    }
+}
+
+/// The body of a generated `lock_leaves` (`wait`: [`Blocking`]) or `lock_leaves_until`
+/// ([`Deadline`]): the leaf's lock at the end of each path (`find`, the chain's body given
+/// `wait`, which found it hand over hand and released its parent), in the order of `paths`;
+/// then the leaves locked together in one global order ([`LeafLocks`]); then none kept if
+/// one of them is closed (`closed` asks the node).
 ///
 /// # Errors
 ///
-/// [`LeavesExit::Path`] with the [`Exit`] `find` returned.
+/// [`LeavesExit::Path`] with the [`Exit`] of the first path that failed (its leaf closed:
+/// [`Exit::Absent`] at `level`), [`LeavesExit::SameLeaf`] when two paths end at the same leaf.
 #[inline]
-pub fn find_leaves<P, L: ?Sized>(
+pub fn leaves<W: LeafLocks<L>, P, L: ExclusiveLock + ?Sized>(
+    wait: W,
     paths: impl IntoIterator<Item = P>,
-    mut find: impl FnMut(P) -> Result<Arc<L>, Exit>,
-) -> Result<Vec<Arc<L>>, LeavesExit> {
+    level: usize,
+    mut find: impl FnMut(W, P) -> Result<Arc<L>, Exit>,
+    closed: impl FnMut(&L::Guard) -> bool,
+) -> Leaves<L::Guard> {
     let mut handles = Vec::new();
     for (path, keys) in paths.into_iter().enumerate() {
-        handles.push(find(keys).map_err(|exit| LeavesExit::Path { path, exit })?);
+        handles.push(find(wait, keys).map_err(|exit| LeavesExit::Path { path, exit })?);
     }
-    Ok(handles)
-}
-
-/// `guards` unless one of the leaves is closed (`closed` asks the node): then none stays
-/// locked and the error names its path.
-///
-/// # Errors
-///
-/// [`LeavesExit::Path`] with [`Exit::Absent`] (closed) at `level`.
-#[inline]
-pub fn leaves_open<G>(
-    guards: Vec<G>,
-    level: usize,
-    closed: impl FnMut(&G) -> bool,
-) -> Result<Vec<G>, LeavesExit> {
+    let guards = wait.lock_all(&handles, level)?;
     match guards.iter().position(closed) {
         Some(path) => Err(LeavesExit::Path {
             path,

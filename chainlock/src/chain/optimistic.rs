@@ -24,7 +24,7 @@
     reason = "the generated code's steps must inline into the caller to cost nothing"
 )]
 
-use super::wait::Wait;
+use super::wait::{Parent, Wait};
 use super::{EpochGuard, Exit};
 use crate::hybrid::{HybridLock, Version};
 use crate::telemetry::hooks::{self, Level, Next, Rec};
@@ -429,19 +429,13 @@ fn bounded<W: Wait, R: Rec, S, T>(
     }
 }
 
-/// The lock of an optimistic level's child, cloned once the level validated: what
-/// `lock_leaves` keeps of each path whose leaf's parent is optimistic.
-///
-/// # Errors
-///
-/// [`Stop::Restart`] at the parent if its version changed.
-#[inline(always)]
-pub fn leaf_found<P: ?Sized, L: ?Sized, K: Kind>(
-    parent: Seen<'_, P, K>,
-    leaf: &Arc<L>,
-) -> Result<Arc<L>, Stop> {
-    parent.validate()?;
-    Ok(Arc::clone(leaf))
+/// An optimistic level as the parent of the first locked level: validated once that level
+/// is taken (or, `lock_leaves`, once its lock is found).
+impl<T: ?Sized, K: Kind> Parent<Stop> for Seen<'_, T, K> {
+    #[inline(always)]
+    fn let_go(self) -> Result<(), Stop> {
+        self.validate()
+    }
 }
 
 #[cfg(test)]

@@ -228,16 +228,21 @@ impl<W: Wait, R: Rec> Steps<W, R> {
     /// [`Exit::TimedOut`] at `index` when a deadline passes first.
     #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "an owned lock is dropped once the level is taken (see `Handle`)"
+    )]
     pub fn x<L: ?Sized, H: Hold>(
         self,
         hold: H,
-        lock: &Arc<L>,
+        lock: impl Handle<L>,
         index: usize,
     ) -> Result<(<W as WaitX<L>>::Guard, Held), W::Error>
     where
         W: WaitX<L>,
     {
-        self.0.take(self.1, hold, lock, index, &self.2[index])
+        self.0
+            .take(self.1, hold, lock.lock(), index, &self.2[index])
     }
 
     /// Takes `lock`, level `index`, shared.
@@ -247,16 +252,21 @@ impl<W: Wait, R: Rec> Steps<W, R> {
     /// [`Exit::TimedOut`] at `index` when a deadline passes first.
     #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "an owned lock is dropped once the level is taken (see `Handle`)"
+    )]
     pub fn s<L: ?Sized, H: Hold>(
         self,
         hold: H,
-        lock: &Arc<L>,
+        lock: impl Handle<L>,
         index: usize,
     ) -> Result<(<W as WaitS<L>>::Guard, Held), W::Error>
     where
         W: WaitS<L>,
     {
-        self.0.take(self.1, hold, lock, index, &self.2[index])
+        self.0
+            .take(self.1, hold, lock.lock(), index, &self.2[index])
     }
 
     /// Takes `lock`, level `index`, as the upgradable reader.
@@ -266,16 +276,21 @@ impl<W: Wait, R: Rec> Steps<W, R> {
     /// [`Exit::TimedOut`] at `index` when a deadline passes first.
     #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "an owned lock is dropped once the level is taken (see `Handle`)"
+    )]
     pub fn u<L: ?Sized, H: Hold>(
         self,
         hold: H,
-        lock: &Arc<L>,
+        lock: impl Handle<L>,
         index: usize,
     ) -> Result<(<W as WaitU<L>>::Guard, Held), W::Error>
     where
         W: WaitU<L>,
     {
-        self.0.take(self.1, hold, lock, index, &self.2[index])
+        self.0
+            .take(self.1, hold, lock.lock(), index, &self.2[index])
     }
 
     /// [`Steps::x`] of the level declared at `declared` (its name for the telemetry), at
@@ -394,17 +409,184 @@ impl<R: Rec> AsyncSteps<R> {
     }
 }
 
-/// The leaf's lock at the end of a key path, the path's last parent released: what
-/// `lock_leaves` finds for each path before it locks the leaves.
-///
-/// # Errors
-///
-/// The path's [`Exit`].
-#[inline(always)]
-pub fn parent_released<G, L: ?Sized>(
-    path: Result<(G, Held, Arc<L>), Exit>,
-) -> Result<Arc<L>, Exit> {
-    let (parent, held, leaf) = path?;
-    hooks::release(parent, held);
-    Ok(leaf)
+/// How a generated blocking body ends at its leaf: taken and handed out ([`Unheld`], a
+/// `descend*`), taken and kept with its record ([`Kept`], a `run*`, which releases the leaf
+/// where the telemetry sees it), or only found ([`Found`], `lock_leaves`, which locks the
+/// leaves of all its paths together once it found them). One body serves the three, through
+/// [`Steps::x_end`] (and `s_end`, `u_end`) at the leaf.
+pub trait End: Copy {
+    /// The hold the leaf is taken with when it is taken.
+    type Hold: Hold;
+    /// Whether the leaf is taken (else only its lock is found).
+    const TAKES: bool;
+    /// What the body returns for a leaf whose guard is `G` and lock `L`.
+    type Out<G, L: ?Sized>;
+    /// The hold to take the leaf with.
+    fn hold(self) -> Self::Hold;
+    /// The taken leaf as [`End::Out`] (`TAKES`).
+    fn taken<G, L: ?Sized>(guard: G, held: Held) -> Self::Out<G, L>;
+    /// The found leaf's lock as [`End::Out`] (not `TAKES`).
+    fn found<G, L: ?Sized>(lock: Arc<L>) -> Self::Out<G, L>;
+}
+
+/// The leaf's lock only, the leaf not taken (see [`End`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Found;
+
+impl End for Kept {
+    type Hold = Kept;
+    const TAKES: bool = true;
+    type Out<G, L: ?Sized> = (G, Held);
+    #[inline(always)]
+    fn hold(self) -> Kept {
+        self
+    }
+    #[inline(always)]
+    fn taken<G, L: ?Sized>(guard: G, held: Held) -> (G, Held) {
+        (guard, held)
+    }
+    #[inline(always)]
+    fn found<G, L: ?Sized>(_: Arc<L>) -> (G, Held) {
+        unreachable!("a kept leaf is taken")
+    }
+}
+
+impl End for Unheld {
+    type Hold = Unheld;
+    const TAKES: bool = true;
+    type Out<G, L: ?Sized> = G;
+    #[inline(always)]
+    fn hold(self) -> Unheld {
+        self
+    }
+    #[inline(always)]
+    fn taken<G, L: ?Sized>(guard: G, _empty: Held) -> G {
+        guard
+    }
+    #[inline(always)]
+    fn found<G, L: ?Sized>(_: Arc<L>) -> G {
+        unreachable!("a handed-out leaf is taken")
+    }
+}
+
+impl End for Found {
+    type Hold = Kept;
+    const TAKES: bool = false;
+    type Out<G, L: ?Sized> = Arc<L>;
+    #[inline(always)]
+    fn hold(self) -> Kept {
+        Kept
+    }
+    #[inline(always)]
+    fn taken<G, L: ?Sized>(_: G, _: Held) -> Arc<L> {
+        unreachable!("a found leaf is not taken")
+    }
+    #[inline(always)]
+    fn found<G, L: ?Sized>(lock: Arc<L>) -> Arc<L> {
+        lock
+    }
+}
+
+/// The leaf's parent as the leaf's step lets it go once the leaf is taken (or found): a
+/// locked level's guard and record, released; an optimistic level (`optimistic.rs`'s
+/// `Seen`), validated; `()` for a chain of one level, whose leaf is its root.
+pub trait Parent<E> {
+    /// Lets the parent go.
+    ///
+    /// # Errors
+    ///
+    /// An optimistic parent's restart.
+    fn let_go(self) -> Result<(), E>;
+}
+
+impl<G, E> Parent<E> for (G, Held) {
+    #[inline(always)]
+    fn let_go(self) -> Result<(), E> {
+        hooks::release(self.0, self.1);
+        Ok(())
+    }
+}
+
+impl<E> Parent<E> for () {
+    #[inline(always)]
+    fn let_go(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// A level's lock as its step is given it: owned (the `Arc` a held parent's stage found,
+/// dropped as soon as the level is taken, so that a long chain keeps no `Arc` per level
+/// alive to its end: measured, `docs/benchmarks.md`) or lent (the root; a lock found under an
+/// optimistic parent, lent by the epoch guard).
+pub trait Handle<L: ?Sized> {
+    /// The lock.
+    fn lock(&self) -> &Arc<L>;
+    /// The lock, owned (cloned if lent).
+    fn owned(self) -> Arc<L>;
+}
+
+impl<L: ?Sized> Handle<L> for Arc<L> {
+    #[inline(always)]
+    fn lock(&self) -> &Arc<L> {
+        self
+    }
+    #[inline(always)]
+    fn owned(self) -> Arc<L> {
+        self
+    }
+}
+
+impl<L: ?Sized> Handle<L> for &Arc<L> {
+    #[inline(always)]
+    fn lock(&self) -> &Arc<L> {
+        self
+    }
+    #[inline(always)]
+    fn owned(self) -> Arc<L> {
+        Arc::clone(self)
+    }
+}
+
+/// `Steps::x_end`, `s_end`, `u_end`: the leaf's step of a blocking body, as `end` says.
+macro_rules! leaf_steps {
+    ($($name:ident: $step:ident, $wait:ident;)*) => {
+        impl<W: Wait, R: Rec> Steps<W, R> {$(
+            /// The leaf's step (level `index`) as `end` says (see [`End`]): the leaf taken
+            /// in this step's mode, its `parent` let go, the leaf checked `open`; or, only
+            /// found, the parent let go and the leaf's lock returned.
+            ///
+            /// # Errors
+            ///
+            /// The step's [`Exit`] (a deadline passed, the leaf closed), or the parent's
+            /// restart.
+            #[inline(always)]
+            #[cfg_attr(feature = "telemetry", track_caller)]
+            pub fn $name<L: ?Sized, H: End, E: From<W::Error> + From<Exit>>(
+                self,
+                end: H,
+                lock: impl Handle<L>,
+                index: usize,
+                parent: impl Parent<E>,
+                open: impl FnOnce(&<W as $wait<L>>::Guard) -> Result<(), Exit>,
+            ) -> Result<H::Out<<W as $wait<L>>::Guard, L>, E>
+            where
+                W: $wait<L>,
+            {
+                if !H::TAKES {
+                    parent.let_go()?;
+                    return Ok(H::found(lock.owned()));
+                }
+                let (guard, held) = self.$step(end.hold(), lock.lock(), index)?;
+                parent.let_go()?;
+                open(&guard)?;
+                Ok(H::taken(guard, held))
+            }
+        )*}
+    };
+}
+
+leaf_steps! {
+    x_end: x, WaitX;
+    s_end: s, WaitS;
+    u_end: u, WaitU;
 }

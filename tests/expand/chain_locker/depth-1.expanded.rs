@@ -36,12 +36,12 @@ const _: () = {
         pub const DEPTH: usize = 1usize;
         #[doc(hidden)]
         #[inline]
-        pub fn __descend<__W: __cl::Wait, __H: __cl::Hold, RegistryLock: ?__cl::Sized>(
+        pub fn __descend<__W: __cl::Wait, __H: __cl::End, RegistryLock: ?__cl::Sized>(
             &self,
             __w: __W,
             __hold: __H,
             root: &__cl::Arc<RegistryLock>,
-        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<RegistryLock>>::Guard>>
+        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<RegistryLock>>::Guard, RegistryLock>>
         where
             __cl::Exit: __cl::From<__W::Error>,
             __W: __cl::WaitX<RegistryLock, Target = Registry>,
@@ -49,9 +49,13 @@ const _: () = {
             {
                 let __rec = ::chainlock::__private::RecOff;
                 let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
-                let (__g0, __h0) = __s.x(__hold, root, 0)?;
-                (&__cl::ClosedProbe(&*__g0, 0)).open()?;
-                __cl::Ok(__hold.out(__g0, __h0))
+                __s.x_end(
+                    __hold,
+                    root,
+                    0,
+                    (),
+                    |__g| (&__cl::ClosedProbe(&**__g, 0)).open(),
+                )
             }
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
@@ -105,10 +109,6 @@ const _: () = {
                 .__descend(__cl::Deadline(deadline), __cl::Kept, root)?;
             __cl::Ok(leaf(&mut *__g0))
         }
-    }
-    #[allow(clippy::complexity, clippy::pedantic)]
-    #[allow(dead_code, private_interfaces, private_bounds)]
-    impl RegistryLocker {
         #[doc(hidden)]
         pub async fn __descend_async<__H: __cl::Hold, RegistryLock: ?__cl::Sized>(
             &self,

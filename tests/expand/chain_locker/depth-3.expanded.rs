@@ -41,44 +41,9 @@ const _: () = {
         pub const DEPTH: usize = 3usize;
         #[doc(hidden)]
         #[inline]
-        pub fn __path<
-            __W: __cl::Wait,
-            __R: __cl::Rec,
-            RegistryLock: ?__cl::Sized,
-            LectureLock: ?__cl::Sized,
-            ClassLock: ?__cl::Sized,
-        >(
-            &self,
-            __w: __W,
-            __rec: __R,
-            root: &__cl::Arc<RegistryLock>,
-            stage0: impl __cl::FnOnce(
-                &mut Registry,
-            ) -> __cl::Option<__cl::Arc<LectureLock>>,
-            stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<ClassLock>>,
-        ) -> __cl::Res<
-            (<__W as __cl::WaitX<LectureLock>>::Guard, __cl::Held, __cl::Arc<ClassLock>),
-        >
-        where
-            __cl::Exit: __cl::From<__W::Error>,
-            __W: __cl::WaitX<RegistryLock, Target = Registry>,
-            __W: __cl::WaitX<LectureLock, Target = Lecture>,
-        {
-            let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
-            let (mut __g0, __h0) = __s.x(__cl::Kept, root, 0)?;
-            (&__cl::ClosedProbe(&*__g0, 0)).open()?;
-            let __next = __cl::found(stage0(&mut *__g0), 1)?;
-            let (mut __g1, __h1) = __s.x(__cl::Kept, &__next, 1)?;
-            __cl::release(__g0, __h0);
-            (&__cl::ClosedProbe(&*__g1, 1)).open()?;
-            let __next = __cl::found(stage1(&mut *__g1), 2)?;
-            __cl::Ok((__g1, __h1, __next))
-        }
-        #[doc(hidden)]
-        #[inline]
         pub fn __descend<
             __W: __cl::Wait,
-            __H: __cl::Hold,
+            __H: __cl::End,
             RegistryLock: ?__cl::Sized,
             LectureLock: ?__cl::Sized,
             ClassLock: ?__cl::Sized,
@@ -91,7 +56,7 @@ const _: () = {
                 &mut Registry,
             ) -> __cl::Option<__cl::Arc<LectureLock>>,
             stage1: impl __cl::FnOnce(&mut Lecture) -> __cl::Option<__cl::Arc<ClassLock>>,
-        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<ClassLock>>::Guard>>
+        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<ClassLock>>::Guard, ClassLock>>
         where
             __cl::Exit: __cl::From<__W::Error>,
             __W: __cl::WaitX<RegistryLock, Target = Registry>,
@@ -100,13 +65,21 @@ const _: () = {
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
-                let (__g1, __h1, __next) = self
-                    .__path(__w, __rec, root, stage0, stage1)?;
                 let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
-                let (__g2, __h2) = __s.x(__hold, &__next, 2)?;
-                __cl::release(__g1, __h1);
-                (&__cl::ClosedProbe(&*__g2, 2)).open()?;
-                __cl::Ok(__hold.out(__g2, __h2))
+                let (mut __g0, __h0) = __s.x(__cl::Kept, root, 0)?;
+                (&__cl::ClosedProbe(&*__g0, 0)).open()?;
+                let __next = __cl::found(stage0(&mut *__g0), 1)?;
+                let (mut __g1, __h1) = __s.x(__cl::Kept, __next, 1)?;
+                __cl::release(__g0, __h0);
+                (&__cl::ClosedProbe(&*__g1, 1)).open()?;
+                let __next = __cl::found(stage1(&mut *__g1), 2)?;
+                __s.x_end(
+                    __hold,
+                    __next,
+                    2,
+                    (__g1, __h1),
+                    |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
+                )
             }
         }
         ///Locks `Registry` → `Lecture` → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
@@ -288,29 +261,20 @@ const _: () = {
             __cl::KeyOf<RegistryLock, Registry, Lecture>: '__path,
             __cl::KeyOf<RegistryLock, Lecture, Class>: '__path,
         {
-            let handles = {
-                let __rec = ::chainlock::__private::RecOff;
-                __cl::find_leaves(
-                    paths,
-                    |(key0, key1)| {
-                        __cl::parent_released(
-                            self
-                                .__path(
-                                    __cl::Blocking,
-                                    __rec,
-                                    root,
-                                    __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
-                                    __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
-                                ),
-                        )
-                    },
-                )
-            }?;
-            let guards = __cl::lock_leaves(&handles, 2)?;
-            __cl::leaves_open(
-                guards,
+            __cl::leaves(
+                __cl::Blocking,
+                paths,
                 2,
-                |guard| (&__cl::ClosedProbe(&**guard, 2)).level_is_closed(),
+                |__w, (key0, key1)| {
+                    self.__descend(
+                        __w,
+                        __cl::Found,
+                        root,
+                        __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                        __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
+                    )
+                },
+                |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
             )
         }
         ///Locks the leaves at the end of several key paths of `Registry` → `Lecture` → `Class`, all or nothing, in one global order (so overlapping sets never deadlock), and returns their guards in the order of `paths`; a path absent or closed, or the deadline passing, is named by the [`LeavesExit`](::chainlock::chain::LeavesExit).
@@ -333,35 +297,22 @@ const _: () = {
             __cl::KeyOf<RegistryLock, Registry, Lecture>: '__path,
             __cl::KeyOf<RegistryLock, Lecture, Class>: '__path,
         {
-            let handles = {
-                let __rec = ::chainlock::__private::RecOff;
-                __cl::find_leaves(
-                    paths,
-                    |(key0, key1)| {
-                        __cl::parent_released(
-                            self
-                                .__path(
-                                    __cl::Deadline(deadline),
-                                    __rec,
-                                    root,
-                                    __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
-                                    __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
-                                ),
-                        )
-                    },
-                )
-            }?;
-            let guards = __cl::lock_leaves_until(&handles, 2, deadline)?;
-            __cl::leaves_open(
-                guards,
+            __cl::leaves(
+                __cl::Deadline(deadline),
+                paths,
                 2,
-                |guard| (&__cl::ClosedProbe(&**guard, 2)).level_is_closed(),
+                |__w, (key0, key1)| {
+                    self.__descend(
+                        __w,
+                        __cl::Found,
+                        root,
+                        __cl::key_mut::<RegistryLock, Registry, Lecture>(key0),
+                        __cl::key_mut::<RegistryLock, Lecture, Class>(key1),
+                    )
+                },
+                |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
             )
         }
-    }
-    #[allow(clippy::complexity, clippy::pedantic)]
-    #[allow(dead_code, private_interfaces, private_bounds)]
-    impl ClassLocker {
         #[doc(hidden)]
         pub async fn __descend_async<
             __H: __cl::Hold,

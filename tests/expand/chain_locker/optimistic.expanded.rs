@@ -41,63 +41,9 @@ const _: () = {
         const DEPTH: usize = 3usize;
         #[doc(hidden)]
         #[inline]
-        fn __path<
-            __W: __cl::Wait,
-            __R: __cl::Rec,
-            RegistryLock: ?__cl::Sized,
-            LectureLock: ?__cl::Sized,
-            ClassLock: ?__cl::Sized,
-        >(
-            &self,
-            __w: __W,
-            __rec: __R,
-            root: &__cl::Arc<RegistryLock>,
-            stage0: impl for<'__g> __cl::FnMut(
-                &'__g Registry,
-                &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
-            stage1: impl for<'__g> __cl::FnMut(
-                &'__g Lecture,
-                &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<ClassLock>>,
-        ) -> __cl::Res<((), __cl::Held, __cl::Arc<ClassLock>)>
-        where
-            __cl::Exit: __cl::From<__W::Error>,
-            __cl::Stop: __cl::From<__W::Error>,
-            RegistryLock: __cl::OptimisticLock<Target = Registry>,
-            LectureLock: __cl::OptimisticLock<Target = Lecture>,
-        {
-            let __next = __cl::optimistic(
-                __w,
-                __rec,
-                &__CL_LEVELS,
-                &mut (stage0, stage1),
-                |__p, __pin, (stage0, stage1)| {
-                    let __o0 = __p.root(root)?;
-                    __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
-                    let __next = __o0.check(__cl::found(stage0(__o0.data(), __pin), 1))?;
-                    let __o1 = __p.child(__o0, __next, 1)?;
-                    __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
-                    let __next = __o1.check(__cl::found(stage1(__o1.data(), __pin), 2))?;
-                    __cl::leaf_found(__o1, __next)
-                },
-                |__p, __pin, (stage0, stage1)| {
-                    let __o0 = __p.root(root)?;
-                    __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
-                    let __next = __o0.check(__cl::found(stage0(__o0.data(), __pin), 1))?;
-                    let __o1 = __p.child(__o0, __next, 1)?;
-                    __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
-                    let __next = __o1.check(__cl::found(stage1(__o1.data(), __pin), 2))?;
-                    __cl::leaf_found(__o1, __next)
-                },
-            )?;
-            __cl::Ok(((), __cl::no_hold(), __next))
-        }
-        #[doc(hidden)]
-        #[inline]
         fn __descend<
             __W: __cl::Wait,
-            __H: __cl::Hold,
+            __H: __cl::End,
             RegistryLock: ?__cl::Sized,
             LectureLock: ?__cl::Sized,
             ClassLock: ?__cl::Sized,
@@ -114,7 +60,7 @@ const _: () = {
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
             ) -> __cl::Option<&'__g __cl::Arc<ClassLock>>,
-        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<ClassLock>>::Guard>>
+        ) -> __cl::Res<__H::Out<<__W as __cl::WaitX<ClassLock>>::Guard, ClassLock>>
         where
             __cl::Exit: __cl::From<__W::Error>,
             __cl::Stop: __cl::From<__W::Error>,
@@ -124,43 +70,50 @@ const _: () = {
         {
             {
                 let __rec = ::chainlock::__private::RecOff;
-                let (__g2, __h2) = __cl::optimistic(
-                    __w,
-                    __rec,
-                    &__CL_LEVELS,
-                    &mut (stage0, stage1),
-                    |__p, __pin, (stage0, stage1)| {
-                        let __o0 = __p.root(root)?;
-                        __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
-                        let __next = __o0
-                            .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
-                        let __o1 = __p.child(__o0, __next, 1)?;
-                        __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
-                        let __next = __o1
-                            .check(__cl::found(stage1(__o1.data(), __pin), 2))?;
-                        let (__g2, __h2) = __cl::Steps(__w, __rec, &__CL_LEVELS)
-                            .x(__hold, __next, 2)?;
-                        __o1.validate()?;
-                        (&__cl::ClosedProbe(&*__g2, 2)).open()?;
-                        __cl::Ok((__g2, __h2))
-                    },
-                    |__p, __pin, (stage0, stage1)| {
-                        let __o0 = __p.root(root)?;
-                        __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
-                        let __next = __o0
-                            .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
-                        let __o1 = __p.child(__o0, __next, 1)?;
-                        __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
-                        let __next = __o1
-                            .check(__cl::found(stage1(__o1.data(), __pin), 2))?;
-                        let (__g2, __h2) = __cl::Steps(__w, __rec, &__CL_LEVELS)
-                            .x(__hold, __next, 2)?;
-                        __o1.validate()?;
-                        (&__cl::ClosedProbe(&*__g2, 2)).open()?;
-                        __cl::Ok((__g2, __h2))
-                    },
-                )?;
-                __cl::Ok(__hold.out(__g2, __h2))
+                __cl::Ok(
+                    __cl::optimistic(
+                        __w,
+                        __rec,
+                        &__CL_LEVELS,
+                        &mut (stage0, stage1),
+                        |__p, __pin, (stage0, stage1)| {
+                            let __o0 = __p.root(root)?;
+                            __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
+                            let __next = __o0
+                                .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
+                            let __o1 = __p.child(__o0, __next, 1)?;
+                            __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
+                            let __next = __o1
+                                .check(__cl::found(stage1(__o1.data(), __pin), 2))?;
+                            __cl::Steps(__w, __rec, &__CL_LEVELS)
+                                .x_end(
+                                    __hold,
+                                    __next,
+                                    2,
+                                    __o1,
+                                    |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
+                                )
+                        },
+                        |__p, __pin, (stage0, stage1)| {
+                            let __o0 = __p.root(root)?;
+                            __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
+                            let __next = __o0
+                                .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
+                            let __o1 = __p.child(__o0, __next, 1)?;
+                            __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
+                            let __next = __o1
+                                .check(__cl::found(stage1(__o1.data(), __pin), 2))?;
+                            __cl::Steps(__w, __rec, &__CL_LEVELS)
+                                .x_end(
+                                    __hold,
+                                    __next,
+                                    2,
+                                    __o1,
+                                    |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
+                                )
+                        },
+                    )?,
+                )
             }
         }
         ///Locks `Registry` (optimistic) → `Lecture` (optimistic) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released. The optimistic levels are read, not locked: their stages may run once per pass, their answers used once the level validates (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)).
@@ -364,29 +317,20 @@ const _: () = {
             __cl::KeyOf<RegistryLock, Registry, Lecture>: '__path,
             __cl::KeyOf<RegistryLock, Lecture, Class>: '__path,
         {
-            let handles = {
-                let __rec = ::chainlock::__private::RecOff;
-                __cl::find_leaves(
-                    paths,
-                    |(key0, key1)| {
-                        __cl::parent_released(
-                            self
-                                .__path(
-                                    __cl::Blocking,
-                                    __rec,
-                                    root,
-                                    __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
-                                    __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
-                                ),
-                        )
-                    },
-                )
-            }?;
-            let guards = __cl::lock_leaves(&handles, 2)?;
-            __cl::leaves_open(
-                guards,
+            __cl::leaves(
+                __cl::Blocking,
+                paths,
                 2,
-                |guard| (&__cl::ClosedProbe(&**guard, 2)).level_is_closed(),
+                |__w, (key0, key1)| {
+                    self.__descend(
+                        __w,
+                        __cl::Found,
+                        root,
+                        __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
+                        __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
+                    )
+                },
+                |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
             )
         }
         ///Locks the leaves at the end of several key paths of `Registry` (optimistic) → `Lecture` (optimistic) → `Class`, all or nothing, in one global order (so overlapping sets never deadlock), and returns their guards in the order of `paths`; a path absent or closed, or the deadline passing, is named by the [`LeavesExit`](::chainlock::chain::LeavesExit).
@@ -411,29 +355,20 @@ const _: () = {
             __cl::KeyOf<RegistryLock, Registry, Lecture>: '__path,
             __cl::KeyOf<RegistryLock, Lecture, Class>: '__path,
         {
-            let handles = {
-                let __rec = ::chainlock::__private::RecOff;
-                __cl::find_leaves(
-                    paths,
-                    |(key0, key1)| {
-                        __cl::parent_released(
-                            self
-                                .__path(
-                                    __cl::Deadline(deadline),
-                                    __rec,
-                                    root,
-                                    __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
-                                    __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
-                                ),
-                        )
-                    },
-                )
-            }?;
-            let guards = __cl::lock_leaves_until(&handles, 2, deadline)?;
-            __cl::leaves_open(
-                guards,
+            __cl::leaves(
+                __cl::Deadline(deadline),
+                paths,
                 2,
-                |guard| (&__cl::ClosedProbe(&**guard, 2)).level_is_closed(),
+                |__w, (key0, key1)| {
+                    self.__descend(
+                        __w,
+                        __cl::Found,
+                        root,
+                        __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
+                        __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
+                    )
+                },
+                |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
             )
         }
     }

@@ -110,15 +110,13 @@ pub(super) fn hand_over_hand(
 }
 
 /// The statements that take `level` (found in `__next`, or the root) with the steps `__s`,
-/// its hold as `taken_as` says, release its parent and check it is open. `is_async`: the async
-/// body's steps (an owned handle, awaited). `find`: run the parent's stage first (not where
-/// `__path` already found the lock).
+/// its hold as `taken_as` says (its parent's stage run first), release its parent and check
+/// it is open. `is_async`: the async body's steps (an owned handle, awaited).
 fn take_level(
     levels: &[LevelCode<'_>],
     level: &LevelCode<'_>,
     taken_as: &TokenStream,
     is_async: bool,
-    find: bool,
 ) -> TokenStream {
     let (guard, held, index) = (&level.guard, &level.held, literal(level.index));
     let borrowed = level.index + 1 < levels.len() && level.mode != Mode::Shared;
@@ -130,12 +128,10 @@ fn take_level(
         }
         (true, _) => quote!(__s.#step(#taken_as, __next, #index).await?),
         (false, 0) => quote!(__s.#step(#taken_as, root, #index)?),
-        (false, _) => quote!(__s.#step(#taken_as, &__next, #index)?),
+        (false, _) => quote!(__s.#step(#taken_as, __next, #index)?),
     };
     let parent = level.index.checked_sub(1).map(|parent| &levels[parent]);
-    let find = parent
-        .filter(|_| find)
-        .map(|parent| find_next(parent, level));
+    let find = parent.map(|parent| find_next(parent, level));
     let release = parent.map(|parent| {
         let (guard, held) = (&parent.guard, &parent.held);
         quote!(__cl::release(#guard, #held);)
@@ -189,86 +185,15 @@ fn body_signature(
     (params, bounds)
 }
 
-/// `__path`: the blocking body down to the leaf's parent, returning the parent's guard, its
-/// record and the leaf's lock (found, not taken): `__descend` takes the leaf from there,
-/// `lock_leaves` releases the parent and locks the leaves together. Chains of two or more
-/// levels; `__rec` (whether the call records) is its caller's.
-pub(super) fn path_method(vis: &TokenStream, levels: &[LevelCode<'_>]) -> TokenStream {
-    let (parents, leaf) = levels.split_at(levels.len() - 1);
-    let (parent, leaf) = (parents.last().expect("two or more levels"), &leaf[0]);
-    let generics = levels.iter().map(|level| &level.lock);
-    let optimistic = optimistic_levels(levels);
-    let (params, bounds) = body_signature(parents, levels, false);
-    let leaf_lock = &leaf.lock;
-    let stop = (optimistic > 0).then(|| quote!(__cl::Stop: __cl::From<__W::Error>,));
-    let (parent_guard, steps) = if optimistic == parents.len() {
-        // The leaf's parent is optimistic: the leaf's lock is found by a validated pass.
-        let passes = passes(levels, optimistic, None, &End::Find);
-        (
-            quote!(()),
-            quote! {
-                let __next = #passes?;
-                __cl::Ok(((), __cl::no_hold(), __next))
-            },
-        )
-    } else {
-        let (guard, held, wait, lock) = (
-            &parent.guard,
-            &parent.held,
-            parent.wait_trait(),
-            &parent.lock,
-        );
-        // The optimistic levels end holding the first locked one.
-        let start = (optimistic > 0).then(|| {
-            let first = &levels[optimistic];
-            let (guard, held) = (&first.guard, &first.held);
-            let borrowed = first.mode != Mode::Shared;
-            let guard_mut = borrowed.then(|| quote!(mut));
-            let passes = passes(levels, optimistic, None, &End::Take(quote!(__cl::Kept)));
-            quote!(let (#guard_mut #guard, #held) = #passes?;)
-        });
-        let locked = parents[optimistic..].iter().enumerate().map(|(at, level)| {
-            // The first locked level after optimistic ones is taken by the passes.
-            (optimistic == 0 || at > 0)
-                .then(|| take_level(levels, level, &quote!(__cl::Kept), false, true))
-        });
-        let find = find_next(parent, leaf);
-        (
-            quote!(<__W as #wait<#lock>>::Guard),
-            quote! {
-                let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
-                #start
-                #(#locked)*
-                #find
-                __cl::Ok((#guard, #held, __next))
-            },
-        )
-    };
-    quote! {
-        __cl::tracked! {
-            #[doc(hidden)]
-            #[inline]
-            #vis fn __path<__W: __cl::Wait, __R: __cl::Rec, #(#generics: ?__cl::Sized),*>(
-                &self, __w: __W, __rec: __R, #(#params),*
-            ) -> __cl::Res<(#parent_guard, __cl::Held, __cl::Arc<#leaf_lock>)>
-            where
-                __cl::Exit: __cl::From<__W::Error>,
-                #stop
-                #(#bounds,)*
-            {
-                #steps
-            }
-        }
-    }
-}
-
 /// The one body of a chain's blocking flavors (`__descend`, given the `Blocking` or
-/// `Deadline` strategy `__w`; through `__path` down to the leaf's parent) or of its async
-/// ones (`__descend_async`, given an optional `deadline`): hand over hand to the leaf. It
-/// asks the telemetry once whether the call records (`recording_branches!`). The leaf is
-/// taken as `__hold` says: `Unheld` for a `descend*`, which hands the guard out (the body
-/// returns it alone), `Kept` for a `run*`, which releases it where the telemetry sees it
-/// (the guard and its record). Hidden: the public methods are thin wrappers around it.
+/// `Deadline` strategy `__w`) or of its async ones (`__descend_async`, given an optional
+/// `deadline`): hand over hand to the leaf. It asks the telemetry once whether the call
+/// records (`recording_branches!`). The leaf is taken as `__hold` says: `Unheld` for a
+/// `descend*`, which hands the guard out (the body returns it alone), `Kept` for a `run*`,
+/// which releases it where the telemetry sees it (the guard and its record), and, blocking
+/// only, `Found` for `lock_leaves`, which only finds each leaf's lock (its parent released)
+/// and locks the leaves together (`__private::End`). Hidden: the public methods are thin
+/// wrappers around it.
 pub(super) fn body_method(
     vis: &TokenStream,
     levels: &[LevelCode<'_>],
@@ -276,63 +201,26 @@ pub(super) fn body_method(
 ) -> TokenStream {
     let leaf = levels.last().expect("validated: at least one level");
     let generics = levels.iter().map(|level| &level.lock);
-    let optimistic = optimistic_levels(levels);
-    // All but the leaf optimistic: the passes take the leaf themselves (no `__path`).
-    let passes_only = optimistic > 0 && optimistic == levels.len() - 1;
     let (params, bounds) = body_signature(levels, levels, is_async);
-    let stop = (optimistic > 0).then(|| quote!(__cl::Stop: __cl::From<__W::Error>,));
-    let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
-    let (flavor, steps) = if passes_only {
-        let passes = passes(levels, optimistic, None, &End::Take(quote!(__hold)));
-        (
-            Flavor::Blocking,
-            quote!(let (#leaf_guard, #leaf_held) = #passes?;),
-        )
-    } else if is_async {
+    if is_async {
         let steps = levels.iter().map(|level| {
             let hold = if level.index == leaf.index {
                 quote!(__hold)
             } else {
                 quote!(__cl::Kept)
             };
-            take_level(levels, level, &hold, true, true)
+            take_level(levels, level, &hold, true)
         });
-        (
+        let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
+        let body = recording_branches(
             Flavor::Async,
-            quote! {
+            Some(levels.len()),
+            &quote! {
                 let __s = __cl::AsyncSteps(__rec, deadline, &__CL_LEVELS);
                 #(#steps)*
+                __cl::Ok(__hold.out(#leaf_guard, #leaf_held))
             },
-        )
-    } else {
-        let path = (levels.len() > 1).then(|| {
-            let parent = &levels[levels.len() - 2];
-            let (guard, held) = (&parent.guard, &parent.held);
-            let stages = levels
-                .windows(2)
-                .map(|pair| format_ident!("stage{}", pair[0].index));
-            quote!(let (#guard, #held, __next) = self.__path(__w, __rec, root, #(#stages),*)?;)
-        });
-        // `__path` found the leaf's lock (`__next`).
-        let take_leaf = take_level(levels, leaf, &quote!(__hold), false, false);
-        (
-            Flavor::Blocking,
-            quote! {
-                #path
-                let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
-                #take_leaf
-            },
-        )
-    };
-    let body = recording_branches(
-        flavor,
-        Some(levels.len()),
-        &quote! {
-            #steps
-            __cl::Ok(__hold.out(#leaf_guard, #leaf_held))
-        },
-    );
-    if is_async {
+        );
         let leaf_type = leaf.guard_type(Flavor::Async);
         return quote! {
             #[doc(hidden)]
@@ -346,14 +234,58 @@ pub(super) fn body_method(
             }
         };
     }
+    let optimistic = optimistic_levels(levels);
+    let stop = (optimistic > 0).then(|| quote!(__cl::Stop: __cl::From<__W::Error>,));
+    let steps = if optimistic > 0 && optimistic == levels.len() - 1 {
+        // All but the leaf optimistic: the passes end with the leaf's step. Their answer
+        // through `?` (not returned as it is): a block layout with one jump less on the fast
+        // path (callgrind, `docs/benchmarks.md`).
+        let passes = passes(levels, optimistic, None, &End::Leaf);
+        quote!(__cl::Ok(#passes?))
+    } else {
+        // The optimistic levels end holding the first locked one.
+        let start = (optimistic > 0).then(|| {
+            let first = &levels[optimistic];
+            let (guard, held) = (&first.guard, &first.held);
+            let guard_mut = (first.mode != Mode::Shared).then(|| quote!(mut));
+            let passes = passes(levels, optimistic, None, &End::Take(quote!(__cl::Kept)));
+            quote!(let (#guard_mut #guard, #held) = #passes?;)
+        });
+        let parents = &levels[..levels.len() - 1];
+        let locked = parents[optimistic..].iter().enumerate().map(|(at, level)| {
+            // The first locked level after optimistic ones is taken by the passes.
+            (optimistic == 0 || at > 0)
+                .then(|| take_level(levels, level, &quote!(__cl::Kept), false))
+        });
+        let (find, handle, parent) = match parents.last() {
+            Some(parent) => {
+                let (guard, held) = (&parent.guard, &parent.held);
+                (
+                    Some(find_next(parent, leaf)),
+                    quote!(__next),
+                    quote!((#guard, #held)),
+                )
+            }
+            None => (None, quote!(root), quote!(())),
+        };
+        let (leaf_step, index) = (format_ident!("{}_end", leaf.step()), literal(leaf.index));
+        quote! {
+            let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
+            #start
+            #(#locked)*
+            #find
+            __s.#leaf_step(__hold, #handle, #index, #parent, |__g| (&__cl::ClosedProbe(&**__g, #index)).open())
+        }
+    };
+    let body = recording_branches(Flavor::Blocking, Some(levels.len()), &steps);
     let (wait, lock) = (leaf.wait_trait(), &leaf.lock);
     quote! {
         __cl::tracked! {
             #[doc(hidden)]
             #[inline]
-            #vis fn __descend<__W: __cl::Wait, __H: __cl::Hold, #(#generics: ?__cl::Sized),*>(
+            #vis fn __descend<__W: __cl::Wait, __H: __cl::End, #(#generics: ?__cl::Sized),*>(
                 &self, __w: __W, __hold: __H, #(#params),*
-            ) -> __cl::Res<__H::Out<<__W as #wait<#lock>>::Guard>>
+            ) -> __cl::Res<__H::Out<<__W as #wait<#lock>>::Guard, #lock>>
             where
                 __cl::Exit: __cl::From<__W::Error>,
                 #stop

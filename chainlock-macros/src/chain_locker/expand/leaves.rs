@@ -1,7 +1,7 @@
 //! `lock_leaves*`: several leaves of a chain by key path, all or nothing, in one global order.
 
 use super::super::validate::Mode;
-use super::flavor::{Flavor, recording_branches};
+use super::flavor::Flavor;
 use super::keys::{key_stages, keyed_levels, keys_signature};
 use super::literal;
 use super::{Docs, LevelCode, Signature, method_ident};
@@ -63,16 +63,10 @@ fn lock_leaves_method(
     let leaf = keyed.last().expect("two or more levels");
     let (leaf_lock, leaf_level) = (&leaf.lock, literal(leaf.index));
     let name = method_ident("lock_leaves", flavor);
-    let (lock_all, wait) = if flavor.has_deadline() {
-        (
-            quote!(__cl::lock_leaves_until(&handles, #leaf_level, deadline)),
-            quote!(__cl::Deadline(deadline)),
-        )
+    let wait = if flavor.has_deadline() {
+        quote!(__cl::Deadline(deadline))
     } else {
-        (
-            quote!(__cl::lock_leaves(&handles, #leaf_level)),
-            quote!(__cl::Blocking),
-        )
+        quote!(__cl::Blocking)
     };
     let root_lock = &levels[0].lock;
     let stages = key_stages(levels);
@@ -93,18 +87,6 @@ fn lock_leaves_method(
     } else {
         (quote!((#(&'__path #key_types),*)), quote!((#(#keys),*)))
     };
-    // Each leaf's lock, found hand over hand (`__path`), its parent released; `find_leaves`
-    // ends in a `Result` of its own (`LeavesExit`), given `?` outside. How many paths, and
-    // so acquisitions, is not known here.
-    let find_all = recording_branches(
-        flavor,
-        None,
-        &quote! {
-            __cl::find_leaves(paths, |#path_pattern| {
-                __cl::parent_released(self.__path(#wait, __rec, root, #(#stages),*))
-            })
-        },
-    );
     let mut params = params;
     params.truncate(params.len() - keys.len());
     let doc = format!(
@@ -126,9 +108,11 @@ fn lock_leaves_method(
             __P: __cl::IntoIterator<Item = #path_item>,
             #(#lifetime_bounds,)*
         {
-            let handles = #find_all?;
-            let guards = #lock_all?;
-            __cl::leaves_open(guards, #leaf_level, |guard| (&__cl::ClosedProbe(&**guard, #leaf_level)).level_is_closed())
+            // Each leaf's lock found by the body (its parent released), then the leaves
+            // locked together.
+            __cl::leaves(#wait, paths, #leaf_level, |__w, #path_pattern| {
+                self.__descend(__w, __cl::Found, root, #(#stages),*)
+            }, |__g| (&__cl::ClosedProbe(&**__g, #leaf_level)).level_is_closed())
         }
     }
 }

@@ -4,8 +4,8 @@
 //! async with deadline), a `descend*` method that returns the leaf's owned guard and a
 //! `run*` method that runs a last closure on the leaf. Those are thin wrappers: the
 //! descent itself is written once per kind of waiting (`fixed.rs`: `__descend`, given the
-//! runtime's `Blocking` or `Deadline` strategy, over `__path` down to the leaf's parent,
-//! which `lock_leaves` shares; `__descend_async`, given an optional deadline), the
+//! runtime's `Blocking` or `Deadline` strategy, which `lock_leaves` shares, its leaf only
+//! found; `__descend_async`, given an optional deadline), the
 //! straight-line hand-over-hand sequence a careful person writes by hand: lock level
 //! `i + 1` while level `i` is still held, only then release level `i`. The telemetry is
 //! asked once per call, in the body. Mixed chains (`mixed.rs`) keep a body per flavor.
@@ -18,7 +18,7 @@ mod mixed;
 mod optimistic;
 
 use super::validate::{Mode, Valid, ValidLevel, ValidLocker};
-use fixed::{body_method, descend_method, path_method, run_method};
+use fixed::{body_method, descend_method, run_method};
 use flavor::Flavor;
 use keys::keys_methods;
 use leaves::lock_leaves_methods;
@@ -58,8 +58,8 @@ pub(crate) fn carried(krate: &TokenStream, ident: &Ident, items: &TokenStream) -
     }
 }
 
-/// The locker struct and its methods: the blocking flavors always, the async ones inside
-/// `if_tokio!`, which keeps them only when chainlock's `tokio` feature is on.
+/// The locker struct and its methods, in one `impl`: the blocking flavors always, the async
+/// ones inside `if_tokio!`, which keeps them only when chainlock's `tokio` feature is on.
 pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStream {
     let ValidLocker {
         attrs, vis, ident, ..
@@ -76,16 +76,14 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
     let docs = Docs::new(krate, &levels);
     // One body per kind of waiting (blocking, async), the public methods thin wrappers.
     let methods = |flavors: &[Flavor]| -> TokenStream {
-        let is_async = flavors[0].is_async();
-        let path = (!is_async && levels.len() > 1).then(|| path_method(vis, &levels));
-        let body = body_method(vis, &levels, is_async);
+        let body = body_method(vis, &levels, flavors[0].is_async());
         let wrappers = flavors.iter().map(|flavor| {
             let descend = descend_method(vis, &levels, *flavor, &docs);
             let run = run_method(vis, &levels, *flavor);
             let keys = (levels.len() > 1).then(|| keys_methods(vis, &levels, *flavor, &docs));
             quote! { #descend #run #keys }
         });
-        quote! { #path #body #(#wrappers)* }
+        quote! { #body #(#wrappers)* }
     };
     let repeated = locker.levels.iter().position(|level| level.repeated);
     if let Some(repeated) = repeated {
@@ -103,14 +101,7 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
         TokenStream::new()
     } else {
         let methods = methods(&[Flavor::Async, Flavor::AsyncDeadline]);
-        quote! {
-            __cl::if_tokio! {
-                #allows
-                impl #ident {
-                    #methods
-                }
-            }
-        }
+        quote!(__cl::if_tokio! { #methods })
     };
     let lock_leaves = lock_leaves_methods(vis, &levels, &docs);
     let levels_static = levels_static(ident, &levels);
@@ -139,9 +130,8 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
 
                 #blocking
                 #lock_leaves
+                #asynchronous
             }
-
-            #asynchronous
         };
     }
 }

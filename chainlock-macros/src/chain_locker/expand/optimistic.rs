@@ -21,9 +21,10 @@ pub(super) enum End {
     /// It is taken (with the descent's strategy `__w`, its hold as the tokens say) before
     /// its optimistic parent validates: the passes give its guard and record.
     Take(TokenStream),
-    /// Its lock is only found (`lock_leaves`): the passes give its `Arc`, cloned once its
-    /// parent validated.
-    Find,
+    /// It is the leaf, taken (or only found) as the body's `__hold` says
+    /// (`__private::End`) by its step, which validates its optimistic parent: the passes give
+    /// the body's answer.
+    Leaf,
 }
 
 /// The level `index` as the descent numbers it (every `Exit`): its place in the declaration,
@@ -117,7 +118,14 @@ pub(super) fn passes(
                 __cl::Ok(#out)
             }
         }
-        End::Find => quote!(__cl::leaf_found(#parent, __next)),
+        End::Leaf => {
+            let leaf = &levels[optimistic];
+            let (step, at) = (format_ident!("{}_end", leaf.step()), at(leaf.index));
+            quote! {
+                __cl::Steps(__w, __rec, &__CL_LEVELS)
+                    .#step(__hold, __next, #at, #parent, |__g| (&__cl::ClosedProbe(&**__g, #at)).open())
+            }
+        }
     };
     // The optimistic levels' stages, lent to each pass in turn (the two bodies are two
     // closures, which cannot both borrow them).
