@@ -175,7 +175,8 @@ pub type LockOf<A, P, C> = <A as Link<P, C>>::Lock;
     note = "`#[derive(ChainNode)]` implements `Children<{C}>` for `{Self}` when a `#[chain(children)]` field holds the `{C}` locks; or descend with closures (`run`/`descend`)"
 )]
 pub trait ChildField<C: ?Sized> {
-    /// The field's container (a [`ChildContainer`], checked where the field is declared).
+    /// The field's container (a [`ChildContainer`](super::ChildContainer), checked where the
+    /// field is declared).
     type Container: ?Sized;
     /// The field.
     fn field(&self) -> &Self::Container;
