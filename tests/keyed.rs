@@ -176,7 +176,10 @@ fn a_timed_out_waiter_does_not_strand_the_next_one() {
     let held = locks.lock(9);
     let (got_tx, got_rx) = mpsc::channel();
     thread::scope(|s| {
-        let timed = s.spawn(|| locks.try_lock_for(9, Duration::from_millis(20)).is_some());
+        // Long enough that the second waiter queues behind it even on a loaded machine (a
+        // thread can take tens of milliseconds to start there): with 20 ms it sometimes timed
+        // out first, and the two never waited together.
+        let timed = s.spawn(|| locks.try_lock_for(9, Duration::from_secs(2)).is_some());
         until_waiting(&locks, &9, 1);
         s.spawn(|| {
             let _key = locks.lock(9);
