@@ -26,13 +26,15 @@ pub(crate) fn fallback(input: &Input, errors: &syn::Error, best: &Valid<'_>) -> 
         }
         Kind::Named(lockers) => {
             let defined = best.lockers.iter().zip(lockers).map(|(valid, locker)| {
-                let items = if valid.usable {
-                    expand::locker(&best.krate, valid)
+                if valid.usable {
+                    let items = expand::locker(&best.krate, valid);
+                    expand::carried(&best.krate, &locker.ident, &items)
                 } else {
+                    // Bare, without the carrier: its path may be what failed (no chainlock
+                    // crate found), and a bare struct has nothing to cascade.
                     let (attrs, vis, ident) = (&locker.attrs, &locker.vis, &locker.ident);
                     quote!(#(#attrs)* #vis struct #ident;)
-                };
-                expand::carried(&best.krate, &locker.ident, &items)
+                }
             });
             // One definition per name (the first): a name defined twice is itself one of the
             // errors.
