@@ -6,6 +6,13 @@
 //! `telemetry/hooks.rs`), so that generated code reaches chainlock through this one path
 //! and nothing here is reached by the rest of the crate.
 
+pub use crate::chain::acquire::{
+    exclusive, exclusive_async, exclusive_async_unheld, exclusive_unheld, exclusive_until,
+    exclusive_until_async, exclusive_until_async_unheld, exclusive_until_unheld, shared,
+    shared_async, shared_async_unheld, shared_unheld, shared_until, shared_until_async,
+    shared_until_async_unheld, shared_until_unheld, upgradable, upgradable_unheld,
+    upgradable_until, upgradable_until_unheld,
+};
 pub use crate::chain::exit::{Res, found, walk_exit};
 pub use crate::chain::leaves::{ExclusiveLeaf, LeafLocks, Leaves, leaves, no_exclusive_leaf};
 pub use crate::chain::link::{
@@ -26,12 +33,8 @@ pub use crate::chain::{
     UpgradableLock,
 };
 pub use crate::telemetry::hooks::{
-    Held, Level, Next, Off as RecOff, On as RecOn, Rec, exclusive, exclusive_async,
-    exclusive_async_unheld, exclusive_unheld, exclusive_until, exclusive_until_async,
-    exclusive_until_async_unheld, exclusive_until_unheld, hybrid, leaf, no_hold, out_of_line,
-    records, release, release_taken, restart, shared, shared_async, shared_async_unheld,
-    shared_unheld, shared_until, shared_until_async, shared_until_async_unheld,
-    shared_until_unheld, upgradable, upgradable_unheld, upgradable_until, upgradable_until_unheld,
+    Held, Level, Next, Off as RecOff, On as RecOn, Rec, hybrid, leaf, no_hold, out_of_line,
+    records, release, release_taken, restart,
 };
 #[cfg(not(loom))]
 pub use crate::walk::optimistic::repeated::repeat;

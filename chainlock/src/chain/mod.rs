@@ -5,6 +5,7 @@
 //!
 #![doc = include_str!("../../docs/chain.md")]
 
+pub(crate) mod acquire;
 mod children;
 mod epoch;
 pub(crate) mod exit;
@@ -28,5 +29,3 @@ pub use node::ChainNode;
 pub use optimistic::{MAX_RESTARTS, OptimisticLock};
 pub use pin::EpochGuard;
 pub use upgrade::{TimedUpgradableLock, Upgradable, UpgradableLock};
-
-pub(crate) use exit::in_time;

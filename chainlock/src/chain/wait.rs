@@ -4,13 +4,14 @@
 //! (`walk/steps.rs`), through [`Steps`]. The async body takes the deadline as an `Option`
 //! instead (its lock traits are the same with and without one): [`AsyncSteps`].
 //!
-//! Every step goes through the telemetry's per-level helpers (`telemetry/hooks.rs`); a
-//! strategy only picks which. Reached by generated code through `__private`.
+//! Every step goes through the per-level helpers of `acquire.rs` (the lock's own call, or
+//! the telemetry's shapes); a strategy only picks which. Reached by generated code through `__private`.
 #![expect(
     clippy::inline_always,
     reason = "the generated code's steps must inline into the caller to cost nothing"
 )]
 
+use super::acquire;
 use super::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
     TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
@@ -56,7 +57,7 @@ impl Wait for Deadline {
     }
 }
 
-/// Whether the telemetry follows the hold of a level (see `telemetry/hooks.rs`, the
+/// Whether the telemetry follows the hold of a level (see `acquire.rs`, the
 /// `_unheld` helpers): [`Kept`] for every level a descent releases itself, [`Unheld`] for
 /// the leaf a `descend*` hands to its caller.
 pub trait Hold: Copy {
@@ -177,9 +178,9 @@ macro_rules! strategies {
                 level: &'static Level,
             ) -> Result<(Self::Guard, Held), Infallible> {
                 Ok(if H::HELD {
-                    hooks::$held(rec, lock, level)
+                    acquire::$held(rec, lock, level)
                 } else {
-                    hooks::$unheld(rec, lock, level)
+                    acquire::$unheld(rec, lock, level)
                 })
             }
         }
@@ -198,9 +199,9 @@ macro_rules! strategies {
                 level: &'static Level,
             ) -> Result<(Self::Guard, Held), Exit> {
                 if H::HELD {
-                    hooks::$held_until(rec, lock, self.0, index, level)
+                    acquire::$held_until(rec, lock, self.0, index, level)
                 } else {
-                    hooks::$unheld_until(rec, lock, self.0, index, level)
+                    acquire::$unheld_until(rec, lock, self.0, index, level)
                 }
             }
         }
@@ -376,11 +377,11 @@ impl<R: Rec> AsyncSteps<R> {
     ) -> Result<(L::Guard, Held), Exit> {
         let (rec, level) = (self.0, &self.2[index]);
         match (self.1, H::HELD) {
-            (None, true) => Ok(hooks::exclusive_async(rec, lock, level).await),
-            (None, false) => Ok(hooks::exclusive_async_unheld(rec, lock, level).await),
-            (Some(at), true) => hooks::exclusive_until_async(rec, lock, at, index, level).await,
+            (None, true) => Ok(acquire::exclusive_async(rec, lock, level).await),
+            (None, false) => Ok(acquire::exclusive_async_unheld(rec, lock, level).await),
+            (Some(at), true) => acquire::exclusive_until_async(rec, lock, at, index, level).await,
             (Some(at), false) => {
-                hooks::exclusive_until_async_unheld(rec, lock, at, index, level).await
+                acquire::exclusive_until_async_unheld(rec, lock, at, index, level).await
             }
         }
     }
@@ -399,11 +400,11 @@ impl<R: Rec> AsyncSteps<R> {
     ) -> Result<(L::Guard, Held), Exit> {
         let (rec, level) = (self.0, &self.2[index]);
         match (self.1, H::HELD) {
-            (None, true) => Ok(hooks::shared_async(rec, lock, level).await),
-            (None, false) => Ok(hooks::shared_async_unheld(rec, lock, level).await),
-            (Some(at), true) => hooks::shared_until_async(rec, lock, at, index, level).await,
+            (None, true) => Ok(acquire::shared_async(rec, lock, level).await),
+            (None, false) => Ok(acquire::shared_async_unheld(rec, lock, level).await),
+            (Some(at), true) => acquire::shared_until_async(rec, lock, at, index, level).await,
             (Some(at), false) => {
-                hooks::shared_until_async_unheld(rec, lock, at, index, level).await
+                acquire::shared_until_async_unheld(rec, lock, at, index, level).await
             }
         }
     }

@@ -1,0 +1,117 @@
+//! One level of a generated locker ([`Level`]) and what the generated code does with a
+//! level's record besides taking its lock: a hybrid lock taken by an optimistic descent
+//! ([`hybrid`]), a pass thrown away there ([`restart`]), the hold's end ([`release`]) and the
+//! leaf handed out ([`leaf`]). The chain lockers take their levels' locks through
+//! `chain/acquire.rs`, which calls the shapes of `acquisition.rs` with a level's probe.
+#![expect(
+    clippy::inline_always,
+    reason = "the generated code's steps must inline into the caller to cost nothing"
+)]
+
+use super::acquisition::{address, observe_hybrid};
+use super::call::Rec;
+use super::restart::{Next, observe_restart};
+use crate::hybrid::Restart;
+use crate::telemetry::naming::{KeyRef, ProbeKind};
+use crate::telemetry::probe::{Attempt, Held, Probe};
+use std::sync::Arc;
+
+/// One level of a generated locker, as the telemetry names it (`LockName::Level`): a
+/// `static` of the generated code, one per level (zero-sized without the feature).
+pub struct Level {
+    probe: Probe,
+}
+
+impl Level {
+    /// Level `index` of the locker `locker`, whose node type is `name`.
+    #[must_use]
+    pub const fn new(locker: &'static str, index: usize, name: &'static str) -> Self {
+        Level {
+            probe: Probe::new(ProbeKind::Level {
+                locker,
+                level: index,
+                name,
+            }),
+        }
+    }
+
+    /// The level's probe, for the shapes of an acquisition (`chain/acquire.rs`).
+    #[inline(always)]
+    pub(crate) fn probe(&self) -> &Probe {
+        &self.probe
+    }
+
+    /// An acquisition of this level begins, at the caller's site.
+    #[inline(always)]
+    #[cfg_attr(feature = "telemetry", track_caller)]
+    pub(crate) fn begin(&self) -> Attempt<'_> {
+        self.probe.begin(KeyRef::None)
+    }
+}
+
+/// `observe_hybrid` at a level of a generated optimistic locker: its target, or a level of
+/// its pessimistic pass, the hybrid lock `lock` taken by `take` (tried first by `try_take` when sampled). The record
+/// goes with the guard (`HELD`), or the acquisition is counted without following the hold
+/// (the leaf a `descend*` hands out). With [`Off`](super::call::Off), `take` alone.
+///
+/// # Errors
+///
+/// [`Restart`] when `take` (or `try_take`) answers it: the version changed.
+#[inline(always)]
+#[cfg_attr(feature = "telemetry", track_caller)]
+pub fn hybrid<R: Rec, L: ?Sized, G, const HELD: bool>(
+    rec: R,
+    lock: &Arc<L>,
+    level: &'static Level,
+    try_take: impl FnOnce() -> Result<Option<G>, Restart>,
+    take: impl FnOnce() -> Result<Option<G>, Restart>,
+) -> Result<Option<(G, Held)>, Restart> {
+    if !R::ON {
+        return take().map(|taken| taken.map(|guard| (guard, Held::default())));
+    }
+    let lock = address(lock);
+    observe_hybrid::<G, HELD>(&level.probe, rec.site(), KeyRef::None, lock, try_take, take)
+}
+
+/// `observe_restart` at a level of a generated locker: its optimistic pass failed at
+/// `level` (a version read there changed, or a writer held it), and the descent goes on
+/// with `next`. The generated code calls it where the pass is thrown away, never on a read
+/// that validates. Counted into the level's `LockStats::restarts` (and, for
+/// [`Next::Pessimistic`], `fallbacks`), sampled as an acquisition is; without the
+/// `telemetry` feature, nothing (the call compiles away).
+///
+/// It takes no [`Rec`]: a restart asks the sampler itself, so that a call not recording its
+/// acquisitions still counts its restarts (else the restarts of the calls that skipped the
+/// sampler would be lost, and the estimate biased).
+#[inline(always)]
+pub fn restart(level: &'static Level, next: Next) {
+    observe_restart(&level.probe, KeyRef::None, next);
+}
+
+/// Releases a level the descent has passed: its record (the hold's end), then its guard.
+#[inline(always)]
+pub fn release<G>(guard: G, held: Held) {
+    held.released();
+    drop(guard);
+}
+
+/// [`release`] of the parent a mixed chain keeps until its walk's first step.
+#[inline(always)]
+pub fn release_taken<G>(parent: Option<(G, Held)>) {
+    if let Some((guard, held)) = parent {
+        release(guard, held);
+    }
+}
+
+/// An empty record, for `run*` to fill (generated code has no prelude: no `Default::default`).
+#[inline(always)]
+#[must_use]
+pub fn no_hold() -> Held {
+    Held::default()
+}
+
+/// The leaf's guard, handed to the caller (its record is an `_unheld` helper's: empty).
+#[inline(always)]
+pub fn leaf<G>(guard: G, _empty: Held) -> G {
+    guard
+}
