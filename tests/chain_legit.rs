@@ -1,7 +1,8 @@
 //! Legitimate programs the macros must accept, and what they do: the runtime crate under
 //! another name (`crate = "..."`), a `#![no_implicit_prelude]` module with user types named
 //! like prelude items, a child lock written as a type alias, a closed root, and level types
-//! named like the generated lock parameters and the expression form's locker.
+//! named like the generated lock parameters and the expression form's locker, lockers under
+//! `#[cfg(..)]`.
 
 extern crate chainlock as cl;
 
@@ -356,5 +357,34 @@ mod lock_parameter_names {
         assert_eq!(format!("{locker:?}"), "__ChainLocker");
         assert_eq!(locker.run(&root, |level| level.0), Ok(5));
         assert_eq!(format!("{:?}", chain_locker!(Lecture)), "ChainLocker");
+    }
+}
+
+/// Named lockers under `#[cfg(..)]`: one configured out vanishes, and two of one name under
+/// exclusive conditions are alternatives, the one configured in defined.
+mod configured {
+    use chainlock::chain_locker;
+    use chainlock::parking_lot::Mutex;
+    use std::sync::Arc;
+
+    pub(crate) struct Registry(pub(crate) u32);
+    pub(crate) struct Lecture(pub(crate) u32);
+
+    chain_locker! {
+        #[cfg(any())]
+        pub(crate) struct LectureLocker(Registry);
+        #[cfg(all())]
+        pub(crate) struct LectureLocker(Registry, Lecture);
+        #[cfg(not(all()))]
+        pub(crate) struct LectureLocker(Lecture);
+    }
+
+    #[test]
+    fn the_locker_configured_in_is_defined_and_runs() {
+        assert_eq!(LectureLocker::DEPTH, 2);
+        let lecture = Arc::new(Mutex::new(Lecture(7)));
+        let registry = Arc::new(Mutex::new(Registry(1)));
+        let got = LectureLocker.run(&registry, |r| (r.0 == 1).then(|| lecture.clone()), |l| l.0);
+        assert_eq!(got, Ok(7));
     }
 }

@@ -16,8 +16,10 @@ pub use crate::chain::acquire::{
 pub use crate::chain::exit::{Res, found, walk_exit};
 pub use crate::chain::leaves::{ExclusiveLeaf, LeafLocks, Leaves, leaves, no_exclusive_leaf};
 pub use crate::chain::link::{
-    ChildField, ChildLock, KeyOf, Link, LinkAS, LinkAX, LinkO, LinkRef, LinkS, LinkTS, LinkTU,
-    LinkTX, LinkU, LinkX, LockOf, assert_child_lock, key_mut, key_opt, key_ref, key_up,
+    AsyncExclusiveLink as LinkAX, AsyncSharedLink as LinkAS, ChildField, ChildLock,
+    ExclusiveLink as LinkX, KeyOf, Link, LinkRef, LockOf, OptimisticLink as LinkO,
+    SharedLink as LinkS, TimedExclusiveLink as LinkTX, TimedSharedLink as LinkTS,
+    TimedUpgradableLink as LinkTU, UpgradableLink as LinkU, key_mut, key_opt, key_ref, key_up,
 };
 pub use crate::chain::lock::{ASGuard, AXGuard, SGuard, XGuard};
 pub use crate::chain::node::{ClosedProbe, ProbeNode, ProbeOther};

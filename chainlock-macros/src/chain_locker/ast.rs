@@ -147,6 +147,26 @@ impl Parse for NamedLocker {
     }
 }
 
+/// The `#[cfg(..)]` attributes among a named locker's: what decides whether it exists. Put on
+/// the struct that carries its items too, so that a locker configured out vanishes whole, as
+/// an item would (its items refer to its name).
+pub(crate) fn cfgs(attrs: &[Attribute]) -> impl Iterator<Item = &Attribute> {
+    attrs.iter().filter(|attr| attr.path().is_ident("cfg"))
+}
+
+impl NamedLocker {
+    /// The locker's name and its `#[cfg(..)]` conditions as written: two lockers of one name
+    /// are one name defined twice when these are equal, and otherwise alternatives (`cfg(a)`,
+    /// `cfg(not(a))`) that rustc judges.
+    pub(crate) fn identity(&self) -> String {
+        let cfgs = cfgs(&self.attrs).map(|attr| quote::ToTokens::to_token_stream(attr).to_string());
+        std::iter::once(self.ident.to_string())
+            .chain(cfgs)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 /// `level, level, ...` with an optional trailing comma.
 fn parse_levels(input: ParseStream<'_>) -> syn::Result<Vec<Level>> {
     let levels = Punctuated::<Level, Token![,]>::parse_terminated(input)?;

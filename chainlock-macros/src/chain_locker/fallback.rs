@@ -28,7 +28,7 @@ pub(crate) fn fallback(input: &Input, errors: &syn::Error, best: &Valid<'_>) -> 
             let defined = best.lockers.iter().zip(lockers).map(|(valid, locker)| {
                 if valid.usable {
                     let items = expand::locker(&best.krate, valid);
-                    expand::carried(&best.krate, &locker.ident, &items)
+                    expand::carried(&best.krate, &locker.attrs, &locker.ident, &items)
                 } else {
                     // Bare, without the carrier: its path may be what failed (no chainlock
                     // crate found), and a bare struct has nothing to cascade.
@@ -36,14 +36,15 @@ pub(crate) fn fallback(input: &Input, errors: &syn::Error, best: &Valid<'_>) -> 
                     quote!(#(#attrs)* #vis struct #ident;)
                 }
             });
-            // One definition per name (the first): a name defined twice is itself one of the
-            // errors.
+            // One definition per name and `cfg` (the first): a name defined twice is itself
+            // one of the errors.
             let mut seen = Vec::new();
             let defined = defined
                 .zip(lockers)
                 .filter(|(_, locker)| {
-                    let first = !seen.contains(&&locker.ident);
-                    seen.push(&locker.ident);
+                    let identity = locker.identity();
+                    let first = !seen.contains(&identity);
+                    seen.push(identity);
                     first
                 })
                 .map(|(tokens, _)| tokens);

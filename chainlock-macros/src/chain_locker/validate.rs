@@ -107,11 +107,12 @@ pub(crate) fn validate(input: &Input) -> Result<Valid<'_>, (syn::Error, Valid<'_
             }]
         }
         Kind::Named(lockers) => {
-            let mut seen: Vec<&Ident> = Vec::new();
+            let mut seen: Vec<String> = Vec::new();
             lockers
                 .iter()
                 .map(|locker| {
-                    let duplicate = seen.contains(&&locker.ident);
+                    let identity = locker.identity();
+                    let duplicate = seen.contains(&identity);
                     if duplicate {
                         errors.push(syn::Error::new_spanned(
                             &locker.ident,
@@ -121,7 +122,7 @@ pub(crate) fn validate(input: &Input) -> Result<Valid<'_>, (syn::Error, Valid<'_
                             ),
                         ));
                     }
-                    seen.push(&locker.ident);
+                    seen.push(identity);
                     let (levels, usable) = validate_chain(&locker.chain, &mut errors);
                     ValidLocker {
                         attrs: &locker.attrs,

@@ -76,20 +76,21 @@ fn field_impl(node: &ValidNode<'_>, child: &ChildField<'_>) -> TokenStream {
         field.span(),
     );
     // Spanned at the field's type, so that a container without `ChildContainer`, or whose
-    // lock does not lock the child type, is reported there.
+    // lock does not lock the child type (`ChildField::Container`'s bound), is reported there.
+    // A `pub` node's private container is one error, at the associated type, and no warning
+    // per method: `field` names it `Self::Container`, and `field_ref`, which names it as
+    // written (`Self::Container` in its bound would be unknown to rustc, and one error more
+    // at each field, when two fields' impls conflict), allows the lints.
     let items = quote_spanned! {container.span()=>
         type Container = #container;
 
         #[inline]
-        fn field(&self) -> &#container {
-            #krate::__private::assert_child_lock::<
-                #child_ty,
-                <#container as #krate::__private::ChildContainer>::Lock,
-            >();
+        fn field(&self) -> &Self::Container {
             &self.#field
         }
 
         #[inline]
+        #[allow(private_interfaces, private_bounds)]
         fn field_ref<'__g, __Q: ?#krate::__private::Sized>(
             &'__g self,
             key: &__Q,

@@ -104,14 +104,39 @@ pub fn leaves<W: LeafLocks<L>, P, L: ExclusiveLock + ?Sized>(
     }
 }
 
-/// What the stand-in `lock_leaves` of a chain whose leaf is not exclusive requires of its
-/// `paths`: implemented by nothing, so that a call is one error in plain words.
+/// What `lock_leaves` requires of its paths on a chain whose leaf is not exclusive (`shared`
+/// or `upgradable`): implemented by nothing, so that such a call is one compiler error in
+/// plain words ("`lock_leaves` needs an exclusive leaf"). `lock_leaves` locks every leaf for
+/// writing: make the leaf level exclusive (drop its modifier), or lock the leaves one at a
+/// time with `run_keys`.
+///
+/// Sealed: it has no implementation, and none can be written.
+///
+/// # Examples
+///
+/// ```compile_fail
+/// use chainlock::chain_locker;
+/// use chainlock::parking_lot::RwLock;
+/// use std::sync::Arc;
+///
+/// struct Registry;
+/// struct Lecture;
+///
+/// let registry = Arc::new(RwLock::new(Registry));
+/// // error: `lock_leaves` needs an exclusive leaf: this chain's leaf `Lecture` is `shared` ..
+/// let _ = chain_locker!(Registry, shared Lecture).lock_leaves(&registry, [&0]);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`lock_leaves` needs an exclusive leaf: this chain's leaf `{Leaf}` is `shared` or `upgradable`",
     label = "`lock_leaves` locks several leaves for writing at once",
     note = "make the leaf level exclusive (drop its `shared`/`upgradable` modifier), or lock the leaves one at a time with `run_keys`"
 )]
-pub trait ExclusiveLeaf<Leaf: ?Sized> {}
+pub trait ExclusiveLeaf<Leaf: ?Sized>: sealed::Nothing {}
+
+mod sealed {
+    /// Implemented by nothing, and private: no `ExclusiveLeaf` impl can be written.
+    pub trait Nothing {}
+}
 
 /// The body of the stand-in `lock_leaves`: never called, its bound cannot hold.
 ///

@@ -21,6 +21,12 @@ pub(crate) mod wait;
 pub use children::{ChildContainer, Children, ChildrenBy, ChildrenRef, LookupBy, LookupRef};
 pub use epoch::{EpochMap, EpochVec};
 pub use exit::{Absence, Exit, LeavesExit};
+pub use leaves::ExclusiveLeaf;
+pub use link::{
+    AsyncExclusiveLink, AsyncSharedLink, ChildField, ChildLock, ExclusiveLink, Link, LinkRef,
+    OptimisticLink, SharedLink, TimedExclusiveLink, TimedSharedLink, TimedUpgradableLink,
+    UpgradableLink,
+};
 pub use lock::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, SharedLock, TimedExclusiveLock,
     TimedSharedLock,

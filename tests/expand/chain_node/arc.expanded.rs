@@ -14,16 +14,11 @@ const _: () = {
     impl ::chainlock::__private::ChildField<Class> for Lecture {
         type Container = Arc<tokio::sync::Mutex<Class>>;
         #[inline]
-        fn field(&self) -> &Arc<tokio::sync::Mutex<Class>> {
-            ::chainlock::__private::assert_child_lock::<
-                Class,
-                <Arc<
-                    tokio::sync::Mutex<Class>,
-                > as ::chainlock::__private::ChildContainer>::Lock,
-            >();
+        fn field(&self) -> &Self::Container {
             &self.class
         }
         #[inline]
+        #[allow(private_interfaces, private_bounds)]
         fn field_ref<'__g, __Q: ?::chainlock::__private::Sized>(
             &'__g self,
             key: &__Q,

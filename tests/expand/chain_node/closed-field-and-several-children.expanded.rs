@@ -26,14 +26,11 @@ const _: () = {
     impl ::chainlock::__private::ChildField<Class> for Lecture {
         type Container = Vec<Arc<Mutex<Class>>>;
         #[inline]
-        fn field(&self) -> &Vec<Arc<Mutex<Class>>> {
-            ::chainlock::__private::assert_child_lock::<
-                Class,
-                <Vec<Arc<Mutex<Class>>> as ::chainlock::__private::ChildContainer>::Lock,
-            >();
+        fn field(&self) -> &Self::Container {
             &self.classes
         }
         #[inline]
+        #[allow(private_interfaces, private_bounds)]
         fn field_ref<'__g, __Q: ?::chainlock::__private::Sized>(
             &'__g self,
             key: &__Q,
@@ -55,16 +52,11 @@ const _: () = {
     impl ::chainlock::__private::ChildField<Room> for Lecture {
         type Container = Option<Arc<Mutex<Room>>>;
         #[inline]
-        fn field(&self) -> &Option<Arc<Mutex<Room>>> {
-            ::chainlock::__private::assert_child_lock::<
-                Room,
-                <Option<
-                    Arc<Mutex<Room>>,
-                > as ::chainlock::__private::ChildContainer>::Lock,
-            >();
+        fn field(&self) -> &Self::Container {
             &self.room
         }
         #[inline]
+        #[allow(private_interfaces, private_bounds)]
         fn field_ref<'__g, __Q: ?::chainlock::__private::Sized>(
             &'__g self,
             key: &__Q,

@@ -23,14 +23,11 @@ const _: () = {
     impl ::chainlock::__private::ChildField<Class> for Lecture {
         type Container = Shelf;
         #[inline]
-        fn field(&self) -> &Shelf {
-            ::chainlock::__private::assert_child_lock::<
-                Class,
-                <Shelf as ::chainlock::__private::ChildContainer>::Lock,
-            >();
+        fn field(&self) -> &Self::Container {
             &self.classes
         }
         #[inline]
+        #[allow(private_interfaces, private_bounds)]
         fn field_ref<'__g, __Q: ?::chainlock::__private::Sized>(
             &'__g self,
             key: &__Q,

@@ -14,17 +14,11 @@ const _: () = {
     impl ::chainlock::__private::ChildField<Class> for Lecture {
         type Container = HashMap<u32, Arc<Mutex<Class>>>;
         #[inline]
-        fn field(&self) -> &HashMap<u32, Arc<Mutex<Class>>> {
-            ::chainlock::__private::assert_child_lock::<
-                Class,
-                <HashMap<
-                    u32,
-                    Arc<Mutex<Class>>,
-                > as ::chainlock::__private::ChildContainer>::Lock,
-            >();
+        fn field(&self) -> &Self::Container {
             &self.classes
         }
         #[inline]
+        #[allow(private_interfaces, private_bounds)]
         fn field_ref<'__g, __Q: ?::chainlock::__private::Sized>(
             &'__g self,
             key: &__Q,

@@ -39,7 +39,7 @@ pub(crate) fn expand(valid: &Valid<'_>) -> TokenStream {
     } else {
         let carried = lockers
             .zip(&valid.lockers)
-            .map(|(items, named)| carried(&valid.krate, &named.ident, &items));
+            .map(|(items, named)| carried(&valid.krate, named.attrs, &named.ident, &items));
         carried.collect()
     }
 }
@@ -48,11 +48,19 @@ pub(crate) fn expand(valid: &Valid<'_>) -> TokenStream {
 /// `#[__private::chain_locker_items(items)] struct Name;` expands to `items`. Where a struct
 /// cannot be (inside an `impl` or a trait), the carrier is one error, "struct is not
 /// supported in `trait`s or `impl`s", at the locker's name, and the items, never seen, add
-/// none of their own.
-pub(crate) fn carried(krate: &TokenStream, ident: &Ident, items: &TokenStream) -> TokenStream {
+/// none of their own. The locker's `#[cfg(..)]`s go on the carrier too: configured out, it
+/// vanishes whole.
+pub(crate) fn carried(
+    krate: &TokenStream,
+    attrs: &[syn::Attribute],
+    ident: &Ident,
+    items: &TokenStream,
+) -> TokenStream {
     let span = ident.span();
     let (keyword, semi) = (quote_spanned!(span=> struct), quote_spanned!(span=> ;));
+    let cfgs = super::ast::cfgs(attrs);
     quote! {
+        #(#cfgs)*
         #[#krate::__private::chain_locker_items(#items)]
         #keyword #ident #semi
     }
