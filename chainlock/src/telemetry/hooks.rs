@@ -9,8 +9,9 @@
 //!   [`observe_timed`] (giving up at a deadline), [`observe_try`] (not waiting),
 //!   [`observe_async`] (a future, waited if its first poll was pending),
 //!   `observe_async_tried` (a future that can be tried first: the distributed seam's),
-//!   [`observe_unskipped`] (the out-of-line path of the first two, for a lock that asked the
-//!   sampler itself), [`observe_hybrid`] (a hybrid lock, whose take may answer a restart);
+//!   [`observe_unskipped`] and [`observe_try_unskipped`] (the out-of-line paths of the
+//!   first three, for a lock that asked the sampler itself), [`observe_hybrid`] (a hybrid
+//!   lock, whose take may answer a restart);
 //! - `queued.rs`, [`observe_queued!`]: a lock that queues its own waiters (the engine's
 //!   registries, blocking, timed or tried);
 //! - `restart.rs`, [`observe_restart`]: an optimistic descent's pass thrown away, with what
@@ -48,12 +49,12 @@ pub(crate) use super::naming::{KeyRef, Label, ProbeKind};
 pub(crate) use super::probe::Attempt;
 pub use super::probe::Held;
 pub(crate) use super::probe::{KeyProbe, Probe};
-pub(crate) use super::sampling::Sampled;
 pub(crate) use super::state::recording;
 #[cfg(all(feature = "telemetry", feature = "distributed"))]
 pub(crate) use acquisition::observe_async_tried;
 pub(crate) use acquisition::{
-    address, observe, observe_async, observe_hybrid, observe_timed, observe_try, observe_unskipped,
+    address, observe, observe_async, observe_hybrid, observe_timed, observe_try,
+    observe_try_unskipped, observe_unskipped,
 };
 pub use call::{Off, On, Rec, out_of_line, records};
 pub use level::{Level, hybrid, leaf, no_hold, release, release_taken, restart};

@@ -1,8 +1,9 @@
 //! The shapes of one acquisition, every lock's way into the recording core: [`observe`]
 //! (blocking), [`observe_timed`] (giving up at a deadline), [`observe_try`] (not waiting),
-//! [`observe_unskipped`] (the out-of-line path of the first two, for a lock that asked the
-//! sampler itself), [`observe_async`] (a future, waited if its first poll was pending),
-//! `observe_async_tried` (a future that can be tried first: the distributed seam's) and
+//! [`observe_async`] (a future, waited if its first poll was pending),
+//! `observe_async_tried` (a future that can be tried first: the distributed seam's),
+//! [`observe_unskipped`] and [`observe_try_unskipped`] (the out-of-line paths of the first
+//! three, for a lock that asked the sampler itself) and
 //! [`observe_hybrid`] (a hybrid lock, whose take may answer [`Restart`]).
 #![expect(
     clippy::inline_always,
@@ -87,9 +88,9 @@ pub(crate) fn observe_timed<G, const HELD: bool>(
     observe_unskipped::<G, HELD>(probe, key, site, lock, try_lock, wait)
 }
 
-/// The path of [`observe`] and [`observe_timed`] (and of a stripe's wait) for an
-/// acquisition the sampler did not skip: if sampled, the try comes before the record is
-/// made (see [`Probe::is_sampled`]); if not, `wait` alone.
+/// The path of [`observe`] and [`observe_timed`] for an acquisition the sampler did not
+/// skip (and of a lock that asked the sampler itself): if sampled, the try comes before the record is made (see [`Probe::is_sampled`]);
+/// if not, `wait` alone.
 #[cold]
 #[inline(never)]
 pub(crate) fn observe_unskipped<G, const HELD: bool>(
@@ -129,10 +130,11 @@ pub(crate) fn observe_try<G, const HELD: bool>(
     observe_try_unskipped::<G, HELD>(probe, key, site, lock, try_lock)
 }
 
-/// The path of [`observe_try`] for an acquisition the sampler did not skip.
+/// The path of [`observe_try`] for an acquisition the sampler did not skip (and of a lock
+/// that asked the sampler itself).
 #[cold]
 #[inline(never)]
-fn observe_try_unskipped<G, const HELD: bool>(
+pub(crate) fn observe_try_unskipped<G, const HELD: bool>(
     probe: &Probe,
     key: KeyRef<'_>,
     site: &'static Location<'static>,
