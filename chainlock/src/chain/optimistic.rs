@@ -433,7 +433,7 @@ fn bounded<W: Wait, R: Rec, S, T>(
 /// is taken (or, `lock_leaves`, once its lock is found).
 impl<T: ?Sized, K: Kind> Parent<Stop> for Seen<'_, T, K> {
     #[inline(always)]
-    fn let_go(self) -> Result<(), Stop> {
+    fn let_go<R: Rec>(self, _: R) -> Result<(), Stop> {
         self.validate()
     }
 }

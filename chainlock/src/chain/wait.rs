@@ -222,6 +222,12 @@ strategies!(WaitU: UpgradableLock, TimedUpgradableLock, Upgradable<L>;
 pub struct Steps<W, R>(pub W, pub R, pub &'static [Level]);
 
 impl<W: Wait, R: Rec> Steps<W, R> {
+    /// Releases a level the descent has passed (see [`hooks::release_as`]).
+    #[inline(always)]
+    pub fn release<G>(self, guard: G, held: Held) {
+        hooks::release_as(self.1, guard, held);
+    }
+
     /// Takes `lock`, level `index`, exclusively.
     ///
     /// # Errors
@@ -363,6 +369,12 @@ impl<W: Wait, R: Rec> Steps<W, R> {
 pub struct AsyncSteps<R>(pub R, pub Option<Instant>, pub &'static [Level]);
 
 impl<R: Rec> AsyncSteps<R> {
+    /// Releases a level the descent has passed (see [`hooks::release_as`]).
+    #[inline(always)]
+    pub fn release<G>(&self, guard: G, held: Held) {
+        hooks::release_as(self.0, guard, held);
+    }
+
     /// Takes `lock`, level `index`, exclusively: until granted, or until the deadline.
     ///
     /// # Errors
@@ -497,20 +509,20 @@ pub trait Parent<E> {
     /// # Errors
     ///
     /// An optimistic parent's restart.
-    fn let_go(self) -> Result<(), E>;
+    fn let_go<R: Rec>(self, rec: R) -> Result<(), E>;
 }
 
 impl<G, E> Parent<E> for (G, Held) {
     #[inline(always)]
-    fn let_go(self) -> Result<(), E> {
-        hooks::release(self.0, self.1);
+    fn let_go<R: Rec>(self, rec: R) -> Result<(), E> {
+        hooks::release_as(rec, self.0, self.1);
         Ok(())
     }
 }
 
 impl<E> Parent<E> for () {
     #[inline(always)]
-    fn let_go(self) -> Result<(), E> {
+    fn let_go<R: Rec>(self, _: R) -> Result<(), E> {
         Ok(())
     }
 }
@@ -574,11 +586,11 @@ macro_rules! leaf_steps {
                 W: $wait<L>,
             {
                 if !H::TAKES {
-                    parent.let_go()?;
+                    parent.let_go(self.1)?;
                     return Ok(H::found(lock.owned()));
                 }
                 let (guard, held) = self.$step(end.hold(), lock.lock(), index)?;
-                parent.let_go()?;
+                parent.let_go(self.1)?;
                 open(&guard)?;
                 Ok(H::taken(guard, held))
             }

@@ -36,8 +36,14 @@ const _: () = {
         pub const DEPTH: usize = 1usize;
         #[doc(hidden)]
         #[inline]
-        pub fn __descend<__W: __cl::Wait, __H: __cl::End, RegistryLock: ?__cl::Sized>(
+        pub fn __descend<
+            __Rc: __cl::Rec,
+            __W: __cl::Wait,
+            __H: __cl::End,
+            RegistryLock: ?__cl::Sized,
+        >(
             &self,
+            __rec: __Rc,
             __w: __W,
             __hold: __H,
             root: &__cl::Arc<RegistryLock>,
@@ -46,17 +52,8 @@ const _: () = {
             __cl::Exit: __cl::From<__W::Error>,
             __W: __cl::WaitX<RegistryLock, Target = Registry>,
         {
-            {
-                let __rec = ::chainlock::__private::RecOff;
-                let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
-                __s.x_end(
-                    __hold,
-                    root,
-                    0,
-                    (),
-                    |__g| (&__cl::ClosedProbe(&**__g, 0)).open(),
-                )
-            }
+            let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
+            __s.x_end(__hold, root, 0, (), |__g| (&__cl::ClosedProbe(&**__g, 0)).open())
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
         #[inline]
@@ -67,7 +64,10 @@ const _: () = {
         where
             RegistryLock: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            self.__descend(__cl::Blocking, __cl::Unheld, root)
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                self.__descend(__rec, __cl::Blocking, __cl::Unheld, root)
+            }
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
@@ -79,8 +79,12 @@ const _: () = {
         where
             RegistryLock: __cl::ExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (mut __g0, __h0) = self.__descend(__cl::Blocking, __cl::Kept, root)?;
-            __cl::Ok(leaf(&mut *__g0))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let (mut __g0, __h0) = self
+                    .__descend(__rec, __cl::Blocking, __cl::Kept, root)?;
+                __cl::Ok(leaf(&mut *__g0))
+            }
         }
         ///Locks `Registry` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released.
         #[inline]
@@ -92,7 +96,10 @@ const _: () = {
         where
             RegistryLock: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            self.__descend(__cl::Deadline(deadline), __cl::Unheld, root)
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                self.__descend(__rec, __cl::Deadline(deadline), __cl::Unheld, root)
+            }
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
@@ -105,9 +112,12 @@ const _: () = {
         where
             RegistryLock: __cl::TimedExclusiveLock<Target = Registry> + ?__cl::Sized,
         {
-            let (mut __g0, __h0) = self
-                .__descend(__cl::Deadline(deadline), __cl::Kept, root)?;
-            __cl::Ok(leaf(&mut *__g0))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let (mut __g0, __h0) = self
+                    .__descend(__rec, __cl::Deadline(deadline), __cl::Kept, root)?;
+                __cl::Ok(leaf(&mut *__g0))
+            }
         }
         #[doc(hidden)]
         pub async fn __descend_async<__H: __cl::Hold, RegistryLock: ?__cl::Sized>(

@@ -43,6 +43,7 @@ fn main() {
                 #[doc(hidden)]
                 #[inline]
                 fn __descend<
+                    __Rc: __cl::Rec,
                     __W: __cl::Wait,
                     __H: __cl::End,
                     RegistryLock: ?__cl::Sized,
@@ -50,6 +51,7 @@ fn main() {
                     ClassLock: ?__cl::Sized,
                 >(
                     &self,
+                    __rec: __Rc,
                     __w: __W,
                     __hold: __H,
                     root: &__cl::Arc<RegistryLock>,
@@ -68,24 +70,21 @@ fn main() {
                     __W: __cl::WaitS<LectureLock, Target = Lecture>,
                     __W: __cl::WaitX<ClassLock, Target = Class>,
                 {
-                    {
-                        let __rec = ::chainlock::__private::RecOff;
-                        let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
-                        let (__g0, __h0) = __s.s(__cl::Kept, root, 0)?;
-                        (&__cl::ClosedProbe(&*__g0, 0)).open()?;
-                        let __next = __cl::found(stage0(&*__g0), 1)?;
-                        let (__g1, __h1) = __s.s(__cl::Kept, __next, 1)?;
-                        __cl::release(__g0, __h0);
-                        (&__cl::ClosedProbe(&*__g1, 1)).open()?;
-                        let __next = __cl::found(stage1(&*__g1), 2)?;
-                        __s.x_end(
-                            __hold,
-                            __next,
-                            2,
-                            (__g1, __h1),
-                            |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
-                        )
-                    }
+                    let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
+                    let (__g0, __h0) = __s.s(__cl::Kept, root, 0)?;
+                    (&__cl::ClosedProbe(&*__g0, 0)).open()?;
+                    let __next = __cl::found(stage0(&*__g0), 1)?;
+                    let (__g1, __h1) = __s.s(__cl::Kept, __next, 1)?;
+                    __s.release(__g0, __h0);
+                    (&__cl::ClosedProbe(&*__g1, 1)).open()?;
+                    let __next = __cl::found(stage1(&*__g1), 2)?;
+                    __s.x_end(
+                        __hold,
+                        __next,
+                        2,
+                        (__g1, __h1),
+                        |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
+                    )
                 }
                 ///Locks `Registry` (shared) → `Lecture` (shared) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
                 #[inline]
@@ -104,7 +103,17 @@ fn main() {
                     LectureLock: __cl::SharedLock<Target = Lecture> + ?__cl::Sized,
                     ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    self.__descend(__cl::Blocking, __cl::Unheld, root, stage0, stage1)
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        self.__descend(
+                            __rec,
+                            __cl::Blocking,
+                            __cl::Unheld,
+                            root,
+                            stage0,
+                            stage1,
+                        )
+                    }
                 }
                 ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
                 #[inline]
@@ -124,9 +133,19 @@ fn main() {
                     LectureLock: __cl::SharedLock<Target = Lecture> + ?__cl::Sized,
                     ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let (mut __g2, __h2) = self
-                        .__descend(__cl::Blocking, __cl::Kept, root, stage0, stage1)?;
-                    __cl::Ok(leaf(&mut *__g2))
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let (mut __g2, __h2) = self
+                            .__descend(
+                                __rec,
+                                __cl::Blocking,
+                                __cl::Kept,
+                                root,
+                                stage0,
+                                stage1,
+                            )?;
+                        __cl::Ok(leaf(&mut *__g2))
+                    }
                 }
                 ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 fn descend_keys<RegistryLock>(
@@ -185,13 +204,17 @@ fn main() {
                     LectureLock: __cl::TimedSharedLock<Target = Lecture> + ?__cl::Sized,
                     ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    self.__descend(
-                        __cl::Deadline(deadline),
-                        __cl::Unheld,
-                        root,
-                        stage0,
-                        stage1,
-                    )
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        self.__descend(
+                            __rec,
+                            __cl::Deadline(deadline),
+                            __cl::Unheld,
+                            root,
+                            stage0,
+                            stage1,
+                        )
+                    }
                 }
                 ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
                 #[inline]
@@ -213,15 +236,19 @@ fn main() {
                     LectureLock: __cl::TimedSharedLock<Target = Lecture> + ?__cl::Sized,
                     ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
                 {
-                    let (mut __g2, __h2) = self
-                        .__descend(
-                            __cl::Deadline(deadline),
-                            __cl::Kept,
-                            root,
-                            stage0,
-                            stage1,
-                        )?;
-                    __cl::Ok(leaf(&mut *__g2))
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        let (mut __g2, __h2) = self
+                            .__descend(
+                                __rec,
+                                __cl::Deadline(deadline),
+                                __cl::Kept,
+                                root,
+                                stage0,
+                                stage1,
+                            )?;
+                        __cl::Ok(leaf(&mut *__g2))
+                    }
                 }
                 ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
                 fn descend_keys_until<RegistryLock>(
@@ -293,13 +320,17 @@ fn main() {
                         paths,
                         2,
                         |__w, (key0, key1)| {
-                            self.__descend(
-                                __w,
-                                __cl::Found,
-                                root,
-                                __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
-                                __cl::key_ref::<RegistryLock, Lecture, Class>(key1),
-                            )
+                            {
+                                let __rec = ::chainlock::__private::RecOff;
+                                self.__descend(
+                                    __rec,
+                                    __w,
+                                    __cl::Found,
+                                    root,
+                                    __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
+                                    __cl::key_ref::<RegistryLock, Lecture, Class>(key1),
+                                )
+                            }
                         },
                         |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
                     )
@@ -332,13 +363,17 @@ fn main() {
                         paths,
                         2,
                         |__w, (key0, key1)| {
-                            self.__descend(
-                                __w,
-                                __cl::Found,
-                                root,
-                                __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
-                                __cl::key_ref::<RegistryLock, Lecture, Class>(key1),
-                            )
+                            {
+                                let __rec = ::chainlock::__private::RecOff;
+                                self.__descend(
+                                    __rec,
+                                    __w,
+                                    __cl::Found,
+                                    root,
+                                    __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
+                                    __cl::key_ref::<RegistryLock, Lecture, Class>(key1),
+                                )
+                            }
                         },
                         |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
                     )
@@ -375,11 +410,11 @@ fn main() {
                         (&__cl::ClosedProbe(&*__g0, 0)).open()?;
                         let __next = __cl::found(stage0(&*__g0), 1)?;
                         let (__g1, __h1) = __s.s(__cl::Kept, __next, 1).await?;
-                        __cl::release(__g0, __h0);
+                        __s.release(__g0, __h0);
                         (&__cl::ClosedProbe(&*__g1, 1)).open()?;
                         let __next = __cl::found(stage1(&*__g1), 2)?;
                         let (__g2, __h2) = __s.x(__hold, __next, 2).await?;
-                        __cl::release(__g1, __h1);
+                        __s.release(__g1, __h1);
                         (&__cl::ClosedProbe(&*__g2, 2)).open()?;
                         __cl::Ok(__hold.out(__g2, __h2))
                     }

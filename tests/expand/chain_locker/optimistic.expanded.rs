@@ -42,6 +42,7 @@ const _: () = {
         #[doc(hidden)]
         #[inline]
         fn __descend<
+            __Rc: __cl::Rec,
             __W: __cl::Wait,
             __H: __cl::End,
             RegistryLock: ?__cl::Sized,
@@ -49,6 +50,7 @@ const _: () = {
             ClassLock: ?__cl::Sized,
         >(
             &self,
+            __rec: __Rc,
             __w: __W,
             __hold: __H,
             root: &__cl::Arc<RegistryLock>,
@@ -68,53 +70,50 @@ const _: () = {
             LectureLock: __cl::OptimisticLock<Target = Lecture>,
             __W: __cl::WaitX<ClassLock, Target = Class>,
         {
-            {
-                let __rec = ::chainlock::__private::RecOff;
-                __cl::Ok(
-                    __cl::optimistic(
-                        __w,
-                        __rec,
-                        &__CL_LEVELS,
-                        &mut (stage0, stage1),
-                        |__p, __pin, (stage0, stage1)| {
-                            let __o0 = __p.root(root)?;
-                            __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
-                            let __next = __o0
-                                .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
-                            let __o1 = __p.child(__o0, __next, 1)?;
-                            __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
-                            let __next = __o1
-                                .check(__cl::found(stage1(__o1.data(), __pin), 2))?;
-                            __cl::Steps(__w, __rec, &__CL_LEVELS)
-                                .x_end(
-                                    __hold,
-                                    __next,
-                                    2,
-                                    __o1,
-                                    |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
-                                )
-                        },
-                        |__p, __pin, (stage0, stage1)| {
-                            let __o0 = __p.root(root)?;
-                            __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
-                            let __next = __o0
-                                .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
-                            let __o1 = __p.child(__o0, __next, 1)?;
-                            __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
-                            let __next = __o1
-                                .check(__cl::found(stage1(__o1.data(), __pin), 2))?;
-                            __cl::Steps(__w, __rec, &__CL_LEVELS)
-                                .x_end(
-                                    __hold,
-                                    __next,
-                                    2,
-                                    __o1,
-                                    |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
-                                )
-                        },
-                    )?,
-                )
-            }
+            __cl::Ok(
+                __cl::optimistic(
+                    __w,
+                    __rec,
+                    &__CL_LEVELS,
+                    &mut (stage0, stage1),
+                    |__p, __pin, (stage0, stage1)| {
+                        let __o0 = __p.root(root)?;
+                        __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
+                        let __next = __o0
+                            .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
+                        let __o1 = __p.child(__o0, __next, 1)?;
+                        __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
+                        let __next = __o1
+                            .check(__cl::found(stage1(__o1.data(), __pin), 2))?;
+                        __cl::Steps(__w, __rec, &__CL_LEVELS)
+                            .x_end(
+                                __hold,
+                                __next,
+                                2,
+                                __o1,
+                                |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
+                            )
+                    },
+                    |__p, __pin, (stage0, stage1)| {
+                        let __o0 = __p.root(root)?;
+                        __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
+                        let __next = __o0
+                            .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
+                        let __o1 = __p.child(__o0, __next, 1)?;
+                        __o1.check((&__cl::ClosedProbe(__o1.data(), 1)).open())?;
+                        let __next = __o1
+                            .check(__cl::found(stage1(__o1.data(), __pin), 2))?;
+                        __cl::Steps(__w, __rec, &__CL_LEVELS)
+                            .x_end(
+                                __hold,
+                                __next,
+                                2,
+                                __o1,
+                                |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
+                            )
+                    },
+                )?,
+            )
         }
         ///Locks `Registry` (optimistic) → `Lecture` (optimistic) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released. The optimistic levels are read, not locked: their stages may run once per pass, their answers used once the level validates (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)).
         #[inline]
@@ -135,7 +134,10 @@ const _: () = {
             LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            self.__descend(__cl::Blocking, __cl::Unheld, root, stage0, stage1)
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                self.__descend(__rec, __cl::Blocking, __cl::Unheld, root, stage0, stage1)
+            }
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
@@ -157,9 +159,12 @@ const _: () = {
             LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let (mut __g2, __h2) = self
-                .__descend(__cl::Blocking, __cl::Kept, root, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__g2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let (mut __g2, __h2) = self
+                    .__descend(__rec, __cl::Blocking, __cl::Kept, root, stage0, stage1)?;
+                __cl::Ok(leaf(&mut *__g2))
+            }
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys<RegistryLock>(
@@ -223,7 +228,17 @@ const _: () = {
             LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            self.__descend(__cl::Deadline(deadline), __cl::Unheld, root, stage0, stage1)
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                self.__descend(
+                    __rec,
+                    __cl::Deadline(deadline),
+                    __cl::Unheld,
+                    root,
+                    stage0,
+                    stage1,
+                )
+            }
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
@@ -246,9 +261,19 @@ const _: () = {
             LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let (mut __g2, __h2) = self
-                .__descend(__cl::Deadline(deadline), __cl::Kept, root, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__g2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let (mut __g2, __h2) = self
+                    .__descend(
+                        __rec,
+                        __cl::Deadline(deadline),
+                        __cl::Kept,
+                        root,
+                        stage0,
+                        stage1,
+                    )?;
+                __cl::Ok(leaf(&mut *__g2))
+            }
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys_until<RegistryLock>(
@@ -322,13 +347,17 @@ const _: () = {
                 paths,
                 2,
                 |__w, (key0, key1)| {
-                    self.__descend(
-                        __w,
-                        __cl::Found,
-                        root,
-                        __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
-                        __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
-                    )
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        self.__descend(
+                            __rec,
+                            __w,
+                            __cl::Found,
+                            root,
+                            __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
+                            __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
+                        )
+                    }
                 },
                 |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
             )
@@ -360,13 +389,17 @@ const _: () = {
                 paths,
                 2,
                 |__w, (key0, key1)| {
-                    self.__descend(
-                        __w,
-                        __cl::Found,
-                        root,
-                        __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
-                        __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
-                    )
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        self.__descend(
+                            __rec,
+                            __w,
+                            __cl::Found,
+                            root,
+                            __cl::key_opt::<RegistryLock, Registry, Lecture>(key0),
+                            __cl::key_opt::<RegistryLock, Lecture, Class>(key1),
+                        )
+                    }
                 },
                 |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
             )

@@ -42,6 +42,7 @@ const _: () = {
         #[doc(hidden)]
         #[inline]
         fn __descend<
+            __Rc: __cl::Rec,
             __W: __cl::Wait,
             __H: __cl::End,
             DirLock: ?__cl::Sized,
@@ -49,6 +50,7 @@ const _: () = {
             DirLock2: ?__cl::Sized,
         >(
             &self,
+            __rec: __Rc,
             __w: __W,
             __hold: __H,
             root: &__cl::Arc<DirLock>,
@@ -61,24 +63,21 @@ const _: () = {
             __W: __cl::WaitS<DLock, Target = D>,
             __W: __cl::WaitX<DirLock2, Target = Dir>,
         {
-            {
-                let __rec = ::chainlock::__private::RecOff;
-                let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
-                let (__g0, __h0) = __s.s(__cl::Kept, root, 0)?;
-                (&__cl::ClosedProbe(&*__g0, 0)).open()?;
-                let __next = __cl::found(stage0(&*__g0), 1)?;
-                let (__g1, __h1) = __s.s(__cl::Kept, __next, 1)?;
-                __cl::release(__g0, __h0);
-                (&__cl::ClosedProbe(&*__g1, 1)).open()?;
-                let __next = __cl::found(stage1(&*__g1), 2)?;
-                __s.x_end(
-                    __hold,
-                    __next,
-                    2,
-                    (__g1, __h1),
-                    |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
-                )
-            }
+            let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
+            let (__g0, __h0) = __s.s(__cl::Kept, root, 0)?;
+            (&__cl::ClosedProbe(&*__g0, 0)).open()?;
+            let __next = __cl::found(stage0(&*__g0), 1)?;
+            let (__g1, __h1) = __s.s(__cl::Kept, __next, 1)?;
+            __s.release(__g0, __h0);
+            (&__cl::ClosedProbe(&*__g1, 1)).open()?;
+            let __next = __cl::found(stage1(&*__g1), 2)?;
+            __s.x_end(
+                __hold,
+                __next,
+                2,
+                (__g1, __h1),
+                |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
+            )
         }
         ///Locks `Dir` (shared) → `D` (shared) → `Dir` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
         #[inline]
@@ -93,7 +92,10 @@ const _: () = {
             DLock: __cl::SharedLock<Target = D> + ?__cl::Sized,
             DirLock2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            self.__descend(__cl::Blocking, __cl::Unheld, root, stage0, stage1)
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                self.__descend(__rec, __cl::Blocking, __cl::Unheld, root, stage0, stage1)
+            }
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
@@ -109,9 +111,12 @@ const _: () = {
             DLock: __cl::SharedLock<Target = D> + ?__cl::Sized,
             DirLock2: __cl::ExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let (mut __g2, __h2) = self
-                .__descend(__cl::Blocking, __cl::Kept, root, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__g2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let (mut __g2, __h2) = self
+                    .__descend(__rec, __cl::Blocking, __cl::Kept, root, stage0, stage1)?;
+                __cl::Ok(leaf(&mut *__g2))
+            }
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys<DirLock>(
@@ -165,7 +170,17 @@ const _: () = {
             DLock: __cl::TimedSharedLock<Target = D> + ?__cl::Sized,
             DirLock2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            self.__descend(__cl::Deadline(deadline), __cl::Unheld, root, stage0, stage1)
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                self.__descend(
+                    __rec,
+                    __cl::Deadline(deadline),
+                    __cl::Unheld,
+                    root,
+                    stage0,
+                    stage1,
+                )
+            }
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
@@ -182,9 +197,19 @@ const _: () = {
             DLock: __cl::TimedSharedLock<Target = D> + ?__cl::Sized,
             DirLock2: __cl::TimedExclusiveLock<Target = Dir> + ?__cl::Sized,
         {
-            let (mut __g2, __h2) = self
-                .__descend(__cl::Deadline(deadline), __cl::Kept, root, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__g2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let (mut __g2, __h2) = self
+                    .__descend(
+                        __rec,
+                        __cl::Deadline(deadline),
+                        __cl::Kept,
+                        root,
+                        stage0,
+                        stage1,
+                    )?;
+                __cl::Ok(leaf(&mut *__g2))
+            }
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys_until<DirLock>(
@@ -252,13 +277,17 @@ const _: () = {
                 paths,
                 2,
                 |__w, (key0, key1)| {
-                    self.__descend(
-                        __w,
-                        __cl::Found,
-                        root,
-                        __cl::key_ref::<DirLock, Dir, D>(key0),
-                        __cl::key_ref::<DirLock, D, Dir>(key1),
-                    )
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        self.__descend(
+                            __rec,
+                            __w,
+                            __cl::Found,
+                            root,
+                            __cl::key_ref::<DirLock, Dir, D>(key0),
+                            __cl::key_ref::<DirLock, D, Dir>(key1),
+                        )
+                    }
                 },
                 |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
             )
@@ -288,13 +317,17 @@ const _: () = {
                 paths,
                 2,
                 |__w, (key0, key1)| {
-                    self.__descend(
-                        __w,
-                        __cl::Found,
-                        root,
-                        __cl::key_ref::<DirLock, Dir, D>(key0),
-                        __cl::key_ref::<DirLock, D, Dir>(key1),
-                    )
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        self.__descend(
+                            __rec,
+                            __w,
+                            __cl::Found,
+                            root,
+                            __cl::key_ref::<DirLock, Dir, D>(key0),
+                            __cl::key_ref::<DirLock, D, Dir>(key1),
+                        )
+                    }
                 },
                 |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
             )
@@ -327,11 +360,11 @@ const _: () = {
                 (&__cl::ClosedProbe(&*__g0, 0)).open()?;
                 let __next = __cl::found(stage0(&*__g0), 1)?;
                 let (__g1, __h1) = __s.s(__cl::Kept, __next, 1).await?;
-                __cl::release(__g0, __h0);
+                __s.release(__g0, __h0);
                 (&__cl::ClosedProbe(&*__g1, 1)).open()?;
                 let __next = __cl::found(stage1(&*__g1), 2)?;
                 let (__g2, __h2) = __s.x(__hold, __next, 2).await?;
-                __cl::release(__g1, __h1);
+                __s.release(__g1, __h1);
                 (&__cl::ClosedProbe(&*__g2, 2)).open()?;
                 __cl::Ok(__hold.out(__g2, __h2))
             }

@@ -42,6 +42,7 @@ const _: () = {
         #[doc(hidden)]
         #[inline]
         fn __descend<
+            __Rc: __cl::Rec,
             __W: __cl::Wait,
             __H: __cl::End,
             RegistryLock: ?__cl::Sized,
@@ -49,6 +50,7 @@ const _: () = {
             ClassLock: ?__cl::Sized,
         >(
             &self,
+            __rec: __Rc,
             __w: __W,
             __hold: __H,
             root: &__cl::Arc<RegistryLock>,
@@ -63,24 +65,21 @@ const _: () = {
             __W: __cl::WaitU<LectureLock, Target = Lecture>,
             __W: __cl::WaitX<ClassLock, Target = Class>,
         {
-            {
-                let __rec = ::chainlock::__private::RecOff;
-                let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
-                let (__g0, __h0) = __s.s(__cl::Kept, root, 0)?;
-                (&__cl::ClosedProbe(&*__g0, 0)).open()?;
-                let __next = __cl::found(stage0(&*__g0), 1)?;
-                let (mut __g1, __h1) = __s.u(__cl::Kept, __next, 1)?;
-                __cl::release(__g0, __h0);
-                (&__cl::ClosedProbe(&*__g1, 1)).open()?;
-                let __next = __cl::found(stage1(&mut __g1), 2)?;
-                __s.x_end(
-                    __hold,
-                    __next,
-                    2,
-                    (__g1, __h1),
-                    |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
-                )
-            }
+            let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
+            let (__g0, __h0) = __s.s(__cl::Kept, root, 0)?;
+            (&__cl::ClosedProbe(&*__g0, 0)).open()?;
+            let __next = __cl::found(stage0(&*__g0), 1)?;
+            let (mut __g1, __h1) = __s.u(__cl::Kept, __next, 1)?;
+            __s.release(__g0, __h0);
+            (&__cl::ClosedProbe(&*__g1, 1)).open()?;
+            let __next = __cl::found(stage1(&mut __g1), 2)?;
+            __s.x_end(
+                __hold,
+                __next,
+                2,
+                (__g1, __h1),
+                |__g| (&__cl::ClosedProbe(&**__g, 2)).open(),
+            )
         }
         ///Locks `Registry` (shared) → `Lecture` (upgradable) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released.
         #[inline]
@@ -97,7 +96,10 @@ const _: () = {
             LectureLock: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            self.__descend(__cl::Blocking, __cl::Unheld, root, stage0, stage1)
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                self.__descend(__rec, __cl::Blocking, __cl::Unheld, root, stage0, stage1)
+            }
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
@@ -115,9 +117,12 @@ const _: () = {
             LectureLock: __cl::UpgradableLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let (mut __g2, __h2) = self
-                .__descend(__cl::Blocking, __cl::Kept, root, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__g2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let (mut __g2, __h2) = self
+                    .__descend(__rec, __cl::Blocking, __cl::Kept, root, stage0, stage1)?;
+                __cl::Ok(leaf(&mut *__g2))
+            }
         }
         ///Like [`descend`](Self::descend), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys<RegistryLock>(
@@ -183,7 +188,17 @@ const _: () = {
             LectureLock: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            self.__descend(__cl::Deadline(deadline), __cl::Unheld, root, stage0, stage1)
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                self.__descend(
+                    __rec,
+                    __cl::Deadline(deadline),
+                    __cl::Unheld,
+                    root,
+                    stage0,
+                    stage1,
+                )
+            }
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
@@ -202,9 +217,19 @@ const _: () = {
             LectureLock: __cl::TimedUpgradableLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
-            let (mut __g2, __h2) = self
-                .__descend(__cl::Deadline(deadline), __cl::Kept, root, stage0, stage1)?;
-            __cl::Ok(leaf(&mut *__g2))
+            {
+                let __rec = ::chainlock::__private::RecOff;
+                let (mut __g2, __h2) = self
+                    .__descend(
+                        __rec,
+                        __cl::Deadline(deadline),
+                        __cl::Kept,
+                        root,
+                        stage0,
+                        stage1,
+                    )?;
+                __cl::Ok(leaf(&mut *__g2))
+            }
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup through [`Children`](::chainlock::chain::Children) (`key{i}` on level `i`).
         fn descend_keys_until<RegistryLock>(
@@ -282,18 +307,22 @@ const _: () = {
                 paths,
                 2,
                 |__w, (key0, key1)| {
-                    self.__descend(
-                        __w,
-                        __cl::Found,
-                        root,
-                        __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
-                        __cl::key_up::<
-                            RegistryLock,
-                            Lecture,
-                            Class,
-                            __cl::LockOf<RegistryLock, Registry, Lecture>,
-                        >(key1),
-                    )
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        self.__descend(
+                            __rec,
+                            __w,
+                            __cl::Found,
+                            root,
+                            __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
+                            __cl::key_up::<
+                                RegistryLock,
+                                Lecture,
+                                Class,
+                                __cl::LockOf<RegistryLock, Registry, Lecture>,
+                            >(key1),
+                        )
+                    }
                 },
                 |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
             )
@@ -323,18 +352,22 @@ const _: () = {
                 paths,
                 2,
                 |__w, (key0, key1)| {
-                    self.__descend(
-                        __w,
-                        __cl::Found,
-                        root,
-                        __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
-                        __cl::key_up::<
-                            RegistryLock,
-                            Lecture,
-                            Class,
-                            __cl::LockOf<RegistryLock, Registry, Lecture>,
-                        >(key1),
-                    )
+                    {
+                        let __rec = ::chainlock::__private::RecOff;
+                        self.__descend(
+                            __rec,
+                            __w,
+                            __cl::Found,
+                            root,
+                            __cl::key_ref::<RegistryLock, Registry, Lecture>(key0),
+                            __cl::key_up::<
+                                RegistryLock,
+                                Lecture,
+                                Class,
+                                __cl::LockOf<RegistryLock, Registry, Lecture>,
+                            >(key1),
+                        )
+                    }
                 },
                 |__g| (&__cl::ClosedProbe(&**__g, 2)).level_is_closed(),
             )

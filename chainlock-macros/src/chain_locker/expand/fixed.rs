@@ -134,7 +134,7 @@ fn take_level(
     let find = parent.map(|parent| find_next(parent, level));
     let release = parent.map(|parent| {
         let (guard, held) = (&parent.guard, &parent.held);
-        quote!(__cl::release(#guard, #held);)
+        quote!(__s.release(#guard, #held);)
     });
     quote! {
         #find
@@ -187,13 +187,14 @@ fn body_signature(
 
 /// The one body of a chain's blocking flavors (`__descend`, given the `Blocking` or
 /// `Deadline` strategy `__w`) or of its async ones (`__descend_async`, given an optional
-/// `deadline`): hand over hand to the leaf. It asks the telemetry once whether the call
-/// records (`recording_branches!`). The leaf is taken as `__hold` says: `Unheld` for a
-/// `descend*`, which hands the guard out (the body returns it alone), `Kept` for a `run*`,
-/// which releases it where the telemetry sees it (the guard and its record), and, blocking
-/// only, `Found` for `lock_leaves`, which only finds each leaf's lock (its parent released)
-/// and locks the leaves together (`__private::End`). Hidden: the public methods are thin
-/// wrappers around it.
+/// `deadline`): hand over hand to the leaf. Whether the call records is asked once: the
+/// blocking body is given it (`__rec`) by its wrapper, whose whole body runs in
+/// `recording_branches!` ([`wrapper_body`]); the async body asks itself. The leaf is taken
+/// as `__hold` says: `Unheld` for a `descend*`, which hands the guard out (the body returns
+/// it alone), `Kept` for a `run*`, which releases it where the telemetry sees it (the guard
+/// and its record), and, blocking only, `Found` for `lock_leaves`, which only finds each
+/// leaf's lock (its parent released) and locks the leaves together (`__private::End`).
+/// Hidden: the public methods are thin wrappers around it.
 pub(super) fn body_method(
     vis: &TokenStream,
     levels: &[LevelCode<'_>],
@@ -277,21 +278,20 @@ pub(super) fn body_method(
             __s.#leaf_step(__hold, #handle, #index, #parent, |__g| (&__cl::ClosedProbe(&**__g, #index)).open())
         }
     };
-    let body = recording_branches(Flavor::Blocking, Some(levels.len()), &steps);
     let (wait, lock) = (leaf.wait_trait(), &leaf.lock);
     quote! {
         __cl::tracked! {
             #[doc(hidden)]
             #[inline]
-            #vis fn __descend<__W: __cl::Wait, __H: __cl::End, #(#generics: ?__cl::Sized),*>(
-                &self, __w: __W, __hold: __H, #(#params),*
+            #vis fn __descend<__Rc: __cl::Rec, __W: __cl::Wait, __H: __cl::End, #(#generics: ?__cl::Sized),*>(
+                &self, __rec: __Rc, __w: __W, __hold: __H, #(#params),*
             ) -> __cl::Res<__H::Out<<__W as #wait<#lock>>::Guard, #lock>>
             where
                 __cl::Exit: __cl::From<__W::Error>,
                 #stop
                 #(#bounds,)*
             {
-                #body
+                #steps
             }
         }
     }
@@ -303,14 +303,28 @@ fn call_body(levels: &[LevelCode<'_>], flavor: Flavor, hold: &TokenStream) -> To
         .windows(2)
         .map(|pair| format_ident!("stage{}", pair[0].index));
     match flavor {
-        Flavor::Blocking => quote!(self.__descend(__cl::Blocking, #hold, root, #(#stages),*)),
+        Flavor::Blocking => {
+            quote!(self.__descend(__rec, __cl::Blocking, #hold, root, #(#stages),*))
+        }
         Flavor::Deadline => {
-            quote!(self.__descend(__cl::Deadline(deadline), #hold, root, #(#stages),*))
+            quote!(self.__descend(__rec, __cl::Deadline(deadline), #hold, root, #(#stages),*))
         }
         Flavor::Async => quote!(self.__descend_async(#hold, __cl::None, root, #(#stages),*).await),
         Flavor::AsyncDeadline => {
             quote!(self.__descend_async(#hold, __cl::Some(deadline), root, #(#stages),*).await)
         }
+    }
+}
+
+/// A wrapper's body, which asks the telemetry once whether the call records: a blocking
+/// one around the whole wrapper (its result is the caller's, so that the copy that does not
+/// record merges with the recording one at the end, not at the leaf's guard and record), an
+/// async one inside `__descend_async`.
+fn wrapper_body(levels: &[LevelCode<'_>], flavor: Flavor, body: &TokenStream) -> TokenStream {
+    if flavor.is_async() {
+        body.clone()
+    } else {
+        recording_branches(flavor, Some(levels.len()), body)
     }
 }
 
@@ -332,7 +346,11 @@ pub(super) fn descend_method(
     let leaf = levels.last().expect("validated: at least one level");
     let leaf_guard_type = leaf.guard_type(flavor);
     let asyncness = flavor.is_async().then(|| quote!(async));
-    let body = call_body(levels, flavor, &quote!(__cl::Unheld));
+    let body = wrapper_body(
+        levels,
+        flavor,
+        &call_body(levels, flavor, &quote!(__cl::Unheld)),
+    );
     let doc = format!(
         "Locks {summary} hand over hand and returns the leaf's owned guard: stage `i` returns the \
          lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends \
@@ -399,6 +417,7 @@ pub(super) fn run_method(
         let (#mutability #leaf_guard, #leaf_held) = #call?;
         __cl::Ok(leaf(#borrow))
     };
+    let body = wrapper_body(levels, flavor, &body);
     flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]

@@ -1,7 +1,7 @@
 //! `lock_leaves*`: several leaves of a chain by key path, all or nothing, in one global order.
 
 use super::super::validate::Mode;
-use super::flavor::Flavor;
+use super::flavor::{Flavor, recording_branches};
 use super::keys::{key_stages, keyed_levels, keys_signature};
 use super::literal;
 use super::{Docs, LevelCode, Signature, method_ident};
@@ -99,6 +99,11 @@ fn lock_leaves_method(
             ""
         },
     );
+    let descend = recording_branches(
+        flavor,
+        Some(levels.len()),
+        &quote!(self.__descend(__rec, __w, __cl::Found, root, #(#stages),*)),
+    );
     quote! {
         #[doc = #doc]
         #vis fn #name<'__path, #(#generics,)* __P>(&self, #(#params,)* paths: __P)
@@ -111,7 +116,7 @@ fn lock_leaves_method(
             // Each leaf's lock found by the body (its parent released), then the leaves
             // locked together.
             __cl::leaves(#wait, paths, #leaf_level, |__w, #path_pattern| {
-                self.__descend(__w, __cl::Found, root, #(#stages),*)
+                #descend
             }, |__g| (&__cl::ClosedProbe(&**__g, #leaf_level)).level_is_closed())
         }
     }

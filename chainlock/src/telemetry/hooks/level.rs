@@ -95,6 +95,22 @@ pub fn release<G>(guard: G, held: Held) {
     drop(guard);
 }
 
+/// [`release`] in a body that runs with `rec`: with [`Off`], whose helpers return empty
+/// records only, the record is not looked at (`forget`: nothing to end), so that the copy
+/// that does not record carries no check of it (the record lives in memory, for the unwind
+/// path, and was read back and tested at every level).
+///
+/// [`Off`]: super::Off
+#[inline(always)]
+pub(crate) fn release_as<R: Rec, G>(_: R, guard: G, held: Held) {
+    if R::ON {
+        release(guard, held);
+    } else {
+        std::mem::forget(held);
+        drop(guard);
+    }
+}
+
 /// [`release`] of the parent a mixed chain keeps until its walk's first step.
 #[inline(always)]
 pub fn release_taken<G>(parent: Option<(G, Held)>) {
