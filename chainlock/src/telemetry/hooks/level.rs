@@ -96,7 +96,7 @@ pub fn release<G>(guard: G, held: Held) {
 }
 
 /// [`release`] in a body that runs with `rec`: with [`Off`], whose helpers return empty
-/// records only, the record is not looked at (`forget`: nothing to end), so that the copy
+/// records only, the record is not looked at (`ManuallyDrop`: nothing to end), so that the copy
 /// that does not record carries no check of it (the record lives in memory, for the unwind
 /// path, and was read back and tested at every level).
 ///
@@ -106,7 +106,7 @@ pub(crate) fn release_as<R: Rec, G>(_: R, guard: G, held: Held) {
     if R::ON {
         release(guard, held);
     } else {
-        std::mem::forget(held);
+        let _unread = std::mem::ManuallyDrop::new(held);
         drop(guard);
     }
 }
