@@ -625,6 +625,52 @@ fn optimistic_locker_counts_restarts_and_fallbacks_at_the_failed_level() {
     assert_eq!(*root.read().middle.read().leaf.lock(), 3);
 }
 
+/// Sampling 1 in 4 over a chain whose first two levels are optimistic: only the leaf is
+/// taken, so only the leaf has sampling chances; its estimate stays near its true count (when
+/// the optimistic levels spent chances too, the leaf was sampled about three times as often
+/// as its weight says, and estimated about three times its count).
+#[test]
+fn optimistic_locker_estimates_under_sampling_are_near_the_counts() {
+    struct Top {
+        middle: Arc<HybridLock<Middle>>,
+    }
+    struct Middle {
+        leaf: Arc<Mutex<u32>>,
+    }
+    chain_locker!(struct SampledOptimistic(optimistic Top, optimistic Middle, u32););
+    let _turn = turn();
+    telemetry::enable(Config::new().sample_every(4));
+    let root = Arc::new(HybridLock::new(Top {
+        middle: Arc::new(HybridLock::new(Middle {
+            leaf: Arc::new(Mutex::new(0)),
+        })),
+    }));
+    let calls = 12_000_u64;
+    for _ in 0..calls {
+        SampledOptimistic
+            .run(
+                &root,
+                |top: &Top, _: &chainlock::chain::EpochGuard| Some(&top.middle),
+                |middle: &Middle, _: &chainlock::chain::EpochGuard| Some(&middle.leaf),
+                |leaf| *leaf += 1,
+            )
+            .unwrap();
+    }
+    let report = telemetry::report();
+    telemetry::enable(Config::new().sample_every(1));
+    let leaf = LockName::Level {
+        locker: "SampledOptimistic",
+        level: 2,
+        name: "u32",
+    };
+    let estimate = stats(&report, &leaf).acquisitions;
+    assert!(
+        estimate * 10 >= calls * 8 && estimate * 10 <= calls * 12,
+        "the leaf: {estimate} estimated for {calls}\n{report}"
+    );
+    assert_eq!(u64::from(*root.read().middle.read().leaf.lock()), calls);
+}
+
 /// A mixed chain's optimistic repeated level: a restart at any repetition is counted at the
 /// repeated level's place (`level: 1`), the fallback too; the pessimistic pass's shared holds
 /// of the repetitions are counted there as well.

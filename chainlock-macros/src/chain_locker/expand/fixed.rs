@@ -324,8 +324,18 @@ fn wrapper_body(levels: &[LevelCode<'_>], flavor: Flavor, body: &TokenStream) ->
     if flavor.is_async() {
         body.clone()
     } else {
-        recording_branches(flavor, Some(levels.len()), body)
+        recording_branches(flavor, Some(locked_levels(levels)), body)
     }
+}
+
+/// How many levels a pass takes (its sampling chances): an optimistic level is read, not
+/// taken, and has none (counting it would spend chances no acquisition uses, and the locked
+/// levels' estimates would grow by the optimistic levels' share).
+pub(super) fn locked_levels(levels: &[LevelCode<'_>]) -> usize {
+    levels
+        .iter()
+        .filter(|level| !matches!(level.mode, Mode::Optimistic))
+        .count()
 }
 
 /// `descend*`: hand over hand to the leaf, returning its owned guard (a wrapper of the body).

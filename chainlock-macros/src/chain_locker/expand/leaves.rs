@@ -1,6 +1,7 @@
 //! `lock_leaves*`: several leaves of a chain by key path, all or nothing, in one global order.
 
 use super::super::validate::Mode;
+use super::fixed::locked_levels;
 use super::flavor::{Flavor, recording_branches};
 use super::keys::{key_stages, keyed_levels, keys_signature};
 use super::literal;
@@ -101,7 +102,7 @@ fn lock_leaves_method(
     );
     let descend = recording_branches(
         flavor,
-        Some(levels.len()),
+        Some(locked_levels(levels)),
         &quote!(self.__descend(__rec, __w, __cl::Found, root, #(#stages),*)),
     );
     quote! {
