@@ -298,10 +298,16 @@ fn validate_modifiers<'a>(
             } else {
                 String::new()
             };
+            let missing_comma = !hint.is_empty();
             errors.push(syn::Error::new_spanned(
                 modifier,
                 format!("unknown modifier `{name}`: expected `shared`, `upgradable`, `optimistic` or `exclusive`{hint}"),
             ));
+            if missing_comma {
+                // What follows is most likely the next level's: one error for the one
+                // mistake, not a "duplicate" or "conflicting" modifier across two levels.
+                break;
+            }
         } else if let Some(first) = mode {
             let message = if first == modifier {
                 format!("duplicate `{modifier}` modifier")
