@@ -57,8 +57,7 @@ pub(crate) use acquisition::{
     observe_try_unskipped, observe_unskipped,
 };
 pub use call::{Off, On, Rec, out_of_line, records};
-pub(crate) use level::release_as;
-pub use level::{Level, hybrid, leaf, no_hold, release, release_taken, restart};
+pub use level::{Level, hybrid, leaf, no_hold, release, release_as, release_taken, restart};
 pub(crate) use queued::{Answer, observe_queued, observe_queued_unskipped, unobserved};
 pub use restart::Next;
 pub(crate) use restart::observe_restart;

@@ -67,7 +67,7 @@ const _: () = {
                         &__first,
                         __cl::WalkShared,
                         |__path, __at| {
-                            __cl::release_taken(__parent.take());
+                            __cl::release_taken(__rec, __parent.take());
                             let __answer = (step)(&**__path, __at);
                             __depth = __cl::walk_depth(&__answer, __at);
                             __answer
@@ -152,7 +152,7 @@ const _: () = {
                         &__first,
                         __cl::WalkShared,
                         |__path, __at| {
-                            __cl::release_taken(__parent.take());
+                            __cl::release_taken(__rec, __parent.take());
                             let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
                                 &mut __keys,
                             ) {
@@ -261,7 +261,7 @@ const _: () = {
                         __cl::WalkShared,
                         deadline,
                         |__path, __at| {
-                            __cl::release_taken(__parent.take());
+                            __cl::release_taken(__rec, __parent.take());
                             let __answer = (step)(&**__path, __at);
                             __depth = __cl::walk_depth(&__answer, __at);
                             __answer
@@ -357,7 +357,7 @@ const _: () = {
                         __cl::WalkShared,
                         deadline,
                         |__path, __at| {
-                            __cl::release_taken(__parent.take());
+                            __cl::release_taken(__rec, __parent.take());
                             let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
                                 &mut __keys,
                             ) {
@@ -471,7 +471,7 @@ const _: () = {
                         &__first,
                         __cl::WalkShared,
                         |__path, __at| {
-                            __cl::release_taken(__parent.take());
+                            __cl::release_taken(__rec, __parent.take());
                             let __answer = (step)(&**__path, __at);
                             __depth = __cl::walk_depth(&__answer, __at);
                             __answer
@@ -565,7 +565,7 @@ const _: () = {
                         &__first,
                         __cl::WalkShared,
                         |__path, __at| {
-                            __cl::release_taken(__parent.take());
+                            __cl::release_taken(__rec, __parent.take());
                             let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
                                 &mut __keys,
                             ) {
@@ -679,7 +679,7 @@ const _: () = {
                         __cl::WalkShared,
                         deadline,
                         |__path, __at| {
-                            __cl::release_taken(__parent.take());
+                            __cl::release_taken(__rec, __parent.take());
                             let __answer = (step)(&**__path, __at);
                             __depth = __cl::walk_depth(&__answer, __at);
                             __answer
@@ -782,7 +782,7 @@ const _: () = {
                         __cl::WalkShared,
                         deadline,
                         |__path, __at| {
-                            __cl::release_taken(__parent.take());
+                            __cl::release_taken(__rec, __parent.take());
                             let __answer = (|__node: &Dir, _| match __cl::Iterator::next(
                                 &mut __keys,
                             ) {

@@ -102,7 +102,7 @@ pub(super) fn hand_over_hand(
         body.push(quote! {
             let __next = __cl::found(#find_next, #child_index)?;
             let (#child_mut #child_guard, #child_held) = #acquire;
-            __cl::release(#parent_guard, #parent_held);
+            __cl::release_as(__rec, #parent_guard, #parent_held);
             #child_open
         });
     }

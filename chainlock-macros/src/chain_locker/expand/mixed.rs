@@ -218,7 +218,7 @@ impl Mixed<'_, '_> {
         } else {
             vec![quote!(let __first = <__cl::Arc<_> as __cl::Clone>::clone(root);)]
         };
-        let release_parent = (r > 0).then(|| quote!(__cl::release_taken(__parent.take());));
+        let release_parent = (r > 0).then(|| quote!(__cl::release_taken(__rec, __parent.take());));
         let (mode, guard) = (self.walk_mode(), &repeated.guard);
         let node = if repeated.mode == Mode::Shared {
             quote!(&**__path)
@@ -266,7 +266,7 @@ impl Mixed<'_, '_> {
                 quote!(__cl::drop(#parent_guard);)
             } else {
                 let parent_held = &parent.held;
-                quote!(__cl::release(#parent_guard, #parent_held);)
+                quote!(__cl::release_as(__rec, #parent_guard, #parent_held);)
             };
             body.push(quote! {
                 let __next = __cl::found(#find, #level)?;

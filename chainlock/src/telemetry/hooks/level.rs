@@ -102,7 +102,7 @@ pub fn release<G>(guard: G, held: Held) {
 ///
 /// [`Off`]: super::Off
 #[inline(always)]
-pub(crate) fn release_as<R: Rec, G>(_: R, guard: G, held: Held) {
+pub fn release_as<R: Rec, G>(_: R, guard: G, held: Held) {
     if R::ON {
         release(guard, held);
     } else {
@@ -111,11 +111,11 @@ pub(crate) fn release_as<R: Rec, G>(_: R, guard: G, held: Held) {
     }
 }
 
-/// [`release`] of the parent a mixed chain keeps until its walk's first step.
+/// [`release_as`] of the parent a mixed chain keeps until its walk's first step.
 #[inline(always)]
-pub fn release_taken<G>(parent: Option<(G, Held)>) {
+pub fn release_taken<R: Rec, G>(rec: R, parent: Option<(G, Held)>) {
     if let Some((guard, held)) = parent {
-        release(guard, held);
+        release_as(rec, guard, held);
     }
 }
 

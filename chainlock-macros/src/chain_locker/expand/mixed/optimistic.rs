@@ -99,7 +99,7 @@ impl Mixed<'_, '_> {
             quote! {
                 let __next = __cl::found(#stage(#borrow), #at)?;
                 let (#guard_mut #guard, #held) = __s.#step(#taken_as, &__next, #at, #declared)?;
-                __cl::release(#parent_guard, #parent_held);
+                __cl::release_as(__rec, #parent_guard, #parent_held);
                 (&__cl::ClosedProbe(&*#guard, #at)).open()?;
             }
         });
