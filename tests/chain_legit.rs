@@ -2,7 +2,7 @@
 //! another name (`crate = "..."`), a `#![no_implicit_prelude]` module with user types named
 //! like prelude items, a child lock written as a type alias, a closed root, and level types
 //! named like the generated lock parameters and the expression form's locker, lockers under
-//! `#[cfg(..)]`.
+//! `#[cfg(..)]` and `#[cfg_attr(.., cfg(..))]`.
 
 extern crate chainlock as cl;
 
@@ -376,6 +376,37 @@ mod configured {
         #[cfg(all())]
         pub(crate) struct LectureLocker(Registry, Lecture);
         #[cfg(not(all()))]
+        pub(crate) struct LectureLocker(Lecture);
+    }
+
+    #[test]
+    fn the_locker_configured_in_is_defined_and_runs() {
+        assert_eq!(LectureLocker::DEPTH, 2);
+        let lecture = Arc::new(Mutex::new(Lecture(7)));
+        let registry = Arc::new(Mutex::new(Registry(1)));
+        let got = LectureLocker.run(&registry, |r| (r.0 == 1).then(|| lecture.clone()), |l| l.0);
+        assert_eq!(got, Ok(7));
+    }
+}
+
+/// The same through `#[cfg_attr(predicate, cfg(..))]`: the locker whose `cfg_attr` adds a
+/// false `cfg` vanishes as under `#[cfg(..)]` (its name defined once, by the other), a
+/// `cfg_attr` whose predicate is false adds nothing, and a nested one counts too.
+mod configured_by_cfg_attr {
+    use chainlock::chain_locker;
+    use chainlock::parking_lot::Mutex;
+    use std::sync::Arc;
+
+    pub(crate) struct Registry(pub(crate) u32);
+    pub(crate) struct Lecture(pub(crate) u32);
+
+    chain_locker! {
+        #[cfg_attr(all(), cfg(any()))]
+        pub(crate) struct LectureLocker(Registry);
+        #[cfg_attr(any(), cfg(any()))]
+        #[cfg_attr(all(), doc = "Registry → lecture.", cfg(all()))]
+        pub(crate) struct LectureLocker(Registry, Lecture);
+        #[cfg_attr(all(), cfg_attr(all(), cfg(not(all()))))]
         pub(crate) struct LectureLocker(Lecture);
     }
 

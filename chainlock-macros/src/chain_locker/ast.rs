@@ -147,11 +147,42 @@ impl Parse for NamedLocker {
     }
 }
 
-/// The `#[cfg(..)]` attributes among a named locker's: what decides whether it exists. Put on
-/// the struct that carries its items too, so that a locker configured out vanishes whole, as
-/// an item would (its items refer to its name).
-pub(crate) fn cfgs(attrs: &[Attribute]) -> impl Iterator<Item = &Attribute> {
-    attrs.iter().filter(|attr| attr.path().is_ident("cfg"))
+/// The `#[cfg(..)]` attributes among a named locker's, and the `cfg(..)`s its
+/// `#[cfg_attr(predicate, ..)]`s may add (each as `#[cfg_attr(predicate, cfg(..))]`, nested
+/// `cfg_attr`s kept nested, the other attributes left out): what decides whether it exists.
+/// Put on the struct that carries its items too, so that a locker configured out vanishes
+/// whole, as an item would (its items refer to its name).
+pub(crate) fn cfgs(attrs: &[Attribute]) -> impl Iterator<Item = proc_macro2::TokenStream> {
+    attrs.iter().filter_map(|attr| {
+        if attr.path().is_ident("cfg") {
+            return Some(quote::ToTokens::to_token_stream(attr));
+        }
+        let cfg = attr
+            .path()
+            .is_ident("cfg_attr")
+            .then(|| cfg_of(&attr.meta))??;
+        Some(quote::quote!(#[#cfg]))
+    })
+}
+
+/// The part of `meta` that configures an item: `meta` itself if it is a `cfg(..)`; of a
+/// `cfg_attr(predicate, metas..)`, the `cfg_attr(predicate, ..)` of its metas' parts (`None`
+/// when no meta has one). A `cfg_attr` rustc would reject is left to rustc (`None`).
+fn cfg_of(meta: &syn::Meta) -> Option<proc_macro2::TokenStream> {
+    if meta.path().is_ident("cfg") {
+        return Some(quote::ToTokens::to_token_stream(meta));
+    }
+    if !meta.path().is_ident("cfg_attr") {
+        return None;
+    }
+    let list = meta.require_list().ok()?;
+    let metas = list
+        .parse_args_with(Punctuated::<syn::Meta, Token![,]>::parse_terminated)
+        .ok()?;
+    let mut metas = metas.into_iter();
+    let predicate = metas.next()?;
+    let cfgs: Vec<_> = metas.filter_map(|meta| cfg_of(&meta)).collect();
+    (!cfgs.is_empty()).then(|| quote::quote!(cfg_attr(#predicate, #(#cfgs),*)))
 }
 
 impl NamedLocker {
@@ -159,7 +190,7 @@ impl NamedLocker {
     /// are one name defined twice when these are equal, and otherwise alternatives (`cfg(a)`,
     /// `cfg(not(a))`) that rustc judges.
     pub(crate) fn identity(&self) -> String {
-        let cfgs = cfgs(&self.attrs).map(|attr| quote::ToTokens::to_token_stream(attr).to_string());
+        let cfgs = cfgs(&self.attrs).map(|cfg| cfg.to_string());
         std::iter::once(self.ident.to_string())
             .chain(cfgs)
             .collect::<Vec<_>>()
