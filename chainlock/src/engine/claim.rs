@@ -15,29 +15,28 @@ use std::task::{Context, Poll};
 
 use super::exclusive::Registry;
 use super::sharded::Ticket;
-use super::waiter::{Outcome, Waiter, Wake};
+use super::waiter::{Waiter, Wake};
 use super::weighted::Weighted;
 use crate::loom::sync::{Arc, Mutex};
 use crate::loom::unique_token;
-use crate::telemetry::hooks::{Attempt, Held};
+use crate::telemetry::hooks::{Held, Started, Waiting, observe_queued_start};
+
+/// What a hold's request comes to on the first poll: the ticket, or the queued waiter.
+type Claimed = Started<Ticket, (Ticket, Arc<Waiter>)>;
 
 /// What a [`Claim`] asks of an engine: how to start (take a hold, or queue a waiter woken
 /// by `queue()`), and how to undo a grant that came while the claim was being dropped.
 pub(crate) trait Request {
     /// What the first poll consumes (the key, or the hold to add to).
     type Start;
-    /// Starts the request on the first poll.
-    fn start(&self, start: Self::Start, queue: impl FnOnce() -> Wake) -> Outcome;
+    /// Starts the request on the first poll, seen by the telemetry as the first poll of a
+    /// task's acquisition (`observe_queued_start`): recorded (rarely), the record's set-up
+    /// out of line.
+    fn start(&self, start: Self::Start, queue: impl FnOnce() -> Wake) -> Claimed;
     /// Leaves the queue (`false`), or reports that the grant came first (`true`).
     fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool;
     /// Gives back a grant nobody will use.
     fn give_back(&self, ticket: Ticket);
-    /// Whether telemetry surely skips this acquisition (see `Probe::skips`).
-    fn skips(&self) -> bool;
-    /// For an acquisition [`skips`](Self::skips) did not skip, out of line: its telemetry
-    /// attempt, recording if sampled (a task's: marked async here, so that the hot path
-    /// checks the attempt once).
-    fn attempt(&self, start: &Self::Start, site: &'static Location<'static>) -> Attempt<'static>;
 }
 
 /// Take a key of the exclusive registry for a new owner (one acquisition; no reentrancy).
@@ -47,8 +46,21 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Exclusive<'_, K, S> {
     type Start = K;
 
     #[inline(always)]
-    fn start(&self, key: K, queue: impl FnOnce() -> Wake) -> Outcome {
-        self.0.acquire(key, unique_token(), false, Some(queue))
+    fn start(&self, key: K, queue: impl FnOnce() -> Wake) -> Claimed {
+        let registry = self.0;
+        let hash = |key: &K| registry.hash(key);
+        observe_queued_start(
+            &registry.telemetry,
+            key,
+            hash,
+            Location::caller(),
+            true,
+            |key| {
+                registry
+                    .acquire(key, unique_token(), false, Some(queue))
+                    .answer()
+            },
+        )
     }
 
     fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
@@ -57,19 +69,6 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Exclusive<'_, K, S> {
 
     fn give_back(&self, ticket: Ticket) {
         self.0.release(ticket);
-    }
-
-    #[inline(always)]
-    fn skips(&self) -> bool {
-        self.0.telemetry.skips()
-    }
-
-    fn attempt(&self, key: &K, site: &'static Location<'static>) -> Attempt<'static> {
-        let registry = self.0;
-        let hash = |key: &K| registry.hash(key);
-        let mut attempt = registry.telemetry.begin_unskipped(key, hash, site).detach();
-        attempt.mark_async();
-        attempt
     }
 }
 
@@ -88,8 +87,17 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Weight<'_, K, S> {
     type Start = K;
 
     #[inline(always)]
-    fn start(&self, key: K, queue: impl FnOnce() -> Wake) -> Outcome {
-        self.registry.acquire(key, self.weight, Some(queue))
+    fn start(&self, key: K, queue: impl FnOnce() -> Wake) -> Claimed {
+        let (registry, weight) = (self.registry, self.weight);
+        let hash = |key: &K| registry.hash(key);
+        observe_queued_start(
+            &registry.telemetry,
+            key,
+            hash,
+            Location::caller(),
+            true,
+            |key| registry.acquire(key, weight, Some(queue)).answer(),
+        )
     }
 
     fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
@@ -99,27 +107,20 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Weight<'_, K, S> {
     fn give_back(&self, ticket: Ticket) {
         self.registry.release(ticket, self.weight);
     }
-
-    #[inline(always)]
-    fn skips(&self) -> bool {
-        self.registry.telemetry.skips()
-    }
-
-    fn attempt(&self, key: &K, site: &'static Location<'static>) -> Attempt<'static> {
-        let registry = self.registry;
-        let hash = |key: &K| registry.hash(key);
-        let mut attempt = registry.telemetry.begin_unskipped(key, hash, site).detach();
-        attempt.mark_async();
-        attempt
-    }
 }
 
 impl<K: Eq + Hash, S: BuildHasher> Request for Grow<'_, K, S> {
     type Start = Ticket;
 
+    /// An upgrade is not a new acquisition: telemetry follows the hold it grows.
     #[inline(always)]
-    fn start(&self, ticket: Ticket, queue: impl FnOnce() -> Wake) -> Outcome {
-        self.0.registry.grow(ticket, self.0.weight, Some(queue))
+    fn start(&self, ticket: Ticket, queue: impl FnOnce() -> Wake) -> Claimed {
+        Started::unobserved(
+            self.0
+                .registry
+                .grow(ticket, self.0.weight, Some(queue))
+                .answer(),
+        )
     }
 
     fn cancel(&self, ticket: Ticket, waiter: &Arc<Waiter>) -> bool {
@@ -128,16 +129,6 @@ impl<K: Eq + Hash, S: BuildHasher> Request for Grow<'_, K, S> {
 
     fn give_back(&self, ticket: Ticket) {
         self.0.give_back(ticket);
-    }
-
-    /// An upgrade is not a new acquisition: telemetry follows the hold it grows.
-    #[inline(always)]
-    fn skips(&self) -> bool {
-        true
-    }
-
-    fn attempt(&self, _: &Ticket, _: &'static Location<'static>) -> Attempt<'static> {
-        Attempt::off()
     }
 }
 
@@ -162,10 +153,10 @@ enum State<T> {
     /// In the key's queue, with what telemetry records of the wait (dropped unfinished: it
     /// gave up).
     ///
-    /// The attempt is `ManuallyDrop` so that this enum's drop glue is the same as without
+    /// The record is `ManuallyDrop` so that this enum's drop glue is the same as without
     /// telemetry (small enough to inline into every claim's drop); [`Claim::leave_queue`]
     /// drops it, the only way a queued claim ends without its grant.
-    Queued(Ticket, Arc<Waiter>, ManuallyDrop<Attempt<'static>>),
+    Queued(Ticket, Arc<Waiter>, ManuallyDrop<Waiting>),
     /// Resolved (or panicked mid-poll): owns nothing.
     Done,
 }
@@ -212,50 +203,28 @@ impl<R: Request> Future for Claim<R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(Ticket, Held)> {
         let this = self.get_mut();
         match std::mem::replace(&mut this.state, State::Done) {
-            State::Start(start) => {
-                // Asked at the first poll, when the claim starts to wait: recorded (rarely),
-                // the attempt's set-up out of line.
-                let attempt = if this.request.skips() {
-                    Attempt::off()
-                } else {
-                    this.request.attempt(&start, Location::caller())
-                };
-                this.first_poll(start, attempt, cx)
-            }
-            State::Queued(ticket, waiter, attempt) => {
-                let attempt = ManuallyDrop::into_inner(attempt);
+            // Asked at the first poll, when the claim starts to wait.
+            State::Start(start) => match this
+                .request
+                .start(start, || Wake::Task(Mutex::new(Some(cx.waker().clone()))))
+            {
+                Started::Taken(ticket, held) => Poll::Ready((ticket, held)),
+                Started::Queued((ticket, waiter), _, waiting) => {
+                    this.state = State::Queued(ticket, waiter, ManuallyDrop::new(waiting));
+                    Poll::Pending
+                }
+                Started::Busy => unreachable!("a queueing claim is never busy"),
+            },
+            State::Queued(ticket, waiter, waiting) => {
                 if waiter.poll_granted(cx.waker()) {
-                    Poll::Ready((ticket, attempt.acquired(ticket.lock_addr())))
+                    let held = ManuallyDrop::into_inner(waiting).granted(ticket.lock_addr());
+                    Poll::Ready((ticket, held))
                 } else {
-                    this.state = State::Queued(ticket, waiter, ManuallyDrop::new(attempt));
+                    this.state = State::Queued(ticket, waiter, waiting);
                     Poll::Pending
                 }
             }
             State::Done => panic!("a keyed lock future polled after completion"),
-        }
-    }
-}
-
-impl<R: Request> Claim<R> {
-    /// The first poll: starts the request, recorded by `attempt`.
-    #[inline(always)]
-    fn first_poll(
-        &mut self,
-        start: R::Start,
-        mut attempt: Attempt<'static>,
-        cx: &Context<'_>,
-    ) -> Poll<(Ticket, Held)> {
-        match self
-            .request
-            .start(start, || Wake::Task(Mutex::new(Some(cx.waker().clone()))))
-        {
-            Outcome::Held(ticket) => Poll::Ready((ticket, attempt.acquired(ticket.lock_addr()))),
-            Outcome::Queued(ticket, waiter) => {
-                attempt.waiting(ticket.lock_addr());
-                self.state = State::Queued(ticket, waiter, ManuallyDrop::new(attempt));
-                Poll::Pending
-            }
-            Outcome::Busy => unreachable!("a queueing claim is never busy"),
         }
     }
 }
@@ -276,11 +245,11 @@ impl<R: Request> Claim<R> {
     #[cold]
     #[inline(never)]
     fn leave_queue(&mut self) {
-        if let State::Queued(ticket, waiter, attempt) =
+        if let State::Queued(ticket, waiter, waiting) =
             std::mem::replace(&mut self.state, State::Done)
         {
             // Dropped at the end: the acquisition gave up.
-            let _attempt = ManuallyDrop::into_inner(attempt);
+            let _waiting = ManuallyDrop::into_inner(waiting);
             if self.request.cancel(ticket, &waiter) {
                 // Granted while being dropped: give it back rather than strand it.
                 self.request.give_back(ticket);

@@ -3,6 +3,7 @@
 //! every blocking face of `keyed` and `striped::Semaphore` waits.
 
 use std::hash::{BuildHasher, Hash};
+use std::panic::Location;
 use std::time::{Duration, Instant};
 
 use super::exclusive::Registry;
@@ -63,10 +64,13 @@ pub(crate) fn acquire_exclusive<K: Eq + Hash, S: BuildHasher>(
         registry.telemetry,
         key,
         |key| registry.hash(key),
+        Location::caller(),
         false,
-        |key| registry
-            .acquire(key, owner, per_thread, deadline.queue())
-            .answer(),
+        |key| {
+            registry
+                .acquire(key, owner, per_thread, deadline.queue())
+                .answer()
+        },
         |(ticket, waiter)| wait_exclusive(registry, ticket, &waiter, deadline),
     )
 }
@@ -96,6 +100,7 @@ pub(crate) fn acquire_weighted<K: Eq + Hash, S: BuildHasher>(
         registry.telemetry,
         key,
         |key| registry.hash(key),
+        Location::caller(),
         false,
         |key| registry.acquire(key, weight, deadline.queue()).answer(),
         |(ticket, waiter)| wait_weighted(registry, ticket, &waiter, deadline),

@@ -21,7 +21,7 @@
 
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash};
-use std::panic::AssertUnwindSafe;
+use std::panic::{AssertUnwindSafe, Location};
 
 use super::sharded::{Row, Sharded, Ticket};
 use super::waiter::{Outcome, Waiter, Wake};
@@ -305,6 +305,7 @@ impl<K: Eq + Hash, S: BuildHasher> Weighted<K, S> {
             self.telemetry,
             key,
             |key| self.hash(key),
+            Location::caller(),
             task,
             |key| self.acquire(key, weight, None::<fn() -> Wake>).answer(),
             |_| unreachable!("a try never queues"),

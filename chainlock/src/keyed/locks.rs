@@ -10,6 +10,7 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::marker::PhantomData;
+use std::panic::Location;
 use std::time::{Duration, Instant};
 
 use super::flavor::{Blocking, Flavor};
@@ -173,6 +174,7 @@ impl<K: Eq + Hash, S: BuildHasher, F: Flavor> LockManager<K, S, F> {
             self.registry.telemetry,
             key,
             |key| self.registry.hash(key),
+            Location::caller(),
             !F::PER_THREAD,
             |key| self.claim(key, None::<fn() -> Wake>).answer(),
             |_| unreachable!("a try never queues"),

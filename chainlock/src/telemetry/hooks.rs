@@ -13,7 +13,8 @@
 //!   first three, for a lock that asked the sampler itself), [`observe_hybrid`] (a hybrid
 //!   lock, whose take may answer a restart);
 //! - `queued.rs`, [`observe_queued!`]: a lock that queues its own waiters (the engine's
-//!   registries, blocking, timed or tried);
+//!   registries, blocking, timed or tried), and its request alone, [`observe_queued_start`]
+//!   (a future's first poll: the engine's claim);
 //! - `restart.rs`, [`observe_restart`]: an optimistic descent's pass thrown away, with what
 //!   comes [`Next`] (never its reads, which write nothing);
 //! - `level.rs`, one level of a generated locker ([`Level`]), and what generated code does
@@ -58,6 +59,8 @@ pub(crate) use acquisition::{
 };
 pub use call::{Off, On, Rec, out_of_line, records};
 pub use level::{Level, hybrid, leaf, no_hold, release, release_as, release_taken, restart};
-pub(crate) use queued::{Answer, observe_queued, observe_queued_unskipped, unobserved};
+pub(crate) use queued::{Answer, begin_queued, observe_queued, queued_ended};
+#[cfg(feature = "async")]
+pub(crate) use queued::{Started, Waiting, observe_queued_start};
 pub use restart::Next;
 pub(crate) use restart::observe_restart;

@@ -291,7 +291,6 @@ impl Attempt<'_> {
     /// The same attempt, free of its probe's lifetime (a sampled attempt holds its class by
     /// reference count; the lifetime only ties call sites to their probe), for futures
     /// that store it.
-    #[cfg(feature = "async")]
     #[inline]
     pub(crate) fn detach(mut self) -> Attempt<'static> {
         Attempt {
