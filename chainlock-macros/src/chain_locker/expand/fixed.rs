@@ -332,10 +332,8 @@ fn wrapper_body(levels: &[LevelCode<'_>], flavor: Flavor, body: &TokenStream) ->
 /// taken, and has none (counting it would spend chances no acquisition uses, and the locked
 /// levels' estimates would grow by the optimistic levels' share).
 pub(super) fn locked_levels(levels: &[LevelCode<'_>]) -> usize {
-    levels
-        .iter()
-        .filter(|level| !matches!(level.mode, Mode::Optimistic))
-        .count()
+    // Optimistic levels are a prefix (the parser refuses any other place).
+    levels.len() - optimistic_levels(levels)
 }
 
 /// `descend*`: hand over hand to the leaf, returning its owned guard (a wrapper of the body).
