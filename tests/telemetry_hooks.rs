@@ -470,6 +470,111 @@ fn optimistic_walk_counts_its_locks_and_not_its_reads() {
     }
 }
 
+/// The class of the hybrid locks over `Hybrid` taken by themselves.
+fn standalone_hybrid() -> LockName {
+    LockName::Hybrid {
+        data: std::any::type_name::<Hybrid>().into(),
+    }
+}
+
+fn is_holding(name: &LockName) -> bool {
+    telemetry::live()
+        .holders
+        .iter()
+        .any(|holding| &holding.lock == name)
+}
+
+/// A hybrid lock taken by itself is recorded in its data type's class: each hold of
+/// `read`, `write`, a `try_` form that succeeds and an optimistic read's `upgrade` (a failed
+/// try or upgrade holds nothing and is not), a wait with the waiter's line and the holder, a
+/// hold until its guard drops (a downgraded write's too); an optimistic read is not recorded.
+#[test]
+fn hybrid_lock_taken_by_itself_is_recorded_by_its_data_type() {
+    let _watchdog = watchdog("hybrid_lock_taken_by_itself_is_recorded_by_its_data_type");
+    let _turn = turn();
+    let class = standalone_hybrid();
+    assert_eq!(
+        class.to_string(),
+        format!("HybridLock<{}>", std::any::type_name::<Hybrid>())
+    );
+    let lock = Arc::new(HybridLock::new(Hybrid { next: None }));
+    drop(lock.read());
+    drop(lock.write());
+    drop(lock.try_read().unwrap());
+    drop(lock.try_write().unwrap());
+    drop(lock.optimistic().unwrap().upgrade().unwrap());
+    for _ in 0..10 {
+        lock.read_optimistic(|node| node.next.is_none()).unwrap();
+    }
+    let stale = lock.optimistic().unwrap();
+    {
+        let write = lock.write();
+        assert!(lock.try_read().is_none() && lock.try_write().is_none());
+        drop(write);
+    }
+    assert!(stale.upgrade().is_err(), "a writer came in between");
+    let report = telemetry::report();
+    let counted = stats(&report, &class);
+    assert_eq!(
+        (counted.acquisitions, counted.contended, counted.hold.count),
+        (6, 0, 6),
+        "{report}"
+    );
+
+    // A downgraded write holds on, shared, until its guard drops.
+    let read = lock.write().downgrade();
+    assert!(is_holding(&class), "the downgraded hold is live");
+    drop(read);
+    assert!(!is_holding(&class), "no hold after the guard dropped");
+
+    // A reader waits for a writer: contended, at this file's line, the writer its holder.
+    telemetry::reset();
+    let write = lock.write();
+    let reader = thread::spawn({
+        let lock = Arc::clone(&lock);
+        move || drop(lock.read())
+    });
+    eventually("the reader waits for the writer", || is_waiting_on(&class));
+    let live = telemetry::live();
+    let waiting = live.waiters.iter().find(|w| w.lock == class).unwrap();
+    assert_eq!(waiting.site.file(), file!());
+    assert_eq!(waiting.holders.len(), 1, "the writer holds it: {live:?}");
+    drop(write);
+    reader.join().unwrap();
+    let report = telemetry::report();
+    let waited = stats(&report, &class);
+    assert_eq!((waited.acquisitions, waited.contended), (2, 1), "{report}");
+    assert_eq!(waited.waiter_sites[0].site.file(), file!(), "{report}");
+
+    // A descent over hybrid locks records its depths, not the locks by themselves.
+    telemetry::reset();
+    let nodes = hybrid_list(3);
+    drop(
+        Walker::new()
+            .descend_optimistic(&nodes[0], Shared, |node: &Hybrid, _, _| {
+                node.next.as_ref().map_or(Step::Here, Step::Descend)
+            })
+            .unwrap(),
+    );
+    drop(
+        Walker::new()
+            .descend_optimistic(&nodes[0], Exclusive, |node: &Hybrid, _, _| {
+                node.next.as_ref().map_or(Step::Here, Step::Descend)
+            })
+            .unwrap(),
+    );
+    let report = telemetry::report();
+    assert_eq!(stats(&report, &depth(2)).acquisitions, 2, "{report}");
+    assert!(
+        report
+            .locks
+            .iter()
+            .find(|lock| lock.lock == class)
+            .is_none_or(|lock| lock.acquisitions == 0),
+        "{report}"
+    );
+}
+
 /// A fresh directory for the file backend.
 fn scratch(test: &str) -> std::path::PathBuf {
     let dir =

@@ -122,7 +122,9 @@
 //! park the thread (parking_lot), for short critical sections: hold no hybrid guard across an
 //! `.await` (the guards are not `Send`).
 
+use crate::telemetry::hooks::{self, KeyRef, LockAddr, Probe, ProbeKind};
 use std::fmt;
+use std::panic::Location;
 
 /// An optimistic read met a writer: what it read may not hang together; start again.
 ///
@@ -360,9 +362,17 @@ impl<T: ?Sized> HybridLock<T> {
     /// assert_eq!(*a + *b, 2);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn read(&self) -> HybridReadGuard<'_, T> {
-        self.raw.lock.lock_shared();
-        HybridReadGuard::new(self)
+        let ((), held) = hooks::observe::<(), true>(
+            &STANDALONE,
+            Location::caller(),
+            Self::telemetry_key(),
+            self.address(),
+            || self.raw.lock.try_lock_shared().then_some(()),
+            || self.raw.lock.lock_shared(),
+        );
+        HybridReadGuard::new(self, held)
     }
 
     /// A shared hold if no writer holds the lock now.
@@ -377,11 +387,16 @@ impl<T: ?Sized> HybridLock<T> {
     /// assert!(lock.try_read().is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_read(&self) -> Option<HybridReadGuard<'_, T>> {
-        self.raw
-            .lock
-            .try_lock_shared()
-            .then(|| HybridReadGuard::new(self))
+        let ((), held) = hooks::observe_try::<(), true>(
+            &STANDALONE,
+            Location::caller(),
+            Self::telemetry_key(),
+            self.address(),
+            || self.raw.lock.try_lock_shared().then_some(()),
+        )?;
+        Some(HybridReadGuard::new(self, held))
     }
 
     /// An exclusive hold, waiting for other holders to leave. The guard derefs to `&T`:
@@ -397,9 +412,17 @@ impl<T: ?Sized> HybridLock<T> {
     /// assert_eq!(lock.read().load(Relaxed), 2);
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn write(&self) -> HybridWriteGuard<'_, T> {
-        self.raw.acquire_exclusive();
-        HybridWriteGuard::new(self)
+        let ((), held) = hooks::observe::<(), true>(
+            &STANDALONE,
+            Location::caller(),
+            Self::telemetry_key(),
+            self.address(),
+            || self.raw.try_acquire_exclusive().then_some(()),
+            || self.raw.acquire_exclusive(),
+        );
+        HybridWriteGuard::new(self, held)
     }
 
     /// An exclusive hold if no one holds the lock now.
@@ -414,12 +437,37 @@ impl<T: ?Sized> HybridLock<T> {
     /// assert!(lock.try_write().is_some());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn try_write(&self) -> Option<HybridWriteGuard<'_, T>> {
-        self.raw
-            .try_acquire_exclusive()
-            .then(|| HybridWriteGuard::new(self))
+        let ((), held) = hooks::observe_try::<(), true>(
+            &STANDALONE,
+            Location::caller(),
+            Self::telemetry_key(),
+            self.address(),
+            || self.raw.try_acquire_exclusive().then_some(()),
+        )?;
+        Some(HybridWriteGuard::new(self, held))
+    }
+
+    /// The lock within the telemetry's class of its data type.
+    #[inline]
+    fn telemetry_key() -> KeyRef<'static> {
+        KeyRef::Type(std::any::type_name::<T>())
+    }
+
+    /// The lock's identity for the telemetry (which holder a waiter waits for).
+    #[inline]
+    fn address(&self) -> LockAddr {
+        std::ptr::from_ref(self).cast::<()>().addr()
     }
 }
+
+/// The telemetry's probe of the hybrid locks taken by themselves (`read`, `write`, their
+/// `try_` forms, [`OptimisticRead::upgrade`]): one class per data type,
+/// [`LockName::Hybrid`](crate::telemetry::LockName::Hybrid). A hybrid lock a chain locker or a
+/// walk takes goes through [`RawHybridLock`] and is recorded at its level or depth instead.
+/// Zero-sized without the `telemetry` feature.
+static STANDALONE: Probe = Probe::new(ProbeKind::Hybrid);
 
 #[cfg(test)]
 mod tests {

@@ -2,9 +2,11 @@
 //! guards. Each derefs to `&T` only.
 
 use super::{HybridLock, Restart, Version};
+use crate::telemetry::hooks::{self, Held};
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Deref;
+use std::panic::Location;
 
 /// An optimistic read in progress ([`HybridLock::optimistic`]): derefs to the data (which a
 /// writer may be changing), validates or upgrades by version. Holds nothing: dropping it
@@ -101,9 +103,23 @@ impl<'a, T: ?Sized> OptimisticRead<'a, T> {
     /// assert!(read.upgrade().is_err());
     /// ```
     #[inline]
+    #[cfg_attr(feature = "telemetry", track_caller)]
     pub fn upgrade(self) -> Result<HybridWriteGuard<'a, T>, Restart> {
-        self.lock.raw.upgrade(self.version)?;
-        Ok(HybridWriteGuard::new(self.lock))
+        let (lock, version) = (self.lock, self.version);
+        let taken = hooks::observe_hybrid::<(), true>(
+            &super::STANDALONE,
+            Location::caller(),
+            HybridLock::<T>::telemetry_key(),
+            lock.address(),
+            || {
+                lock.raw
+                    .try_upgrade(version)
+                    .map(|taken| taken.then_some(()))
+            },
+            || lock.raw.upgrade(version).map(Some),
+        )?;
+        let ((), held) = taken.expect("an upgrade without a deadline never gives up");
+        Ok(HybridWriteGuard::new(lock, held))
     }
 }
 
@@ -127,15 +143,19 @@ impl<T: ?Sized> Deref for OptimisticRead<'_, T> {
 #[clippy::has_significant_drop]
 pub struct HybridReadGuard<'a, T: ?Sized> {
     pub(super) lock: &'a HybridLock<T>,
+    /// The telemetry's record of the hold (nothing unless sampled).
+    held: Held,
     /// Released on the thread that took it, as parking_lot's guards (without `send_guard`).
     pub(super) _not_send: PhantomData<lock_api::GuardNoSend>,
 }
 
 impl<'a, T: ?Sized> HybridReadGuard<'a, T> {
     /// The guard of a shared hold just taken.
-    pub(super) fn new(lock: &'a HybridLock<T>) -> Self {
+    #[inline]
+    pub(super) fn new(lock: &'a HybridLock<T>, held: Held) -> Self {
         HybridReadGuard {
             lock,
+            held,
             _not_send: PhantomData,
         }
     }
@@ -152,6 +172,8 @@ impl<T: ?Sized> Deref for HybridReadGuard<'_, T> {
 impl<T: ?Sized> Drop for HybridReadGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
+        // The hold's record ends before the lock is let go (the next holder's begins after).
+        std::mem::take(&mut self.held).released();
         // SAFETY: the guard owns a shared hold, taken when it was made.
         unsafe { self.lock.raw.lock.unlock_shared() };
     }
@@ -181,15 +203,19 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for HybridReadGuard<'_, T> {
 #[clippy::has_significant_drop]
 pub struct HybridWriteGuard<'a, T: ?Sized> {
     pub(super) lock: &'a HybridLock<T>,
+    /// The telemetry's record of the hold (nothing unless sampled).
+    held: Held,
     /// Released on the thread that took it, as parking_lot's guards (without `send_guard`).
     pub(super) _not_send: PhantomData<lock_api::GuardNoSend>,
 }
 
 impl<'a, T: ?Sized> HybridWriteGuard<'a, T> {
     /// The guard of an exclusive hold just taken.
-    pub(super) fn new(lock: &'a HybridLock<T>) -> Self {
+    #[inline]
+    pub(super) fn new(lock: &'a HybridLock<T>, held: Held) -> Self {
         HybridWriteGuard {
             lock,
+            held,
             _not_send: PhantomData,
         }
     }
@@ -219,12 +245,13 @@ impl<'a, T: ?Sized> HybridWriteGuard<'a, T> {
     /// assert!(lock.try_read().is_some());
     /// drop(read);
     /// ```
-    pub fn downgrade(self) -> HybridReadGuard<'a, T> {
-        let lock = self.lock;
+    pub fn downgrade(mut self) -> HybridReadGuard<'a, T> {
+        let (lock, held) = (self.lock, std::mem::take(&mut self.held));
         std::mem::forget(self);
-        // SAFETY: `self` owned the exclusive hold; forgotten so that it is not released twice.
+        // SAFETY: `self` owned the exclusive hold; forgotten so that it is not released twice
+        // (its record moved out first: the hold goes on, shared).
         unsafe { lock.raw.downgrade_exclusive() };
-        HybridReadGuard::new(lock)
+        HybridReadGuard::new(lock, held)
     }
 }
 
@@ -239,6 +266,7 @@ impl<T: ?Sized> Deref for HybridWriteGuard<'_, T> {
 impl<T: ?Sized> Drop for HybridWriteGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
+        std::mem::take(&mut self.held).released();
         // SAFETY: the guard owns the exclusive hold, taken when it was made.
         unsafe { self.lock.raw.release_exclusive() };
     }

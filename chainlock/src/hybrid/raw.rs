@@ -239,6 +239,30 @@ impl RawHybridLock {
         self.version.store(version + 1, Ordering::Release);
     }
 
+    /// [`upgrade`](Self::upgrade) if no one holds the lock now: `Ok(false)` if someone does.
+    ///
+    /// # Errors
+    ///
+    /// [`Restart`] if a writer held the lock since `version`.
+    #[inline]
+    pub(super) fn try_upgrade(&self, version: Version) -> Result<bool, Restart> {
+        if self.version.load(Ordering::Relaxed) != version.0 {
+            return Err(Restart);
+        }
+        if !self.lock.try_lock_exclusive() {
+            return Ok(false);
+        }
+        // As in `upgrade`: under the parking lock, this is the current version.
+        if self.version.load(Ordering::Relaxed) == version.0 {
+            self.begin_write();
+            Ok(true)
+        } else {
+            // SAFETY: taken exclusively just above.
+            unsafe { self.lock.unlock_exclusive() };
+            Err(Restart)
+        }
+    }
+
     #[inline]
     pub(super) fn acquire_exclusive(&self) {
         self.lock.lock_exclusive();

@@ -338,10 +338,22 @@ pub(super) enum Found {
     },
 }
 
+/// What a hot key's [`LockName`] is.
+#[derive(Clone, Copy)]
+pub(super) enum HotName {
+    /// A keyed manager's key: `LockName::Key`.
+    Key,
+    /// A distributed backend's name: `LockName::Distributed`.
+    #[cfg(feature = "distributed")]
+    Distributed(&'static str),
+    /// The type a hybrid lock protects: `LockName::Hybrid`.
+    Hybrid,
+}
+
 pub(super) struct HotKeys {
     manager: Arc<str>,
-    /// Set for a distributed backend: its hot names are `LockName::Distributed`.
-    backend: Option<&'static str>,
+    /// How a key that becomes hot is named.
+    naming: HotName,
     /// Hot keys by hash: their class, and the count they came in with.
     hot: HashMap<u64, (Arc<Class>, u64)>,
     candidates: HashMap<u64, u64>,
@@ -349,13 +361,13 @@ pub(super) struct HotKeys {
 }
 
 impl HotKeys {
-    pub(super) fn new(manager: Arc<str>, backend: Option<&'static str>) -> Self {
+    pub(super) fn new(manager: Arc<str>, naming: HotName) -> Self {
         let other = Arc::new(Class::new(LockName::OtherKeys {
             manager: manager.clone(),
         }));
         Self {
             manager,
-            backend,
+            naming,
             hot: HashMap::new(),
             candidates: HashMap::new(),
             other,
@@ -428,15 +440,17 @@ impl HotKeys {
         if let Some((class, _)) = self.hot.get(&hash) {
             return class.clone();
         }
-        let name = match self.backend {
-            Some(backend) => LockName::Distributed {
+        let name = match self.naming {
+            #[cfg(feature = "distributed")]
+            HotName::Distributed(backend) => LockName::Distributed {
                 backend,
                 name: key.into(),
             },
-            None => LockName::Key {
+            HotName::Key => LockName::Key {
                 manager: self.manager.clone(),
                 key: key.into(),
             },
+            HotName::Hybrid => LockName::Hybrid { data: key.into() },
         };
         let class = Arc::new(Class::new(name));
         register(&class);

@@ -43,9 +43,7 @@ mod level;
 mod queued;
 mod restart;
 
-#[cfg(all(feature = "telemetry", feature = "distributed"))]
-pub(crate) use super::naming::LockAddr;
-pub(crate) use super::naming::{KeyRef, Label, ProbeKind};
+pub(crate) use super::naming::{KeyRef, Label, LockAddr, ProbeKind};
 #[cfg(feature = "async")]
 pub(crate) use super::probe::Attempt;
 pub use super::probe::Held;

@@ -4,12 +4,13 @@
 //! stripes, rooms and depths; by hash among the hot keys for keys and names).
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::panic::Location;
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
-use super::class::{Class, Found, HotKeys};
+use super::class::{Class, Found, HotKeys, HotName};
 use super::report::LockName;
 use super::state::{hot_keys, register};
 
@@ -74,6 +75,9 @@ pub(crate) enum ProbeKind {
         /// The backend.
         backend: &'static str,
     },
+    /// The hybrid locks taken by themselves, by the type they protect (key:
+    /// `KeyRef::Hash(hash, type name)`).
+    Hybrid,
 }
 
 /// Which lock within a probe's class.
@@ -86,6 +90,10 @@ pub(crate) enum KeyRef<'a> {
     /// A lock by the hash of its key, with a way to name it (called only when the key
     /// becomes one of the hot keys).
     Hash(u64, &'a dyn Fn() -> String),
+    /// A lock by the name of the type it protects, hashed only when it is recorded (a hybrid
+    /// lock taken by itself: its type's name is a constant, its hash would be work on every
+    /// acquisition).
+    Type(&'static str),
 }
 
 /// Identity of a concrete lock (an entry id, an `Arc` pointer, a stripe index): waiters
@@ -144,7 +152,7 @@ impl Names {
             ProbeKind::Keyed { manager: old }
             | ProbeKind::Striped { set: old }
             | ProbeKind::Rooms { rooms: old } => *old = label,
-            ProbeKind::Level { .. } | ProbeKind::Walk { .. } => {}
+            ProbeKind::Level { .. } | ProbeKind::Walk { .. } | ProbeKind::Hybrid => {}
             #[cfg(feature = "distributed")]
             ProbeKind::Distributed { .. } => {}
         }
@@ -177,13 +185,18 @@ impl Names {
                     indexed(label_text(label))
                 }
                 ProbeKind::Keyed { manager } => {
-                    let hot = HotKeys::new(label_text(manager), None);
+                    let hot = HotKeys::new(label_text(manager), HotName::Key);
+                    register(&hot.other);
+                    Classes::Hashed(Mutex::new(hot))
+                }
+                ProbeKind::Hybrid => {
+                    let hot = HotKeys::new(Arc::from("HybridLock"), HotName::Hybrid);
                     register(&hot.other);
                     Classes::Hashed(Mutex::new(hot))
                 }
                 #[cfg(feature = "distributed")]
                 ProbeKind::Distributed { backend } => {
-                    let hot = HotKeys::new(Arc::from(*backend), Some(backend));
+                    let hot = HotKeys::new(Arc::from(*backend), HotName::Distributed(backend));
                     register(&hot.other);
                     Classes::Hashed(Mutex::new(hot))
                 }
@@ -220,7 +233,7 @@ impl Names {
             ) => {
                 let index = match key {
                     KeyRef::Index(index) => index,
-                    KeyRef::None | KeyRef::Hash(..) => 0,
+                    KeyRef::None | KeyRef::Hash(..) | KeyRef::Type(_) => 0,
                 };
                 let make = || {
                     let class = Arc::new(Class::new(self.name_at(label, index)));
@@ -246,6 +259,10 @@ impl Names {
                         &|| index.to_string(),
                         register,
                     ),
+                    KeyRef::Type(name) => {
+                        let hash = foldhash::fast::FixedState::default().hash_one(name);
+                        hot_class(hot, hash, capacity, weight, &|| name.into(), register)
+                    }
                     KeyRef::None => hot_class(hot, 0, capacity, weight, &|| "0".into(), register),
                 }
             }

@@ -81,6 +81,8 @@ pub(super) mod naming {
             /// The backend.
             backend: &'static str,
         },
+        /// The hybrid locks taken by themselves.
+        Hybrid,
     }
 
     /// Which lock within a probe's class (ignored without the feature).
@@ -92,6 +94,8 @@ pub(super) mod naming {
         Index(usize),
         /// A lock by hash, with a way to name it.
         Hash(u64, &'a dyn Fn() -> String),
+        /// A lock by the name of the type it protects.
+        Type(&'static str),
     }
 
     /// Identity of a concrete lock.

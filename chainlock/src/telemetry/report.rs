@@ -223,6 +223,14 @@ pub enum LockName {
         /// The lock's name.
         name: Arc<str>,
     },
+    /// The [`HybridLock`](crate::hybrid::HybridLock)s over one data type, taken by themselves
+    /// (`read`, `write` and their `try_` forms, an optimistic read's `upgrade`; a hybrid lock
+    /// a chain locker or a walk takes is recorded at its level or depth). Displayed
+    /// `HybridLock<data>`.
+    Hybrid {
+        /// The data type (`std::any::type_name`).
+        data: Arc<str>,
+    },
 }
 
 impl fmt::Display for LockName {
@@ -239,6 +247,7 @@ impl fmt::Display for LockName {
             Self::Stripe { set, index } => write!(f, "{set}[stripe {index}]"),
             Self::Room { rooms, room } => write!(f, "{rooms}[room {room}]"),
             Self::Distributed { backend, name } => write!(f, "{backend}:{name}"),
+            Self::Hybrid { data } => write!(f, "HybridLock<{data}>"),
         }
     }
 }

@@ -137,3 +137,29 @@ fn a_reader_sees_a_writer_in_the_middle_and_after() {
     assert!(lock.try_write().is_some());
     assert!(lock.try_read().is_some());
 }
+
+/// The telemetry's try before a sampled upgrade waits: a stale version restarts, a held lock
+/// is "not now" (and the version untouched), a free one is taken exclusively and its version
+/// goes odd, as `upgrade` does.
+#[test]
+fn try_upgrade_answers_restart_busy_or_taken() {
+    let lock = HybridLock::new(());
+    let raw = lock.raw();
+    let stale = raw.optimistic().unwrap();
+    drop(lock.write());
+    assert_eq!(raw.try_upgrade(stale), Err(Restart));
+    let seen = raw.optimistic().unwrap();
+    let read = lock.read();
+    assert_eq!(raw.try_upgrade(seen), Ok(false));
+    drop(read);
+    assert_eq!(
+        raw.validate(seen),
+        Ok(()),
+        "a try that failed wrote nothing"
+    );
+    assert_eq!(raw.try_upgrade(seen), Ok(true));
+    assert!(raw.is_locked_exclusive() && raw.optimistic().is_err());
+    // SAFETY: taken exclusively by the try above.
+    unsafe { raw.release_exclusive() };
+    assert_eq!(raw.optimistic().unwrap().get(), seen.get() + 2);
+}
