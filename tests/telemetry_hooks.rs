@@ -575,6 +575,107 @@ fn hybrid_lock_taken_by_itself_is_recorded_by_its_data_type() {
     );
 }
 
+/// One lock taken through two lockers (each level its own class) is one lock to the live
+/// table: a waiter through one locker lists the holder through the other, and two threads
+/// crossing the lockers over two classes close a wait-for cycle that `cycles()` reports (it
+/// checks in debug builds only).
+#[test]
+fn one_lock_through_two_lockers_is_one_lock_to_waiters_and_cycles() {
+    use chainlock::parking_lot::RwLock;
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+    struct Lecture {
+        classes: Vec<Arc<Mutex<u32>>>,
+    }
+    chain_locker!(struct Join(shared Lecture, u32););
+    chain_locker!(struct Leave(shared Lecture, u32););
+    let _watchdog = watchdog("one_lock_through_two_lockers_is_one_lock_to_waiters_and_cycles");
+    let _turn = turn();
+    let lecture = Arc::new(RwLock::new(Lecture {
+        classes: vec![Arc::new(Mutex::new(0)), Arc::new(Mutex::new(0))],
+    }));
+    let class = |i: usize| move |l: &Lecture| l.classes.get(i).cloned();
+    let join_class = LockName::Level {
+        locker: "Join",
+        level: 1,
+        name: "u32",
+    };
+    let leave_class = LockName::Level {
+        locker: "Leave",
+        level: 1,
+        name: "u32",
+    };
+
+    // A holds class 0 through `Join` until told; B waits for it through `Leave`.
+    let (release, released) = mpsc::channel::<()>();
+    let (held, is_held) = mpsc::channel::<()>();
+    let a = thread::spawn({
+        let lecture = Arc::clone(&lecture);
+        move || {
+            Join.run(&lecture, class(0), |_| {
+                held.send(()).unwrap();
+                released.recv().unwrap();
+            })
+        }
+    });
+    is_held.recv().unwrap();
+    let b = thread::spawn({
+        let lecture = Arc::clone(&lecture);
+        move || Leave.run(&lecture, class(0), |seats| *seats += 1)
+    });
+    eventually("B waits through Leave", || is_waiting_on(&leave_class));
+    let live = telemetry::live();
+    let waiting = live.waiters.iter().find(|w| w.lock == leave_class).unwrap();
+    assert!(
+        waiting.holders.iter().any(|h| h.lock == join_class),
+        "the holder through the other locker is listed: {live}"
+    );
+    release.send(()).unwrap();
+    a.join().unwrap().unwrap();
+    b.join().unwrap().unwrap();
+    // The release through `Join` ended a wait through `Leave`: charged to `Leave`'s row.
+    let report = telemetry::report();
+    let waited = stats(&report, &leave_class);
+    assert_eq!(waited.contended, 1, "{report}");
+    let charged = waited
+        .holder_sites
+        .first()
+        .expect("a holder charged: {report}");
+    assert_eq!(charged.site.file(), file!(), "{report}");
+    assert!(waited.waiters_at_release >= 1, "{report}");
+
+    // A holds class 0 (Join) and waits for class 1; B holds class 1 (Leave) and, once A
+    // waits, waits for class 0 until a deadline: B's wait closes the cycle.
+    assert!(telemetry::cycles().is_empty() || cfg!(not(debug_assertions)));
+    let (b_holds, b_is_holding) = mpsc::channel::<()>();
+    let b = thread::spawn({
+        let lecture = Arc::clone(&lecture);
+        move || {
+            Leave.run(&lecture, class(1), |_| {
+                b_holds.send(()).unwrap();
+                eventually("A waits for class 1 through Join", || {
+                    is_waiting_on(&join_class)
+                });
+                let deadline = Instant::now() + Duration::from_millis(100);
+                let closing = Join.run_until(&lecture, deadline, class(0), |_| ());
+                assert!(closing.is_err(), "A holds class 0 past the deadline");
+            })
+        }
+    });
+    b_is_holding.recv().unwrap();
+    let a = thread::spawn({
+        let lecture = Arc::clone(&lecture);
+        move || Join.run(&lecture, class(0), |_| Join.run(&lecture, class(1), |_| ()))
+    });
+    b.join().unwrap().unwrap();
+    a.join().unwrap().unwrap().unwrap();
+    if cfg!(debug_assertions) {
+        let cycles = telemetry::cycles();
+        assert_eq!(cycles.len(), 1, "{cycles:?}");
+        assert_eq!(cycles[0].edges.len(), 2, "{}", cycles[0]);
+    }
+}
+
 /// A fresh directory for the file backend.
 fn scratch(test: &str) -> std::path::PathBuf {
     let dir =

@@ -362,8 +362,14 @@ pub(super) struct HotKeys {
 
 impl HotKeys {
     pub(super) fn new(manager: Arc<str>, naming: HotName) -> Self {
-        let other = Arc::new(Class::new(LockName::OtherKeys {
-            manager: manager.clone(),
+        let other = Arc::new(Class::new(match naming {
+            // Still a hybrid lock's class: its locks are told apart by address (`live.rs`).
+            HotName::Hybrid => LockName::Hybrid {
+                data: "other types".into(),
+            },
+            _ => LockName::OtherKeys {
+                manager: manager.clone(),
+            },
         }));
         Self {
             manager,

@@ -24,11 +24,22 @@ use slab::Slab;
 use super::class::Class;
 use super::snapshot::{Cycle, Holding, Live, Waiting};
 
-/// A concrete lock: its class's address and its address within the class.
+/// A concrete lock: the space its address is in (0: memory, else its class's address) and
+/// its address in that space.
 pub(super) type LockId = (usize, usize);
 
+/// The identity of the lock at `addr` of `class`. A chain level's, a walk depth's and a
+/// hybrid lock's `addr` is the lock's own address in memory, whichever locker, walk or class
+/// takes it: one lock has one identity across classes, so that a waiter sees its holder and
+/// a wait-for cycle is found when two lockers (or a locker and the lock taken by itself)
+/// share the lock. The other classes' addresses (an entry id, a stripe or room index, a
+/// name's hash) mean something only within their class.
 pub(super) fn lock_id(class: &Arc<Class>, addr: usize) -> LockId {
-    (Arc::as_ptr(class) as usize, addr)
+    if class.name.is_in_memory() {
+        (0, addr)
+    } else {
+        (Arc::as_ptr(class) as usize, addr)
+    }
 }
 
 /// A recorded hold or wait.
@@ -129,6 +140,9 @@ struct Wait {
 
 /// What a release found waiting on its lock.
 pub(super) struct Ended {
+    /// The class the waiters waited in (a lock in memory may be waited for through several:
+    /// two lockers' levels, a level and the lock taken by itself); each is charged its own.
+    pub(super) class: Arc<Class>,
     /// The waiters left, each counted for its weight.
     pub(super) waiters: u64,
     /// The waiting since the last recorded release of the lock (or since each wait began),
@@ -182,16 +196,14 @@ pub(super) fn held_by_task(id: &HoldId) {
     }
 }
 
-/// Forgets the hold `id` of `lock`, released at `now`; what it leaves waiting, and the delay
-/// it is charged (each wait charged once: a later release is charged from here on).
-pub(super) fn released(id: HoldId, lock: LockId, now: Instant) -> Ended {
+/// Forgets the hold `id` of `lock`, released at `now`; what it leaves waiting and the delay
+/// it is charged, per class waited in (each wait charged once: a later release is charged
+/// from here on). Empty when nobody waits.
+pub(super) fn released(id: HoldId, lock: LockId, now: Instant) -> Vec<Ended> {
     let HoldId { shard, index } = id;
     shard.holds.lock().try_remove(index);
     drop(shard);
-    let mut ended = Ended {
-        waiters: 0,
-        delay: 0,
-    };
+    let mut ended: Vec<Ended> = Vec::new();
     if WAITS_NOW.load(Ordering::Relaxed) == 0 {
         return ended;
     }
@@ -200,6 +212,18 @@ pub(super) fn released(id: HoldId, lock: LockId, now: Instant) -> Ended {
         let delay = now.saturating_duration_since(wait.charged);
         wait.charged = wait.charged.max(now);
         let delay = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
+        let class = &wait.entry.class;
+        let index = if let Some(index) = ended.iter().position(|e| Arc::ptr_eq(&e.class, class)) {
+            index
+        } else {
+            ended.push(Ended {
+                class: Arc::clone(class),
+                waiters: 0,
+                delay: 0,
+            });
+            ended.len() - 1
+        };
+        let ended = &mut ended[index];
         ended.waiters = ended.waiters.saturating_add(wait.weight);
         ended.delay = ended
             .delay

@@ -524,18 +524,21 @@ impl Sample {
                 );
             });
         }
-        let ended = live::released(id, lock, now);
-        if ended.waiters > 0 {
+        // Into the class each waiter waited in (this hold's, unless the lock was also taken
+        // through another class: another locker's level, the lock taken by itself).
+        for ended in live::released(id, lock, now) {
             // Each sampled release stands for `weight` releases, each sampled waiter for its
             // own weight (already in `ended`).
-            class
+            ended
+                .class
                 .waiters_at_release
                 .fetch_add(ended.waiters.saturating_mul(self.weight), Ordering::Relaxed);
             // Go's mutex profile (1.22): the waiting this release ended since the last
             // recorded one, summed over the waiters, charged to the releaser's site. With
             // every acquisition recorded the charges sum to the waiting time; under sampling
             // a wait is charged only up to the last sampled release before it ends.
-            class
+            ended
+                .class
                 .holder_sites
                 .record(self.site, self.weight, ended.delay);
         }

@@ -226,11 +226,23 @@ pub enum LockName {
     /// The [`HybridLock`](crate::hybrid::HybridLock)s over one data type, taken by themselves
     /// (`read`, `write` and their `try_` forms, an optimistic read's `upgrade`; a hybrid lock
     /// a chain locker or a walk takes is recorded at its level or depth). Displayed
-    /// `HybridLock<data>`.
+    /// `HybridLock<data>`; the types past the hot keys' capacity are summed as
+    /// `HybridLock<other types>`.
     Hybrid {
         /// The data type (`std::any::type_name`).
         data: Arc<str>,
     },
+}
+
+impl LockName {
+    /// Whether the locks of this class are told apart by their address in memory (a chain
+    /// level, a walk depth, a hybrid lock), the same whatever class takes them.
+    pub(super) fn is_in_memory(&self) -> bool {
+        matches!(
+            self,
+            Self::Level { .. } | Self::Depth { .. } | Self::Hybrid { .. }
+        )
+    }
 }
 
 impl fmt::Display for LockName {
