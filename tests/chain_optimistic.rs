@@ -517,3 +517,59 @@ impl Drop for Done<'_> {
         self.0.fetch_add(1, Relaxed);
     }
 }
+
+/// A tree of hybrid locks only (directories): read optimistically down to the last one,
+/// held shared while the leaf reads it (a `HybridLock` is a `SharedLock`); its deadline
+/// form gives up while a writer holds it, and a writer waits for the held leaf.
+#[test]
+fn a_hybrid_tree_ends_at_a_directory_held_shared() {
+    #[derive(ChainNode, Default)]
+    struct Dir {
+        files: AtomicUsize,
+        #[chain(children)]
+        dirs: EpochMap<u8, HybridLock<Dir>>,
+    }
+    chain_locker!(struct ReadDir(optimistic Dir, optimistic Dir, shared Dir););
+    fn down(
+        key: u8,
+    ) -> impl for<'g> FnMut(&'g Dir, &'g EpochGuard) -> Option<&'g Arc<HybridLock<Dir>>> {
+        move |dir, guard| dir.dirs.get(&key, guard)
+    }
+    let _watchdog = watchdog("a_hybrid_tree_ends_at_a_directory_held_shared");
+    let root = Arc::new(HybridLock::new(Dir::default()));
+    let middle = Arc::new(HybridLock::new(Dir::default()));
+    let last = Arc::new(HybridLock::new(Dir::default()));
+    last.write().files.store(3, Relaxed);
+    middle.write().dirs.insert(2, Arc::clone(&last));
+    root.write().dirs.insert(1, Arc::clone(&middle));
+    let files = ReadDir
+        .run(&root, down(1), down(2), |dir| {
+            assert!(
+                last.try_write().is_none(),
+                "the last directory is held shared"
+            );
+            assert!(root.try_write().is_some() && middle.try_write().is_some());
+            dir.files.load(Relaxed)
+        })
+        .unwrap();
+    assert_eq!(files, 3);
+    assert_eq!(
+        ReadDir.run(&root, down(1), down(9), |_| ()).unwrap_err(),
+        Exit::Absent {
+            level: 2,
+            cause: Absence::Missing
+        }
+    );
+    let writer = last.write();
+    let soon = Instant::now() + Duration::from_millis(20);
+    assert_eq!(
+        ReadDir
+            .run_until(&root, soon, down(1), down(2), |_| ())
+            .unwrap_err(),
+        Exit::TimedOut { level: 2 }
+    );
+    drop(writer);
+    let held = ReadDir.descend(&root, down(1), down(2)).unwrap();
+    assert_eq!(held.files.load(Relaxed), 3);
+    assert!(last.try_write().is_none() && last.try_read().is_some());
+}

@@ -29,7 +29,7 @@ use std::time::Instant;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an exclusive level of a chain",
     label = "not a lock with owned guards",
-    note = "a level is an `Arc<L>` where `L` is a `lock_api`/parking_lot `Mutex`, `FairMutex` or `RwLock`; tokio's locks need the `*_async` methods",
+    note = "a level is an `Arc<L>` where `L` is a `lock_api`/parking_lot `Mutex`, `FairMutex` or `RwLock`; tokio's locks need the `*_async` methods; a `HybridLock` level is `optimistic` or `shared` (its writers get `&T`, not `&mut T`)",
     note = "chainlock implements this for lock_api 0.5 (parking_lot 0.13): a `Mutex` of another parking_lot version (e.g. 0.12) is another type; use `chainlock::parking_lot` or the same version"
 )]
 pub trait ExclusiveLock {
@@ -279,6 +279,57 @@ where
     #[inline]
     fn try_lock_shared_until(this: &Arc<Self>, deadline: Instant) -> Option<Self::Guard> {
         this.try_read_arc_until(deadline)
+    }
+}
+
+/// A [`HybridLock`](crate::hybrid::HybridLock) as a `shared` level (below `optimistic` ones,
+/// say, to hold the directory a descent ends at while the leaf reads it): its read side,
+/// [`ArcHybridReadGuard`](crate::hybrid::ArcHybridReadGuard). It is no [`ExclusiveLock`]: its
+/// writers get `&T`, never `&mut T` (that is what lets optimistic readers read it), so an
+/// exclusive level of it would have no `&mut` to lend; change it in the leaf through `write()`.
+///
+/// # Examples
+///
+/// ```
+/// use chainlock::chain::{SharedLock, TimedSharedLock};
+/// use chainlock::hybrid::HybridLock;
+/// use std::sync::Arc;
+/// use std::time::Instant;
+///
+/// let lock = Arc::new(HybridLock::new(5));
+/// let (a, b) = (SharedLock::lock_shared(&lock), SharedLock::lock_shared(&lock));
+/// assert_eq!(*a + *b, 10);
+/// assert!(lock.try_write().is_none(), "held shared");
+/// drop((a, b));
+/// let writer = lock.write();
+/// assert!(SharedLock::try_lock_shared(&lock).is_none());
+/// assert!(TimedSharedLock::try_lock_shared_until(&lock, Instant::now()).is_none());
+/// drop(writer);
+/// ```
+#[cfg(not(loom))]
+impl<T: ?Sized> SharedLock for crate::hybrid::HybridLock<T> {
+    type Target = T;
+    type Guard = crate::hybrid::ArcHybridReadGuard<T>;
+
+    #[inline]
+    fn lock_shared(this: &Arc<Self>) -> Self::Guard {
+        Self::read_arc_at(this, None, None)
+            .ok()
+            .flatten()
+            .expect("an untimed hold without a version to keep never gives up")
+    }
+
+    #[inline]
+    fn try_lock_shared(this: &Arc<Self>) -> Option<Self::Guard> {
+        Self::try_read_arc(this)
+    }
+}
+
+#[cfg(not(loom))]
+impl<T: ?Sized> TimedSharedLock for crate::hybrid::HybridLock<T> {
+    #[inline]
+    fn try_lock_shared_until(this: &Arc<Self>, deadline: Instant) -> Option<Self::Guard> {
+        Self::read_arc_at(this, None, Some(deadline)).ok().flatten()
     }
 }
 

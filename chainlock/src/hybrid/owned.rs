@@ -45,6 +45,14 @@ impl<T: ?Sized> HybridLock<T> {
         }
     }
 
+    /// A shared hold through the `Arc` if no writer holds the lock now.
+    pub(crate) fn try_read_arc(this: &Arc<Self>) -> Option<ArcHybridReadGuard<T>> {
+        this.raw.lock.try_lock_shared().then(|| ArcHybridReadGuard {
+            lock: Arc::clone(this),
+            _not_send: PhantomData,
+        })
+    }
+
     /// An exclusive hold through the `Arc` (`None` if `deadline` passed first), kept only if
     /// no writer held the lock since `seen` (`Err(Restart)` otherwise, the hold let go): an
     /// owned, timed [`upgrade`](RawHybridLock::upgrade).
