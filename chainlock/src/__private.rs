@@ -13,6 +13,7 @@ pub use crate::chain::acquire::{
     shared_until_async_unheld, shared_until_unheld, upgradable, upgradable_unheld,
     upgradable_until, upgradable_until_unheld,
 };
+pub use crate::chain::end::{End, Found, FoundLeaf, ModeS, ModeU, ModeX, Open};
 pub use crate::chain::exit::{Res, found, walk_exit};
 pub use crate::chain::leaves::{ExclusiveLeaf, LeafLocks, Leaves, leaves, no_exclusive_leaf};
 pub use crate::chain::link::{
@@ -24,9 +25,10 @@ pub use crate::chain::link::{
 pub use crate::chain::lock::{ASGuard, AXGuard, SGuard, XGuard};
 pub use crate::chain::node::{ClosedProbe, ProbeNode, ProbeOther};
 pub use crate::chain::optimistic::{Holds, Kind, Pass, Seen, Stop, Versions, optimistic};
+pub use crate::chain::stage::{StageS, StageU, StageX};
 pub use crate::chain::wait::{
-    AsyncSteps, Blocking, Deadline, End, Found, Handle, Hold, Kept, Parent, Steps, Unheld, Wait,
-    WaitS, WaitU, WaitX,
+    AsyncSteps, Blocking, Handle, Hold, Kept, NextLock, Parent, Steps, Unheld, Wait, WaitS, WaitU,
+    WaitX,
 };
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChainNode, ChildContainer, Children, ChildrenBy,
@@ -46,13 +48,13 @@ pub use crate::walk::{
     Step as WalkStep, Walker,
 };
 pub use crate::{
-    __chainlock_if_tokio as if_tokio, __chainlock_recording_branches as recording_branches,
-    __chainlock_tracked as tracked,
+    __chainlock_if_tokio as if_tokio, __chainlock_levels as levels,
+    __chainlock_recording_branches as recording_branches, __chainlock_tracked as tracked,
 };
 pub use chainlock_macros::chain_locker_items;
 pub use core::borrow::Borrow;
 pub use core::clone::Clone;
-pub use core::convert::From;
+pub use core::convert::{From, Into};
 pub use core::default::Default;
 pub use core::fmt::{Debug, Formatter, Result as FmtResult};
 pub use core::iter::{IntoIterator, Iterator};

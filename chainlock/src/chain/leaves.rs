@@ -5,9 +5,11 @@
 //! descend hand over hand hold at most a parent while waiting for a leaf, never a leaf while
 //! waiting for anything above it; so no cycle of waits, hence no deadlock, can form.
 
-use super::wait::{Blocking, Deadline, Wait};
-use super::{Absence, ExclusiveLock, Exit, LeavesExit, TimedExclusiveLock};
+use super::end::FoundLeaf;
+use super::wait::{Blocking, Wait};
+use super::{ExclusiveLock, Exit, LeavesExit, TimedExclusiveLock};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Locks `handles` (leaves at level `level`) in ascending address order and returns their
 /// guards in the order of `handles`. With a deadline, gives up (releasing what it took)
@@ -43,7 +45,7 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
 pub type Leaves<G> = Result<Vec<G>, LeavesExit>;
 
 /// How a `lock_leaves` locks its leaves once it found them: [`Blocking`] as long as it takes,
-/// [`Deadline`] until the instant (releasing what it took when it passes).
+/// until an [`Instant`] (releasing what it took when it passes).
 pub trait LeafLocks<L: ExclusiveLock + ?Sized>: Wait {
     /// Locks `handles` (leaves at level `level`) in ascending address order, holding nothing
     /// else, and returns their guards in the order of `handles`.
@@ -61,47 +63,47 @@ impl<L: ExclusiveLock + ?Sized> LeafLocks<L> for Blocking {
     }
 }
 
-impl<L: TimedExclusiveLock + ?Sized> LeafLocks<L> for Deadline {
+impl<L: TimedExclusiveLock + ?Sized> LeafLocks<L> for Instant {
     fn lock_all(self, handles: &[Arc<L>], level: usize) -> Result<Vec<L::Guard>, LeavesExit> {
         lock_all(handles, level, |handle| {
-            L::try_lock_exclusive_until(handle, self.0)
+            L::try_lock_exclusive_until(handle, self)
         })
     }
 }
 
 /// The body of a generated `lock_leaves` (`wait`: [`Blocking`]) or `lock_leaves_until`
-/// ([`Deadline`]): the leaf's lock at the end of each path (`find`, the chain's body given
-/// `wait`, which found it hand over hand and released its parent), in the order of `paths`;
-/// then the leaves locked together in one global order ([`LeafLocks`]); then none kept if
-/// one of them is closed (`closed` asks the node).
+/// (an [`Instant`]): the leaf at the end of each path (`find`, the chain's body given `wait`
+/// and ended by [`Found`](super::end::Found), which found it hand over hand and released
+/// its parent: its lock, level and closed check), in the order of `paths`; then the leaves
+/// locked together in one global order ([`LeafLocks`]); then none kept if one of them is
+/// closed.
 ///
 /// # Errors
 ///
 /// [`LeavesExit::Path`] with the [`Exit`] of the first path that failed (its leaf closed:
-/// [`Exit::Absent`] at `level`), [`LeavesExit::SameLeaf`] when two paths end at the same leaf.
+/// [`Exit::Absent`] at its level), [`LeavesExit::SameLeaf`] when two paths end at the same
+/// leaf.
 #[inline]
 pub fn leaves<W: LeafLocks<L>, P, L: ExclusiveLock + ?Sized>(
     wait: W,
     paths: impl IntoIterator<Item = P>,
-    level: usize,
-    mut find: impl FnMut(W, P) -> Result<Arc<L>, Exit>,
-    closed: impl FnMut(&L::Guard) -> bool,
+    mut find: impl FnMut(W, P) -> Result<FoundLeaf<L::Guard, L>, Exit>,
 ) -> Leaves<L::Guard> {
-    let mut handles = Vec::new();
+    let (mut handles, mut leaf) = (Vec::new(), None);
     for (path, keys) in paths.into_iter().enumerate() {
-        handles.push(find(wait, keys).map_err(|exit| LeavesExit::Path { path, exit })?);
+        let found = find(wait, keys).map_err(|exit| LeavesExit::Path { path, exit })?;
+        leaf = Some((found.level, found.open));
+        handles.push(found.lock);
     }
+    // Every path ends at the chain's leaf level, checked the same way.
+    let Some((level, open)) = leaf else {
+        return Ok(Vec::new());
+    };
     let guards = wait.lock_all(&handles, level)?;
-    match guards.iter().position(closed) {
-        Some(path) => Err(LeavesExit::Path {
-            path,
-            exit: Exit::Absent {
-                level,
-                cause: Absence::Closed,
-            },
-        }),
-        None => Ok(guards),
+    for (path, guard) in guards.iter().enumerate() {
+        open(guard, level).map_err(|exit| LeavesExit::Path { path, exit })?;
     }
+    Ok(guards)
 }
 
 /// What `lock_leaves` requires of its paths on a chain whose leaf is not exclusive (`shared`

@@ -7,6 +7,7 @@
 
 pub(crate) mod acquire;
 mod children;
+pub(crate) mod end;
 mod epoch;
 pub(crate) mod exit;
 pub(crate) mod leaves;
@@ -15,6 +16,7 @@ pub(crate) mod lock;
 pub(crate) mod node;
 pub(crate) mod optimistic;
 mod pin;
+pub(crate) mod stage;
 mod upgrade;
 pub(crate) mod wait;
 

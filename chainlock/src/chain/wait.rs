@@ -1,6 +1,6 @@
 //! How a generated descent waits for each level's lock: one body per chain serves the
 //! blocking and the deadline flavors (`descend` and `descend_until`, `run` and `run_until`),
-//! given a strategy, [`Blocking`] or [`Deadline`], as the walks' loops are given one
+//! given a strategy, [`Blocking`] or a deadline (an [`Instant`]), as the walks' loops are given one
 //! (`walk/steps.rs`), through [`Steps`]. The async body takes the deadline as an `Option`
 //! instead (its lock traits are the same with and without one): [`AsyncSteps`].
 //!
@@ -12,6 +12,7 @@
 )]
 
 use super::acquire;
+use super::end::{End, ModeS, ModeU, ModeX, Open};
 use super::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
     TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
@@ -22,7 +23,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A way of waiting for each lock: [`Blocking`] or [`Deadline`].
+/// A way of waiting for each lock: [`Blocking`], or until an [`Instant`].
 pub trait Wait: Copy {
     /// Why a step gives up: never ([`Infallible`], so that a blocking body's steps carry no
     /// error path at all, as the code a person writes), or [`Exit::TimedOut`].
@@ -44,16 +45,14 @@ impl Wait for Blocking {
     }
 }
 
-/// Waits for each lock until the instant (`descend_until`, `run_until`): a lock not taken
-/// by then ends the descent with [`Exit::TimedOut`].
-#[derive(Clone, Copy, Debug)]
-pub struct Deadline(pub Instant);
-
-impl Wait for Deadline {
+/// A deadline waits for each lock until the instant (`descend_until`, `run_until`, given
+/// their `deadline` as it is): a lock not taken by then ends the descent with
+/// [`Exit::TimedOut`].
+impl Wait for Instant {
     type Error = Exit;
     #[inline(always)]
     fn deadline(self) -> Option<Instant> {
-        Some(self.0)
+        Some(self)
     }
 }
 
@@ -160,7 +159,7 @@ pub trait WaitU<L: ?Sized>: Wait {
 }
 
 /// One `impl` of a step trait for [`Blocking`] (`$lock` trait, `$held`/`$unheld` helpers,
-/// which never fail) or [`Deadline`] (`$timed` trait, the `_until` helpers).
+/// which never fail) or a deadline, [`Instant`] (`$timed` trait, the `_until` helpers).
 macro_rules! strategies {
     ($step:ident: $lock:ident, $timed:ident, $guard:ty;
      $held:ident, $unheld:ident, $held_until:ident, $unheld_until:ident) => {
@@ -185,7 +184,7 @@ macro_rules! strategies {
             }
         }
 
-        impl<L: ?Sized + $timed> $step<L> for Deadline {
+        impl<L: ?Sized + $timed> $step<L> for Instant {
             type Target = L::Target;
             type Guard = $guard;
             #[inline(always)]
@@ -199,9 +198,9 @@ macro_rules! strategies {
                 level: &'static Level,
             ) -> Result<(Self::Guard, Held), Exit> {
                 if H::HELD {
-                    acquire::$held_until(rec, lock, self.0, index, level)
+                    acquire::$held_until(rec, lock, self, index, level)
                 } else {
-                    acquire::$unheld_until(rec, lock, self.0, index, level)
+                    acquire::$unheld_until(rec, lock, self, index, level)
                 }
             }
         }
@@ -384,10 +383,10 @@ impl<R: Rec> AsyncSteps<R> {
     pub async fn x<H: Hold, L: ?Sized + AsyncExclusiveLock>(
         self,
         _: H,
-        lock: Arc<L>,
+        lock: impl NextLock<L>,
         index: usize,
     ) -> Result<(L::Guard, Held), Exit> {
-        let (rec, level) = (self.0, &self.2[index]);
+        let (rec, level, lock) = (self.0, &self.2[index], lock.found(index)?.owned());
         match (self.1, H::HELD) {
             (None, true) => Ok(acquire::exclusive_async(rec, lock, level).await),
             (None, false) => Ok(acquire::exclusive_async_unheld(rec, lock, level).await),
@@ -407,10 +406,10 @@ impl<R: Rec> AsyncSteps<R> {
     pub async fn s<H: Hold, L: ?Sized + AsyncSharedLock>(
         self,
         _: H,
-        lock: Arc<L>,
+        lock: impl NextLock<L>,
         index: usize,
     ) -> Result<(L::Guard, Held), Exit> {
-        let (rec, level) = (self.0, &self.2[index]);
+        let (rec, level, lock) = (self.0, &self.2[index], lock.found(index)?.owned());
         match (self.1, H::HELD) {
             (None, true) => Ok(acquire::shared_async(rec, lock, level).await),
             (None, false) => Ok(acquire::shared_async_unheld(rec, lock, level).await),
@@ -419,84 +418,6 @@ impl<R: Rec> AsyncSteps<R> {
                 acquire::shared_until_async_unheld(rec, lock, at, index, level).await
             }
         }
-    }
-}
-
-/// How a generated blocking body ends at its leaf: taken and handed out ([`Unheld`], a
-/// `descend*`), taken and kept with its record ([`Kept`], a `run*`, which releases the leaf
-/// where the telemetry sees it), or only found ([`Found`], `lock_leaves`, which locks the
-/// leaves of all its paths together once it found them). One body serves the three, through
-/// [`Steps::x_end`] (and `s_end`, `u_end`) at the leaf.
-pub trait End: Copy {
-    /// The hold the leaf is taken with when it is taken.
-    type Hold: Hold;
-    /// Whether the leaf is taken (else only its lock is found).
-    const TAKES: bool;
-    /// What the body returns for a leaf whose guard is `G` and lock `L`.
-    type Out<G, L: ?Sized>;
-    /// The hold to take the leaf with.
-    fn hold(self) -> Self::Hold;
-    /// The taken leaf as [`End::Out`] (`TAKES`).
-    fn taken<G, L: ?Sized>(guard: G, held: Held) -> Self::Out<G, L>;
-    /// The found leaf's lock as [`End::Out`] (not `TAKES`).
-    fn found<G, L: ?Sized>(lock: Arc<L>) -> Self::Out<G, L>;
-}
-
-/// The leaf's lock only, the leaf not taken (see [`End`]).
-#[derive(Clone, Copy, Debug)]
-pub struct Found;
-
-impl End for Kept {
-    type Hold = Kept;
-    const TAKES: bool = true;
-    type Out<G, L: ?Sized> = (G, Held);
-    #[inline(always)]
-    fn hold(self) -> Kept {
-        self
-    }
-    #[inline(always)]
-    fn taken<G, L: ?Sized>(guard: G, held: Held) -> (G, Held) {
-        (guard, held)
-    }
-    #[inline(always)]
-    fn found<G, L: ?Sized>(_: Arc<L>) -> (G, Held) {
-        unreachable!("a kept leaf is taken")
-    }
-}
-
-impl End for Unheld {
-    type Hold = Unheld;
-    const TAKES: bool = true;
-    type Out<G, L: ?Sized> = G;
-    #[inline(always)]
-    fn hold(self) -> Unheld {
-        self
-    }
-    #[inline(always)]
-    fn taken<G, L: ?Sized>(guard: G, _empty: Held) -> G {
-        guard
-    }
-    #[inline(always)]
-    fn found<G, L: ?Sized>(_: Arc<L>) -> G {
-        unreachable!("a handed-out leaf is taken")
-    }
-}
-
-impl End for Found {
-    type Hold = Kept;
-    const TAKES: bool = false;
-    type Out<G, L: ?Sized> = Arc<L>;
-    #[inline(always)]
-    fn hold(self) -> Kept {
-        Kept
-    }
-    #[inline(always)]
-    fn taken<G, L: ?Sized>(_: G, _: Held) -> Arc<L> {
-        unreachable!("a found leaf is not taken")
-    }
-    #[inline(always)]
-    fn found<G, L: ?Sized>(lock: Arc<L>) -> Arc<L> {
-        lock
     }
 }
 
@@ -560,13 +481,52 @@ impl<L: ?Sized> Handle<L> for &Arc<L> {
     }
 }
 
+/// A level's lock as a step is given it, perhaps not found: a [`Handle`], or the answer of a
+/// held parent's stage (`None`: the level is missing, [`Exit::Absent`]), so that a body hands
+/// a stage's answer to the step that takes the level.
+pub trait NextLock<L: ?Sized> {
+    /// The lock found.
+    type Handle: Handle<L>;
+    /// The lock, or [`Exit::Absent`] (missing) at `level`.
+    ///
+    /// # Errors
+    ///
+    /// [`Exit::Absent`] when the stage found nothing.
+    fn found(self, level: usize) -> Result<Self::Handle, Exit>;
+}
+
+impl<L: ?Sized> NextLock<L> for Arc<L> {
+    type Handle = Self;
+    #[inline(always)]
+    fn found(self, _: usize) -> Result<Self, Exit> {
+        Ok(self)
+    }
+}
+
+impl<L: ?Sized> NextLock<L> for &Arc<L> {
+    type Handle = Self;
+    #[inline(always)]
+    fn found(self, _: usize) -> Result<Self, Exit> {
+        Ok(self)
+    }
+}
+
+impl<L: ?Sized> NextLock<L> for Option<Arc<L>> {
+    type Handle = Arc<L>;
+    #[inline(always)]
+    fn found(self, level: usize) -> Result<Arc<L>, Exit> {
+        super::exit::found(self, level)
+    }
+}
+
 /// `Steps::x_end`, `s_end`, `u_end`: the leaf's step of a blocking body, as `end` says.
 macro_rules! leaf_steps {
-    ($($name:ident: $step:ident, $wait:ident;)*) => {
+    ($($name:ident, $leaf:ident: $step:ident, $wait:ident, $mode:ident;)*) => {
         impl<W: Wait, R: Rec> Steps<W, R> {$(
-            /// The leaf's step (level `index`) as `end` says (see [`End`]): the leaf taken
-            /// in this step's mode, its `parent` let go, the leaf checked `open`; or, only
-            /// found, the parent let go and the leaf's lock returned.
+            /// The leaf's step (level `index`, its `lock` as the parent's stage found it)
+            /// as `end` says (see [`End`]): the leaf taken in this step's mode, its `parent`
+            /// let go, the leaf checked `open`; or, only found, the parent let go and the
+            /// leaf's lock returned with its level and check ([`FoundLeaf`](super::end::FoundLeaf)).
             ///
             /// # Errors
             ///
@@ -574,32 +534,71 @@ macro_rules! leaf_steps {
             /// restart.
             #[inline(always)]
             #[cfg_attr(feature = "telemetry", track_caller)]
-            pub fn $name<L: ?Sized, H: End, E: From<W::Error> + From<Exit>>(
+            pub fn $name<L: ?Sized, H, E: From<W::Error> + From<Exit>>(
                 self,
                 end: H,
+                lock: impl NextLock<L>,
+                index: usize,
+                parent: impl Parent<E>,
+                open: Open<<W as $wait<L>>::Guard>,
+            ) -> Result<H::Out, E>
+            where
+                W: $wait<L>,
+                H: End<<W as $wait<L>>::Guard, L, $mode>,
+            {
+                // The leaf's end once its step returned: the step's locals (the parent, the
+                // lock's `Arc`) are gone by then, so that a `run*`'s closure, run here, finds
+                // their stack slots free (callgrind: one register saved less).
+                let lock = match lock.found(index) {
+                    Ok(lock) => lock,
+                    Err(exit) => {
+                        parent.let_go(self.1)?;
+                        return Err(exit.into());
+                    }
+                };
+                match self.$leaf(end.hold(), H::TAKES, lock, index, parent, open)? {
+                    Leaf::Taken(guard, held) => end.taken(guard, held),
+                    Leaf::Found(lock) => Ok(H::found(lock, index, open)),
+                }
+            }
+
+            #[inline(always)]
+            #[cfg_attr(feature = "telemetry", track_caller)]
+            fn $leaf<L: ?Sized, K: Hold, E: From<W::Error> + From<Exit>>(
+                self,
+                hold: K,
+                takes: bool,
                 lock: impl Handle<L>,
                 index: usize,
                 parent: impl Parent<E>,
-                open: impl FnOnce(&<W as $wait<L>>::Guard) -> Result<(), Exit>,
-            ) -> Result<H::Out<<W as $wait<L>>::Guard, L>, E>
+                open: Open<<W as $wait<L>>::Guard>,
+            ) -> Result<Leaf<<W as $wait<L>>::Guard, L>, E>
             where
                 W: $wait<L>,
             {
-                if !H::TAKES {
+                if !takes {
                     parent.let_go(self.1)?;
-                    return Ok(H::found(lock.owned()));
+                    return Ok(Leaf::Found(lock.owned()));
                 }
-                let (guard, held) = self.$step(end.hold(), lock.lock(), index)?;
+                let (guard, held) = self.$step(hold, lock.lock(), index)?;
                 parent.let_go(self.1)?;
-                open(&guard)?;
-                Ok(H::taken(guard, held))
+                open(&guard, index)?;
+                Ok(Leaf::Taken(guard, held))
             }
         )*}
     };
 }
 
+/// The leaf as a leaf's step took it, or only found it (see [`End`]).
+enum Leaf<G, L: ?Sized> {
+    /// Taken: its guard and record.
+    Taken(G, Held),
+    /// Found: its lock.
+    Found(Arc<L>),
+}
+
 leaf_steps! {
-    x_end: x, WaitX;
-    s_end: s, WaitS;
-    u_end: u, WaitU;
+    x_end, x_leaf: x, WaitX, ModeX;
+    s_end, s_leaf: s, WaitS, ModeS;
+    u_end, u_leaf: u, WaitU, ModeU;
 }

@@ -2,12 +2,12 @@
 //! (`descend*`, `run*`), and the stages that find each next lock (closures or keys).
 
 use super::super::validate::Mode;
-use super::flavor::{Flavor, recording_branches, runtime_note};
+use super::flavor::{Flavor, recording_branches, recording_steps, runtime_note};
 use super::keys::link;
 use super::optimistic::{End, optimistic_levels, passes};
 use super::{Docs, LevelCode, Signature, literal, method_ident, signature};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 
 /// How a stage finds the next lock: the user's closure, or a key lookup through `Children`.
 #[derive(Clone, Copy)]
@@ -121,37 +121,69 @@ fn take_level(
     let (guard, held, index) = (&level.guard, &level.held, literal(level.index));
     let borrowed = level.index + 1 < levels.len() && level.mode != Mode::Shared;
     let guard_mut = borrowed.then(|| quote!(mut));
-    let step = level.step();
-    let take = match (is_async, level.index) {
-        (true, 0) => {
-            quote!(__s.#step(#taken_as, <__cl::Arc<_> as __cl::Clone>::clone(root), #index).await?)
-        }
-        (true, _) => quote!(__s.#step(#taken_as, __next, #index).await?),
-        (false, 0) => quote!(__s.#step(#taken_as, root, #index)?),
-        (false, _) => quote!(__s.#step(#taken_as, __next, #index)?),
-    };
+    let (step, dot_await) = (level.step(), is_async.then(|| quote!(.await)));
     let parent = level.index.checked_sub(1).map(|parent| &levels[parent]);
-    let find = parent.map(|parent| find_next(parent, level));
-    let release = parent.map(|parent| {
-        let (guard, held) = (&parent.guard, &parent.held);
-        quote!(__s.release(#guard, #held);)
-    });
+    let (find_next, take, release) = match parent {
+        None => (None, quote!(__s.#step(#taken_as, root, #index)), None),
+        // Below a locked parent, the hold followed: the stage's answer checked, the level
+        // taken, the parent released, as a person writes it (through a step that takes the
+        // stage's answer and the parent, `Steps::x_next`, LLVM left a deep chain's last lock
+        // and a release out of line: callgrind, `chain_zero_cost`'s 8 levels, 245 for 213).
+        Some(parent) if taken_as.to_string() == quote!(__cl::Kept).to_string() => {
+            let (stage, (parent_guard, parent_held)) =
+                (find(parent), (&parent.guard, &parent.held));
+            (
+                Some(quote!(let __next = __cl::found(#stage, #index)?;)),
+                quote!(__s.#step(__cl::Kept, __next, #index)),
+                Some(quote!(__s.release(#parent_guard, #parent_held);)),
+            )
+        }
+        Some(parent) => {
+            let (found, guard, held) = (find(parent), &parent.guard, &parent.held);
+            (
+                None,
+                quote!(__s.#step(#taken_as, #found, #index)),
+                Some(quote!(__s.release(#guard, #held);)),
+            )
+        }
+    };
     quote! {
-        #find
-        let (#guard_mut #guard, #held) = #take;
+        #find_next
+        let (#guard_mut #guard, #held) = #take #dot_await ?;
         #release
         (&__cl::ClosedProbe(&*#guard, #index)).open()?;
     }
 }
 
-/// `let __next = ...`: the parent's stage, its answer checked.
-fn find_next(parent: &LevelCode<'_>, child: &LevelCode<'_>) -> TokenStream {
+/// The leaf's statements in the blocking body below a locked parent (or as the root): its
+/// lock checked found, as every level's (not by the leaf's step, which takes a stage's answer
+/// only below an optimistic parent: LLVM then inlined an 8-level chain's leaf lock and parent
+/// release, callgrind 215 for 213), then its step, which ends as `__hold` says.
+fn leaf_step(levels: &[LevelCode<'_>]) -> [TokenStream; 2] {
+    let leaf = levels.last().expect("validated: at least one level");
+    let (step, index) = (format_ident!("{}_end", leaf.step()), literal(leaf.index));
+    let (found, handle, parent) = match levels.len().checked_sub(2).map(|at| &levels[at]) {
+        Some(parent) => {
+            let (find, guard, held) = (find(parent), &parent.guard, &parent.held);
+            let found = quote!(let __next = __cl::found(#find, #index)?;);
+            (found, quote!(__next), quote!((#guard, #held)))
+        }
+        None => (TokenStream::new(), quote!(root), quote!(())),
+    };
+    let open = quote!(|__g, __i| (&__cl::ClosedProbe(&**__g, __i)).open());
+    [
+        found,
+        quote!(__s.#step(__hold, #handle, #index, #parent, #open)),
+    ]
+}
+
+/// The parent's stage run on it: its answer, the next level's lock if there is one.
+fn find(parent: &LevelCode<'_>) -> TokenStream {
     let (stage, borrow) = (
         format_ident!("stage{}", parent.index),
         parent.borrow_guard(),
     );
-    let index = literal(child.index);
-    quote!(let __next = __cl::found(#stage(#borrow), #index)?;)
+    quote!(#stage.find(#borrow))
 }
 
 /// The parameters and bounds of a body over `levels`: `root`, a stage per level but the
@@ -167,7 +199,7 @@ fn body_signature(
     for pair in stages_of.windows(2) {
         let (parent, child) = (&pair[0], &pair[1]);
         let stage = format_ident!("stage{}", parent.index);
-        let stage_type = parent.stage_type(child, !is_async);
+        let stage_type = parent.body_stage_type(child, root_lock, is_async);
         params.push(quote!(#stage: #stage_type));
     }
     let bounds = levels
@@ -176,7 +208,7 @@ fn body_signature(
             let (lock, ty) = (&level.lock, level.ty);
             if is_async {
                 let lock_trait = Flavor::Async.lock_trait(level.mode);
-                quote!(#lock: #lock_trait<Target = #ty>)
+                quote!(#lock: #lock_trait<Target = #ty> + ?__cl::Sized)
             } else {
                 level.body_bound()
             }
@@ -185,50 +217,47 @@ fn body_signature(
     (params, bounds)
 }
 
-/// The one body of a chain's blocking flavors (`__descend`, given the `Blocking` or
-/// `Deadline` strategy `__w`) or of its async ones (`__descend_async`, given an optional
-/// `deadline`): hand over hand to the leaf. Whether the call records is asked once: the
-/// blocking body is given it (`__rec`) by its wrapper, whose whole body runs in
-/// `recording_branches!` ([`wrapper_body`]); the async body asks itself. The leaf is taken
-/// as `__hold` says: `Unheld` for a `descend*`, which hands the guard out (the body returns
-/// it alone), `Kept` for a `run*`, which releases it where the telemetry sees it (the guard
-/// and its record), and, blocking only, `Found` for `lock_leaves`, which only finds each
-/// leaf's lock (its parent released) and locks the leaves together (`__private::End`).
-/// Hidden: the public methods are thin wrappers around it.
-pub(super) fn body_method(
-    vis: &TokenStream,
-    levels: &[LevelCode<'_>],
-    is_async: bool,
-) -> TokenStream {
+/// The one body of a chain's blocking flavors (`__descend`, given the `Blocking` strategy
+/// or the deadline, an `Instant`, as `__w`) or of its async ones (`__descend_async`, given
+/// an optional `deadline`): hand over hand to the leaf, a function of the locker's block
+/// beside its `impl`. Its stages are the closures of `descend*`/`run*` or the keys of the
+/// key-path methods as they are (`__private::StageS`, ...). It asks the telemetry once
+/// whether the call records (`recording_branches!`). The leaf ends as `__hold` says
+/// (`__private::End`): `Unheld` for a `descend*`, which hands the guard out, the `run*`'s
+/// last closure, run on the leaf, which is then released where the telemetry sees it, and,
+/// blocking only, `Found` for `lock_leaves`, which only finds each leaf's lock (its parent
+/// released) and locks the leaves together. The public methods are thin wrappers around it.
+pub(super) fn body_method(levels: &[LevelCode<'_>], is_async: bool) -> TokenStream {
     let leaf = levels.last().expect("validated: at least one level");
     let generics = levels.iter().map(|level| &level.lock);
     let (params, bounds) = body_signature(levels, levels, is_async);
+    let (leaf_lock, mode) = (&leaf.lock, leaf.end_mode());
     if is_async {
         let steps = levels.iter().map(|level| {
             let hold = if level.index == leaf.index {
-                quote!(__hold)
+                quote!(__hold.hold())
             } else {
                 quote!(__cl::Kept)
             };
             take_level(levels, level, &hold, true)
         });
         let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
-        let body = recording_branches(
+        let body = recording_steps(
             Flavor::Async,
-            Some(levels.len()),
+            levels.len(),
+            &quote!(__cl::AsyncSteps(@rec, deadline.into(), &__CL_LEVELS)),
             &quote! {
-                let __s = __cl::AsyncSteps(__rec, deadline, &__CL_LEVELS);
                 #(#steps)*
-                __cl::Ok(__hold.out(#leaf_guard, #leaf_held))
+                __hold.taken(#leaf_guard, #leaf_held)
             },
         );
         let leaf_type = leaf.guard_type(Flavor::Async);
         return quote! {
-            #[doc(hidden)]
-            #vis async fn __descend_async<__H: __cl::Hold, #(#generics: ?__cl::Sized),*>(
-                &self, __hold: __H, deadline: __cl::Option<__cl::Instant>, #(#params),*
-            ) -> __cl::Res<__H::Out<#leaf_type>>
+            async fn __descend_async<__H, #(#generics),*>(
+                __hold: __H, deadline: impl __cl::Into<__cl::Option<__cl::Instant>>, #(#params),*
+            ) -> __cl::Res<__H::Out>
             where
+                __H: __cl::End<#leaf_type, #leaf_lock, #mode>,
                 #(#bounds,)*
             {
                 #body
@@ -237,12 +266,16 @@ pub(super) fn body_method(
     }
     let optimistic = optimistic_levels(levels);
     let stop = (optimistic > 0).then(|| quote!(__cl::Stop: __cl::From<__W::Error>,));
-    let steps = if optimistic > 0 && optimistic == levels.len() - 1 {
+    let body = if optimistic > 0 && optimistic == levels.len() - 1 {
         // All but the leaf optimistic: the passes end with the leaf's step. Their answer
         // through `?` (not returned as it is): a block layout with one jump less on the fast
         // path (callgrind, `docs/benchmarks.md`).
         let passes = passes(levels, optimistic, None, &End::Leaf);
-        quote!(__cl::Ok(#passes?))
+        recording_branches(
+            Flavor::Blocking,
+            Some(locked_levels(levels)),
+            &quote!(__cl::Ok(#passes?)),
+        )
     } else {
         // The optimistic levels end holding the first locked one.
         let start = (optimistic > 0).then(|| {
@@ -258,73 +291,88 @@ pub(super) fn body_method(
             (optimistic == 0 || at > 0)
                 .then(|| take_level(levels, level, &quote!(__cl::Kept), false))
         });
-        let (find, handle, parent) = match parents.last() {
-            Some(parent) => {
-                let (guard, held) = (&parent.guard, &parent.held);
-                (
-                    Some(find_next(parent, leaf)),
-                    quote!(__next),
-                    quote!((#guard, #held)),
-                )
-            }
-            None => (None, quote!(root), quote!(())),
-        };
-        let (leaf_step, index) = (format_ident!("{}_end", leaf.step()), literal(leaf.index));
-        quote! {
-            let __s = __cl::Steps(__w, __rec, &__CL_LEVELS);
+        let leaf = leaf_step(levels);
+        let steps = quote! {
             #start
             #(#locked)*
-            #find
-            __s.#leaf_step(__hold, #handle, #index, #parent, |__g| (&__cl::ClosedProbe(&**__g, #index)).open())
+            #(#leaf)*
+        };
+        if optimistic == 0 {
+            // The steps bound by the telemetry's macro (the passes would need `__rec`).
+            let ctor = quote!(__cl::Steps(__w, @rec, &__CL_LEVELS));
+            recording_steps(Flavor::Blocking, locked_levels(levels), &ctor, &steps)
+        } else {
+            let steps = quote!(let __s = __cl::Steps(__w, __rec, &__CL_LEVELS); #steps);
+            recording_branches(Flavor::Blocking, Some(locked_levels(levels)), &steps)
         }
     };
-    let (wait, lock) = (leaf.wait_trait(), &leaf.lock);
+    let wait = leaf.wait_trait();
+    // The optimistic passes run the leaf's step in each pass: their end is copied.
+    let copy = (optimistic > 0).then(|| quote!(__H: __cl::Copy,));
+    // `?Sized` in the where clause, so that the generics fit a line.
+    let maybe_unsized = levels.iter().map(|level| &level.lock);
     quote! {
         __cl::tracked! {
-            #[doc(hidden)]
             #[inline]
-            #vis fn __descend<__Rc: __cl::Rec, __W: __cl::Wait, __H: __cl::End, #(#generics: ?__cl::Sized),*>(
-                &self, __rec: __Rc, __w: __W, __hold: __H, #(#params),*
-            ) -> __cl::Res<__H::Out<<__W as #wait<#lock>>::Guard, #lock>>
+            fn __descend<__W: __cl::Wait, __H, #(#generics),*>(
+                __w: __W, __hold: __H, #(#params),*
+            ) -> __cl::Res<__H::Out>
             where
+                #(#maybe_unsized: ?__cl::Sized,)*
+                __H: __cl::End<<__W as #wait<#leaf_lock>>::Guard, #leaf_lock, #mode>,
+                #copy
                 __cl::Exit: __cl::From<__W::Error>,
                 #stop
                 #(#bounds,)*
             {
-                #steps
+                #body
             }
         }
     }
 }
 
-/// The call of the body from a wrapper of `flavor`, the leaf taken as `hold`.
-fn call_body(levels: &[LevelCode<'_>], flavor: Flavor, hold: &TokenStream) -> TokenStream {
-    let stages = levels
-        .windows(2)
-        .map(|pair| format_ident!("stage{}", pair[0].index));
+/// The call of the body from a wrapper of `flavor`, the leaf taken as `hold`, its stages
+/// `stages` (the closures `stage{i}`, or a key path's keys).
+pub(super) fn call_body(flavor: Flavor, hold: &TokenStream, stages: &[TokenStream]) -> TokenStream {
     match flavor {
-        Flavor::Blocking => {
-            quote!(self.__descend(__rec, __cl::Blocking, #hold, root, #(#stages),*))
-        }
-        Flavor::Deadline => {
-            quote!(self.__descend(__rec, __cl::Deadline(deadline), #hold, root, #(#stages),*))
-        }
-        Flavor::Async => quote!(self.__descend_async(#hold, __cl::None, root, #(#stages),*).await),
+        Flavor::Blocking => quote!(__descend(__cl::Blocking, #hold, root, #(#stages),*)),
+        Flavor::Deadline => quote!(__descend(deadline, #hold, root, #(#stages),*)),
+        Flavor::Async => quote!(__descend_async(#hold, __cl::None, root, #(#stages),*).await),
         Flavor::AsyncDeadline => {
-            quote!(self.__descend_async(#hold, __cl::Some(deadline), root, #(#stages),*).await)
+            quote!(__descend_async(#hold, deadline, root, #(#stages),*).await)
         }
     }
 }
 
-/// A wrapper's body, which asks the telemetry once whether the call records: a blocking
-/// one around the whole wrapper (its result is the caller's, so that the copy that does not
-/// record merges with the recording one at the end, not at the leaf's guard and record), an
-/// async one inside `__descend_async`.
-fn wrapper_body(levels: &[LevelCode<'_>], flavor: Flavor, body: &TokenStream) -> TokenStream {
-    if flavor.is_async() {
-        body.clone()
-    } else {
-        recording_branches(flavor, Some(locked_levels(levels)), body)
+/// The closures `stage{i}` of the closure methods, as the body takes them.
+fn closure_stages(levels: &[LevelCode<'_>]) -> Vec<TokenStream> {
+    levels
+        .windows(2)
+        .map(|pair| format_ident!("stage{}", pair[0].index).to_token_stream())
+        .collect()
+}
+
+/// The body of a `run*` (closure or key path): the body's call, its end `leaf` itself, run
+/// on the leaf inside; or, with optimistic levels (whose passes copy their end), the leaf
+/// `Kept`, then `leaf` on it. The record binds after the guard, so it drops first: the hold
+/// ends just before the guard unlocks, whether `leaf` returns or panics.
+pub(super) fn run_body(
+    levels: &[LevelCode<'_>],
+    flavor: Flavor,
+    stages: &[TokenStream],
+) -> TokenStream {
+    if optimistic_levels(levels) == 0 {
+        // `leaf` is the body's end (`__private::End`): it runs on the leaf, released after.
+        return call_body(flavor, &quote!(leaf), stages);
+    }
+    let leaf = levels.last().expect("validated: at least one level");
+    let mutability = (leaf.mode != Mode::Shared).then(|| quote!(mut));
+    let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
+    let borrow = leaf.borrow_guard();
+    let call = call_body(flavor, &quote!(__cl::Kept), stages);
+    quote! {
+        let (#mutability #leaf_guard, #leaf_held) = #call?;
+        __cl::Ok(leaf(#borrow))
     }
 }
 
@@ -354,11 +402,7 @@ pub(super) fn descend_method(
     let leaf = levels.last().expect("validated: at least one level");
     let leaf_guard_type = leaf.guard_type(flavor);
     let asyncness = flavor.is_async().then(|| quote!(async));
-    let body = wrapper_body(
-        levels,
-        flavor,
-        &call_body(levels, flavor, &quote!(__cl::Unheld)),
-    );
+    let body = call_body(flavor, &quote!(__cl::Unheld), &closure_stages(levels));
     let doc = format!(
         "Locks {summary} hand over hand and returns the leaf's owned guard: stage `i` returns the \
          lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends \
@@ -379,9 +423,9 @@ pub(super) fn descend_method(
     } else {
         doc
     };
+    // No `#[inline]`: a one-call wrapper of the body (which has it), as the key-path ones.
     flavor.tracked(quote! {
         #[doc = #doc]
-        #[inline]
         #vis #asyncness fn #name<#(#generics),*>(&self, #(#params),*)
             -> __cl::Res<#leaf_guard_type>
         where
@@ -412,20 +456,10 @@ pub(super) fn run_method(
     generics.push(quote!(__R));
     params.push(quote!(leaf: impl __cl::FnOnce(#leaf_reference) -> __R));
     let asyncness = flavor.is_async().then(|| quote!(async));
-    let mutability = (leaf.mode != Mode::Shared).then(|| quote!(mut));
-    let (leaf_guard, leaf_held) = (&leaf.guard, &leaf.held);
-    let borrow = leaf.borrow_guard();
-    let call = call_body(levels, flavor, &quote!(__cl::Kept));
     let doc = format!(
         "Like [`{descend}`](Self::{descend}), then runs `leaf` on the leaf and releases it."
     );
-    // The record binds after the guard, so it drops first: the hold ends just before the
-    // guard unlocks, whether `leaf` returns or panics.
-    let body = quote! {
-        let (#mutability #leaf_guard, #leaf_held) = #call?;
-        __cl::Ok(leaf(#borrow))
-    };
-    let body = wrapper_body(levels, flavor, &body);
+    let body = run_body(levels, flavor, &closure_stages(levels));
     flavor.tracked(quote! {
         #[doc = #doc]
         #[inline]

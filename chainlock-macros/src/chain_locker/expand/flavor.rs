@@ -156,7 +156,8 @@ pub(super) fn runtime_note(flavor: Flavor) -> &'static str {
     }
 }
 
-/// Wraps a descent's body (every acquisition in it) so that the telemetry is asked once
+/// Wraps a descent's body (every acquisition in it; the whole body of the method that
+/// the result ends) so that the telemetry is asked once
 /// per call, not at each level: `__private::recording_branches!` binds `__rec` and runs the
 /// body recording or not (the body appears twice with the telemetry feature, once without).
 /// The body is a descent's: its value a `Res` (a blocking body's recording copy is a closure).
@@ -170,9 +171,26 @@ pub(super) fn recording_branches(
     let levels = levels
         .and_then(|levels| u32::try_from(levels).ok())
         .map_or_else(|| quote!(__cl::u32::MAX), |levels| quote!(#levels));
+    // With braces, in statement position (the end of the method's body): without the
+    // telemetry feature the body's statements are the method's.
     if flavor.is_async() {
-        quote!(__cl::recording_branches!(async __rec, #levels => #body))
+        quote!(__cl::recording_branches! { async __rec, #levels => #body })
     } else {
-        quote!(__cl::recording_branches!(__rec, #levels => #body))
+        quote!(__cl::recording_branches! { __rec, #levels => #body })
     }
+}
+
+/// [`recording_branches`] of a body that begins by binding its steps `__s` (`__private::Steps`
+/// or `AsyncSteps`, `steps` their constructor with `@rec` where the record-or-not goes): the
+/// macro binds them, one line less in every body.
+pub(super) fn recording_steps(
+    flavor: Flavor,
+    levels: usize,
+    steps: &TokenStream,
+    body: &TokenStream,
+) -> TokenStream {
+    let levels =
+        u32::try_from(levels).map_or_else(|_| quote!(__cl::u32::MAX), |levels| quote!(#levels));
+    let asyncness = flavor.is_async().then(|| quote!(async));
+    quote!(__cl::recording_branches! { #asyncness let __s = #steps, #levels => #body })
 }

@@ -2,6 +2,7 @@
 //! `Children`, every lock type past the root named through the root's.
 
 use super::super::validate::Mode;
+use super::fixed::{call_body, run_body};
 use super::flavor::Flavor;
 use super::{Docs, LevelCode, Signature, method_ident};
 use proc_macro2::TokenStream;
@@ -92,6 +93,30 @@ pub(super) fn key_stages(levels: &[LevelCode<'_>]) -> Vec<TokenStream> {
         .collect()
 }
 
+/// The stages of a key path as the one body of a fixed chain takes them: each key as it is,
+/// `(key,)` (a `__private::StageS`, ...: the body looks it up through `Children`), and an
+/// optimistic level's lookup by reference (`__private::key_opt`). `key`: the name of level
+/// `i`'s key.
+pub(super) fn body_key_stages(
+    levels: &[LevelCode<'_>],
+    key: impl Fn(usize) -> proc_macro2::Ident,
+) -> Vec<TokenStream> {
+    let root_lock = &levels[0].lock;
+    levels
+        .windows(2)
+        .map(|pair| {
+            let (parent, child) = (&pair[0], &pair[1]);
+            let key = key(parent.index);
+            if parent.mode == Mode::Optimistic {
+                let (parent_ty, child_ty) = (parent.ty, child.ty);
+                quote!(__cl::key_opt::<#root_lock, #parent_ty, #child_ty>(#key))
+            } else {
+                quote!((#key,))
+            }
+        })
+        .collect()
+}
+
 /// `descend_keys*` and `run_keys*`: the same descents, each stage a key lookup.
 pub(super) fn keys_methods(
     vis: &TokenStream,
@@ -115,9 +140,9 @@ pub(super) fn keys_methods(
         method_ident("run_keys", flavor),
     );
     let asyncness = flavor.is_async().then(|| quote!(async));
-    let dot_await = flavor.is_async().then(|| quote!(.await));
-    let deadline_arg = flavor.has_deadline().then(|| quote!(deadline,));
-    let stages = key_stages(levels);
+    let stages = body_key_stages(levels, |index| format_ident!("key{}", index));
+    let descend_body = call_body(flavor, &quote!(__cl::Unheld), &stages);
+    let run_body = run_body(&keyed, flavor, &stages);
     let descend_doc = format!(
         "Like [`{descend}`](Self::{descend}), each stage a key lookup through \
          [`Children`]({krate}::chain::Children) (`key{{i}}` on level `i`)."
@@ -131,7 +156,7 @@ pub(super) fn keys_methods(
         where
             #(#bounds,)*
         {
-            self.#descend(root, #deadline_arg #(#stages),*) #dot_await
+            #descend_body
         }
     });
     let run_keys = flavor.tracked(quote! {
@@ -141,7 +166,7 @@ pub(super) fn keys_methods(
         where
             #(#bounds,)*
         {
-            self.#run(root, #deadline_arg #(#stages,)* leaf) #dot_await
+            #run_body
         }
     });
     quote!(#descend_keys #run_keys)

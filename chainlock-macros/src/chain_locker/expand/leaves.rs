@@ -1,13 +1,11 @@
 //! `lock_leaves*`: several leaves of a chain by key path, all or nothing, in one global order.
 
 use super::super::validate::Mode;
-use super::fixed::locked_levels;
-use super::flavor::{Flavor, recording_branches};
-use super::keys::{key_stages, keyed_levels, keys_signature};
-use super::literal;
+use super::flavor::Flavor;
+use super::keys::{body_key_stages, keyed_levels, keys_signature};
 use super::{Docs, LevelCode, Signature, method_ident};
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 
 /// `lock_leaves` and `lock_leaves_until`: several leaves by key path, all or nothing.
 /// Generated for chains of two or more levels whose leaf is exclusive.
@@ -62,15 +60,17 @@ fn lock_leaves_method(
     } = keys_signature(levels, flavor);
     let keyed = keyed_levels(levels);
     let leaf = keyed.last().expect("two or more levels");
-    let (leaf_lock, leaf_level) = (&leaf.lock, literal(leaf.index));
+    let leaf_lock = &leaf.lock;
     let name = method_ident("lock_leaves", flavor);
     let wait = if flavor.has_deadline() {
-        quote!(__cl::Deadline(deadline))
+        quote!(deadline)
     } else {
         quote!(__cl::Blocking)
     };
     let root_lock = &levels[0].lock;
-    let stages = key_stages(levels);
+    // The closure's keys, named short so that its call fits a line.
+    let short = |index: usize| format_ident!("k{}", index);
+    let stages = body_key_stages(levels, short);
     let key_types: Vec<TokenStream> = levels
         .windows(2)
         .map(|pair| {
@@ -82,11 +82,19 @@ fn lock_leaves_method(
         .iter()
         .map(|key_type| quote!(#key_type: '__path))
         .collect();
+    let short_keys: Vec<_> = keys
+        .iter()
+        .enumerate()
+        .map(|(index, _)| short(index))
+        .collect();
     let (path_item, path_pattern) = if keys.len() == 1 {
-        let (key_type, key) = (&key_types[0], &keys[0]);
+        let (key_type, key) = (&key_types[0], &short_keys[0]);
         (quote!(&'__path #key_type), quote!(#key))
     } else {
-        (quote!((#(&'__path #key_types),*)), quote!((#(#keys),*)))
+        (
+            quote!((#(&'__path #key_types),*)),
+            quote!((#(#short_keys),*)),
+        )
     };
     let mut params = params;
     params.truncate(params.len() - keys.len());
@@ -100,11 +108,6 @@ fn lock_leaves_method(
             ""
         },
     );
-    let descend = recording_branches(
-        flavor,
-        Some(locked_levels(levels)),
-        &quote!(self.__descend(__rec, __w, __cl::Found, root, #(#stages),*)),
-    );
     quote! {
         #[doc = #doc]
         #vis fn #name<'__path, #(#generics,)* __P>(&self, #(#params,)* paths: __P)
@@ -114,11 +117,9 @@ fn lock_leaves_method(
             __P: __cl::IntoIterator<Item = #path_item>,
             #(#lifetime_bounds,)*
         {
-            // Each leaf's lock found by the body (its parent released), then the leaves
-            // locked together.
-            __cl::leaves(#wait, paths, #leaf_level, |__w, #path_pattern| {
-                #descend
-            }, |__g| (&__cl::ClosedProbe(&**__g, #leaf_level)).level_is_closed())
+            // Each leaf's lock found by the body (its parent released; with its level and
+            // closed check), then the leaves locked together.
+            __cl::leaves(#wait, paths, |__w, #path_pattern| __descend(__w, __cl::Found, root, #(#stages),*))
         }
     }
 }

@@ -76,7 +76,7 @@ pub(super) fn mixed_locker(
             .flatten()
             .collect()
     };
-    let allows = impl_allows();
+    let allows = impl_allows(false);
     // A chain with an optimistic level has no async flavor at all: no `impl` for them.
     let asynchronous = (!optimistic).then(|| {
         quote! {

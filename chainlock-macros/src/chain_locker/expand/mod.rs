@@ -2,10 +2,11 @@
 //!
 //! For a chain of `n` levels the locker gets, for each flavor (blocking, deadline, async,
 //! async with deadline), a `descend*` method that returns the leaf's owned guard and a
-//! `run*` method that runs a last closure on the leaf. Those are thin wrappers: the
-//! descent itself is written once per kind of waiting (`fixed.rs`: `__descend`, given the
-//! runtime's `Blocking` or `Deadline` strategy, which `lock_leaves` shares, its leaf only
-//! found; `__descend_async`, given an optional deadline), the
+//! `run*` method that runs a last closure on the leaf. Those are thin wrappers, and so are
+//! the key-path methods (their keys the body's stages as they are): the descent itself is
+//! written once per kind of waiting, a function beside the locker's `impl` (`fixed.rs`:
+//! `__descend`, given the runtime's `Blocking` strategy or a deadline, which `lock_leaves`
+//! shares, its leaf only found; `__descend_async`, given an optional deadline), the
 //! straight-line hand-over-hand sequence a careful person writes by hand: lock level
 //! `i + 1` while level `i` is still held, only then release level `i`. The telemetry is
 //! asked once per call, in the body. Mixed chains (`mixed.rs`) keep a body per flavor.
@@ -84,32 +85,36 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
     let docs = Docs::new(krate, &levels);
     // One body per kind of waiting (blocking, async), the public methods thin wrappers.
     let methods = |flavors: &[Flavor]| -> TokenStream {
-        let body = body_method(vis, &levels, flavors[0].is_async());
         let wrappers = flavors.iter().map(|flavor| {
             let descend = descend_method(vis, &levels, *flavor, &docs);
             let run = run_method(vis, &levels, *flavor);
             let keys = (levels.len() > 1).then(|| keys_methods(vis, &levels, *flavor, &docs));
             quote! { #descend #run #keys }
         });
-        quote! { #body #(#wrappers)* }
+        quote! { #(#wrappers)* }
     };
     let repeated = locker.levels.iter().position(|level| level.repeated);
     if let Some(repeated) = repeated {
         return mixed_locker(krate, locker, &levels, repeated, &docs);
     }
-    let allows = impl_allows();
+    let allows = impl_allows(true);
     let blocking = methods(&[Flavor::Blocking, Flavor::Deadline]);
+    let blocking_body = body_method(&levels, false);
     // No async lock has an upgradable mode, and an optimistic level's pessimistic pass parks
     // the thread (its epoch guard is not `Send`): such chains are blocking only.
-    let asynchronous = if locker
+    let (async_body, asynchronous) = if locker
         .levels
         .iter()
         .any(|level| matches!(level.mode, Mode::Upgradable | Mode::Optimistic))
     {
-        TokenStream::new()
+        (TokenStream::new(), TokenStream::new())
     } else {
         let methods = methods(&[Flavor::Async, Flavor::AsyncDeadline]);
-        quote!(__cl::if_tokio! { #methods })
+        let body = body_method(&levels, true);
+        (
+            quote!(__cl::if_tokio! { #body }),
+            quote!(__cl::if_tokio! { #methods }),
+        )
     };
     let lock_leaves = lock_leaves_methods(vis, &levels, &docs);
     let levels_static = levels_static(ident, &levels);
@@ -119,19 +124,22 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
          `lock_leaves`).",
         krate = docs.krate
     );
+    // The bodies are functions of the block, beside the locker's one `impl` of thin
+    // wrappers; the lints the block allows hold for both.
     quote! {
         #(#attrs)*
         #vis struct #ident;
 
+        #allows
         const _: () = {
             use #krate::__private as __cl;
             #traits
             #levels_static
-            #[allow(unused_imports)]
-            use __cl::{ProbeNode as _, ProbeOther as _};
+            use __cl::{ProbeNode as _, ProbeOther as _, StageS as _, StageU as _, StageX as _};
+            #blocking_body
+            #async_body
 
             #[doc = #impl_doc]
-            #allows
             impl #ident {
                 /// The number of levels of this chain, root included.
                 #vis const DEPTH: usize = #depth;
@@ -151,16 +159,19 @@ pub(super) fn literal(index: usize) -> proc_macro2::Literal {
 
 /// `__CL_LEVELS`: what the telemetry calls each level (`LockName::Level`: the locker, the
 /// level's place, its type), one `__private::Level` each, which the acquisitions are given.
-/// Without chainlock's `telemetry` feature nothing reads it (and the linker drops it).
+/// Without chainlock's `telemetry` feature nothing reads the names, and `__private::levels!`
+/// leaves them out (the levels are zero-sized).
 fn levels_static(ident: &Ident, levels: &[LevelCode<'_>]) -> TokenStream {
     let locker = ident.to_string();
     let depth = levels.len();
+    let depth = literal(depth);
     let entries = levels.iter().map(|level| {
-        let (index, name) = (level.index, crate::text::text(level.ty));
-        quote!(__cl::Level::new(#locker, #index, #name))
+        let (index, name) = (literal(level.index), crate::text::text(level.ty));
+        quote!(#locker #index #name)
     });
+    // Through `__private::levels!`, which names them only with the telemetry feature.
     quote! {
-        static __CL_LEVELS: [__cl::Level; #depth] = [#(#entries),*];
+        __cl::levels!(__cl, __CL_LEVELS: [#(#entries),*; #depth]);
     }
 }
 
@@ -196,10 +207,13 @@ fn locker_traits(ident: &Ident) -> TokenStream {
 /// macros, which holds only while an item's span starts in the macro's own tokens: through a
 /// user's `macro_rules!` wrapper it starts at the wrapper's `pub`, and every method warned
 /// once per level type (issue 23).
-fn impl_allows() -> TokenStream {
+fn impl_allows(imports: bool) -> TokenStream {
+    // On a fixed chain's block: its import of the probe and stage traits, whether or not the
+    // chain needs each (one line of every locker less than an `allow` on the import).
+    let imports = imports.then(|| quote!(, unused_imports));
     quote! {
         #[allow(clippy::complexity, clippy::pedantic)]
-        #[allow(dead_code, private_interfaces, private_bounds)]
+        #[allow(dead_code, private_interfaces, private_bounds #imports)]
     }
 }
 
@@ -317,6 +331,40 @@ impl<'a> LevelCode<'a> {
             self.reference()
         };
         quote!(impl __cl::FnOnce(#reference) -> __cl::Option<__cl::Arc<#child_lock>>)
+    }
+
+    /// The type of this level's stage as the one body of a fixed chain takes it: a
+    /// `__private::StageS` (`StageX`, `StageU`) that finds `child`'s lock, so that the
+    /// closure methods pass their closures and the key-path methods their keys (`(key,)`),
+    /// named through the root's lock `root`; an optimistic level's as [`Self::stage_type`].
+    /// `is_async`: the async body's (no upgradable level; the blocking body's upgradable
+    /// guard is its strategy's).
+    fn body_stage_type(
+        &self,
+        child: &LevelCode<'_>,
+        root: &TokenStream,
+        is_async: bool,
+    ) -> TokenStream {
+        let (ty, child_ty, child_lock) = (self.ty, child.ty, &child.lock);
+        match self.mode {
+            Mode::Optimistic => self.stage_type(child, !is_async),
+            Mode::Shared => quote!(impl __cl::StageS<#root, #ty, #child_ty, #child_lock>),
+            Mode::Exclusive => quote!(impl __cl::StageX<#root, #ty, #child_ty, #child_lock>),
+            Mode::Upgradable => {
+                let lock = &self.lock;
+                quote!(impl __cl::StageU<#root, <__W as __cl::WaitU<#lock>>::Guard, #child_ty, #child_lock>)
+            }
+        }
+    }
+
+    /// How a body's end sees this level as its leaf (`__private::End`'s mode).
+    fn end_mode(&self) -> TokenStream {
+        match self.mode {
+            Mode::Exclusive => quote!(__cl::ModeX),
+            Mode::Shared => quote!(__cl::ModeS),
+            Mode::Upgradable => quote!(__cl::ModeU),
+            Mode::Optimistic => unreachable!("validated: never the leaf"),
+        }
     }
 
     /// The method of `__private::Steps` (and `AsyncSteps`) that takes this level.

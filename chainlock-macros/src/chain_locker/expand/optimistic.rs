@@ -123,7 +123,7 @@ pub(super) fn passes(
             let (step, at) = (format_ident!("{}_end", leaf.step()), at(leaf.index));
             quote! {
                 __cl::Steps(__w, __rec, &__CL_LEVELS)
-                    .#step(__hold, __next, #at, #parent, |__g| (&__cl::ClosedProbe(&**__g, #at)).open())
+                    .#step(__hold, __next, #at, #parent, |__g, __i| (&__cl::ClosedProbe(&**__g, __i)).open())
             }
         }
     };

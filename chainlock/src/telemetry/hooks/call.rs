@@ -94,11 +94,30 @@ macro_rules! __chainlock_tracked {
 /// ([`records`]): else the countdown moves past them all at once and the call runs
 /// without hooks, so that a call costs one check, not one per level, unless one of its
 /// acquisitions is sampled. Without chainlock's `telemetry` feature: the body with
-/// `Off`, once.
+/// `Off`, once, as statements (so that the generated code, which invokes the macro with
+/// braces at the end of a method's body, reads as the body itself). A body may begin by
+/// binding its steps, `let __s = __cl::Steps(__w, @rec, &__CL_LEVELS)`: the macro binds them
+/// with the record-or-not in place of `@rec` (one line less in every generated body).
 #[cfg(feature = "telemetry")]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __chainlock_recording_branches {
+    // A body whose steps are bound first, `let __s = __cl::Steps(.., @rec, ..)`: the
+    // record-or-not in the steps (`$cl`: the generated code's path to `__private`).
+    (let $s:ident = $cl:ident :: $steps:ident ($($pre:expr,)* @rec $(, $post:expr)*),
+     $levels:expr => $($body:tt)*) => {
+        $crate::__private::recording_branches! { __rec, $levels =>
+            let $s = $cl::$steps($($pre,)* __rec $(, $post)*);
+            $($body)*
+        }
+    };
+    (async let $s:ident = $cl:ident :: $steps:ident ($($pre:expr,)* @rec $(, $post:expr)*),
+     $levels:expr => $($body:tt)*) => {
+        $crate::__private::recording_branches! { async __rec, $levels =>
+            let $s = $cl::$steps($($pre,)* __rec $(, $post)*);
+            $($body)*
+        }
+    };
     // A blocking body: its recording copy runs out of line (`out_of_line`), the site taken
     // here, in the `#[track_caller]` method.
     ($rec:ident, $levels:expr => $($body:tt)*) => {
@@ -127,13 +146,23 @@ macro_rules! __chainlock_recording_branches {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __chainlock_recording_branches {
-    (async $rec:ident, $levels:expr => $($body:tt)*) => {
-        $crate::__private::recording_branches!($rec, $levels => $($body)*)
+    (let $s:ident = $cl:ident :: $steps:ident ($($pre:expr,)* @rec $(, $post:expr)*),
+     $levels:expr => $($body:tt)*) => {
+        let $s = $cl::$steps($($pre,)* $cl::RecOff $(, $post)*);
+        $($body)*
     };
-    ($rec:ident, $levels:expr => $($body:tt)*) => {{
+    (async let $s:ident = $cl:ident :: $steps:ident ($($pre:expr,)* @rec $(, $post:expr)*),
+     $levels:expr => $($body:tt)*) => {
+        let $s = $cl::$steps($($pre,)* $cl::RecOff $(, $post)*);
+        $($body)*
+    };
+    (async $rec:ident, $levels:expr => $($body:tt)*) => {
+        $crate::__private::recording_branches! { $rec, $levels => $($body)* }
+    };
+    ($rec:ident, $levels:expr => $($body:tt)*) => {
         let $rec = $crate::__private::RecOff;
         $($body)*
-    }};
+    };
 }
 
 /// Whether a generated call of (at most) `levels` acquisitions may record: the telemetry

@@ -23,6 +23,11 @@ pub struct Level {
 }
 
 impl Level {
+    /// A level no one names: what every level of a locker is without the telemetry feature
+    /// (see `__chainlock_levels!`; zero-sized, nothing inside to share).
+    #[cfg(not(feature = "telemetry"))]
+    pub const UNNAMED: Level = Level::new("", 0, "");
+
     /// Level `index` of the locker `locker`, whose node type is `name`.
     #[must_use]
     pub const fn new(locker: &'static str, index: usize, name: &'static str) -> Self {
@@ -130,4 +135,27 @@ pub fn no_hold() -> Held {
 #[inline(always)]
 pub fn leaf<G>(guard: G, _empty: Held) -> G {
     guard
+}
+
+/// The `static` `$name` of a generated locker's levels (`__CL_LEVELS`: each a [`Level`]
+/// naming the locker, the level's place and its type for the telemetry), its types reached
+/// through the generated code's path `$cl` (`__private`). Without chainlock's `telemetry`
+/// feature nothing reads the names: the levels are `Level::UNNAMED`, zero-sized.
+#[cfg(feature = "telemetry")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_levels {
+    ($cl:ident, $name:ident: [$($locker:literal $index:literal $level:literal),*; $n:literal]) => {
+        static $name: [$cl::Level; $n] = [$($cl::Level::new($locker, $index, $level)),*];
+    };
+}
+
+/// See the `telemetry` twin above: without the feature, unnamed levels.
+#[cfg(not(feature = "telemetry"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __chainlock_levels {
+    ($cl:ident, $name:ident: [$($locker:literal $index:literal $level:literal),*; $n:literal]) => {
+        static $name: [$cl::Level; $n] = [$cl::Level::UNNAMED; $n];
+    };
 }

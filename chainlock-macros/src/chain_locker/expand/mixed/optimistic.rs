@@ -150,7 +150,7 @@ impl Mixed<'_, '_> {
         } = self.closure_signature();
         let leaf = self.levels.last().expect("validated");
         let strategy = if self.flavor.has_deadline() {
-            quote!(__cl::Deadline(deadline))
+            quote!(deadline)
         } else {
             quote!(__cl::Blocking)
         };
