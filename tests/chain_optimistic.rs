@@ -573,3 +573,65 @@ fn a_hybrid_tree_ends_at_a_directory_held_shared() {
     assert_eq!(held.files.load(Relaxed), 3);
     assert!(last.try_write().is_none() && last.try_read().is_some());
 }
+
+/// A deadline that passes while the first locked level waits for a child its optimistic
+/// parent no longer leads to (unlinked and replaced meanwhile, the old one held) is a
+/// restart, not a time-out: the next pass finds the new child. Here the stage itself plays
+/// the writer on its first run (one thread: the old child stays held by it until the end).
+#[test]
+fn a_deadline_at_a_child_unlinked_meanwhile_restarts_instead_of_timing_out() {
+    let _watchdog = watchdog("a_deadline_at_a_child_unlinked_meanwhile_restarts");
+    let soon = || Instant::now() + Duration::from_millis(20);
+    // The leaf's level: class 10 of lecture 1 replaced under the reader.
+    let root = registry();
+    let lecture_1 = lecture(&root, 1);
+    let mut old = None;
+    let mut runs = 0;
+    let answer = ToClass.run_until(
+        &root,
+        soon(),
+        to_lecture(1),
+        |lecture: &Lecture, guard: &EpochGuard| {
+            runs += 1;
+            let found = lecture.classes.get(&10, guard);
+            if old.is_none() {
+                old = Some(Arc::clone(found.unwrap()).lock_arc());
+                let new = Class {
+                    students: vec![1],
+                    ..Class::default()
+                };
+                lecture_1
+                    .write()
+                    .classes
+                    .insert(10, Arc::new(Mutex::new(new)));
+            }
+            found
+        },
+        |class| class.students.clone(),
+    );
+    assert_eq!(answer, Ok(vec![1]), "the new class, after a restart");
+    assert_eq!(runs, 2);
+    drop(old);
+    // A locked level above the leaf: hall 2 replaced under the reader.
+    let root = registry();
+    let mut old = None;
+    let answer = ToRoom.run_until(
+        &root,
+        soon(),
+        |registry: &Registry, guard: &EpochGuard| {
+            let found = registry.halls.get(&2, guard);
+            if old.is_none() {
+                old = Some(Arc::clone(found.unwrap()).write_arc());
+                let hall = Hall {
+                    rooms: vec![Arc::new(Mutex::new(Room { seats: 40 }))],
+                };
+                root.write().halls.insert(2, Arc::new(RwLock::new(hall)));
+            }
+            found
+        },
+        |hall: &Hall| hall.rooms.first().cloned(),
+        |room| room.seats,
+    );
+    assert_eq!(answer, Ok(40), "the new hall's room, after a restart");
+    drop(old);
+}

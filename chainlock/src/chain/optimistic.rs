@@ -305,6 +305,24 @@ impl<'g, T: ?Sized, K: Kind> Seen<'g, T, K> {
         }
     }
 
+    /// The first locked level's step under this level: taken, or its exit (a deadline
+    /// passed) returned only if this level still validates (else the child waited for may
+    /// have been unlinked meanwhile: [`Stop::Restart`]). Does not end the level.
+    ///
+    /// # Errors
+    ///
+    /// The step's exit, validated, or [`Stop::Restart`] at this level.
+    #[inline(always)]
+    pub fn taken<X, E: Into<Stop>>(&self, step: Result<X, E>) -> Result<X, Stop> {
+        match step {
+            Ok(taken) => Ok(taken),
+            Err(exit) => {
+                self.still()?;
+                Err(exit.into())
+            }
+        }
+    }
+
     /// Ends the level: its version is still the one read (or the level was held shared).
     ///
     /// # Errors
@@ -435,6 +453,11 @@ impl<T: ?Sized, K: Kind> Parent<Stop> for Seen<'_, T, K> {
     #[inline(always)]
     fn let_go<R: Rec>(self, _: R) -> Result<(), Stop> {
         self.validate()
+    }
+
+    #[inline(always)]
+    fn still_leads(&self) -> Result<(), Stop> {
+        self.still()
     }
 }
 

@@ -431,6 +431,19 @@ pub trait Parent<E> {
     ///
     /// An optimistic parent's restart.
     fn let_go<R: Rec>(self, rec: R) -> Result<(), E>;
+
+    /// Whether the child's step may answer with its own exit (a deadline passed): an
+    /// optimistic parent must still lead to the child it was waited for, else the pass
+    /// restarts (the child may have been unlinked and replaced meanwhile); a held parent
+    /// always does.
+    ///
+    /// # Errors
+    ///
+    /// An optimistic parent's restart.
+    #[inline(always)]
+    fn still_leads(&self) -> Result<(), E> {
+        Ok(())
+    }
 }
 
 impl<G, E> Parent<E> for (G, Held) {
@@ -580,7 +593,13 @@ macro_rules! leaf_steps {
                     parent.let_go(self.1)?;
                     return Ok(Leaf::Found(lock.owned()));
                 }
-                let (guard, held) = self.$step(hold, lock.lock(), index)?;
+                let (guard, held) = match self.$step(hold, lock.lock(), index) {
+                    Ok(taken) => taken,
+                    Err(exit) => {
+                        parent.still_leads()?;
+                        return Err(exit.into());
+                    }
+                };
                 parent.let_go(self.1)?;
                 open(&guard, index)?;
                 Ok(Leaf::Taken(guard, held))

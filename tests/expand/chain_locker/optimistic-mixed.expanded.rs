@@ -82,8 +82,11 @@ const _: () = {
                     let (__o1, __depth) = __cl::repeat(__p, __o1, __pin, step, 1)?;
                     let __next = __o1
                         .check(__cl::found(stage1(__o1.data(), __pin), __depth + 2))?;
-                    let (__g2, __h2) = __cl::Steps(__w, __rec, &__CL_LEVELS)
-                        .x_at(__hold, __next, __depth + 2, 2)?;
+                    let (__g2, __h2) = __o1
+                        .taken(
+                            __cl::Steps(__w, __rec, &__CL_LEVELS)
+                                .x_at(__hold, __next, __depth + 2, 2),
+                        )?;
                     __o1.validate()?;
                     (&__cl::ClosedProbe(&*__g2, __depth + 2)).open()?;
                     __cl::Ok((__g2, __h2, __depth))
@@ -96,8 +99,11 @@ const _: () = {
                     let (__o1, __depth) = __cl::repeat(__p, __o1, __pin, step, 1)?;
                     let __next = __o1
                         .check(__cl::found(stage1(__o1.data(), __pin), __depth + 2))?;
-                    let (__g2, __h2) = __cl::Steps(__w, __rec, &__CL_LEVELS)
-                        .x_at(__hold, __next, __depth + 2, 2)?;
+                    let (__g2, __h2) = __o1
+                        .taken(
+                            __cl::Steps(__w, __rec, &__CL_LEVELS)
+                                .x_at(__hold, __next, __depth + 2, 2),
+                        )?;
                     __o1.validate()?;
                     (&__cl::ClosedProbe(&*__g2, __depth + 2)).open()?;
                     __cl::Ok((__g2, __h2, __depth))

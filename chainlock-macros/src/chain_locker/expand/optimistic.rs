@@ -112,7 +112,7 @@ pub(super) fn passes(
                 quote!(#step(#taken_as, __next, #at))
             };
             quote! {
-                let (#guard, #held) = __cl::Steps(__w, __rec, &__CL_LEVELS).#take?;
+                let (#guard, #held) = #parent.taken(__cl::Steps(__w, __rec, &__CL_LEVELS).#take)?;
                 #parent.validate()?;
                 (&__cl::ClosedProbe(&*#guard, #at)).open()?;
                 __cl::Ok(#out)
