@@ -142,6 +142,214 @@ fn chain_levels_estimates_under_sampling_are_near_the_counts() {
     }
 }
 
+/// Half the calls stop at the registry (no lecture): they take one lock where a full call
+/// takes three. The estimates must stay near the true counts at a tight tolerance: a call
+/// the sampler skips spends three chances, the recording copy one per acquisition made,
+/// so early exits make the next acquisitions sampled too often (issue #30, found in
+/// session 14: the scheduler's optimistic class level 1.76 acquisitions per operation at
+/// 1 in 100 for 1.43 at 1 in 1). FAILS today; the fix is planned in the closing note.
+#[test]
+fn chain_levels_estimates_with_many_early_exits_are_unbiased() {
+    let _turn = turn();
+    telemetry::enable(Config::new().sample_every(8));
+    let (root, _) = tree();
+    let mut taken = [0_u64; 3];
+    for call in 0..80_000_u32 {
+        let stops = call % 2 == 0;
+        let lecture = |r: &mut Registry| (!stops).then(|| Arc::clone(&r.lecture));
+        let class = |l: &mut Lecture| Some(Arc::clone(&l.class));
+        taken[0] += 1;
+        if HooksLocker.run(&root, lecture, class, |_| ()).is_ok() {
+            taken[1] += 1;
+            taken[2] += 1;
+        }
+    }
+    let report = telemetry::report();
+    telemetry::enable(Config::new().sample_every(1));
+    for (index, name) in [(0, "Registry"), (1, "Lecture"), (2, "Class")] {
+        let (estimate, count) = (
+            stats(&report, &level(index, name)).acquisitions,
+            taken[index],
+        );
+        assert!(
+            estimate * 100 >= count * 93 && estimate * 100 <= count * 107,
+            "level {index}: {estimate} estimated for {count}\n{report}"
+        );
+    }
+}
+
+chain_locker! {
+    /// A second locker over the same node types, called from inside `HooksLocker`'s stages.
+    struct NestedLocker(Registry, Lecture, Class);
+}
+
+/// As above, with a whole call of another locker made inside the leaf closure of the calls
+/// that do not end early: the nested call's levels are its own, not the outer call's
+/// (counted as the outer call's, they would hide its unreached levels), and both lockers'
+/// estimates stay near their counts. (A nested call made inside a *stage* is the case the
+/// guide's Limits describe: the recording copy spends its unreached levels' chances after
+/// it, the copy the sampler skips before it.)
+#[test]
+fn chain_levels_estimates_with_nested_calls_in_the_leaf_are_unbiased() {
+    let _turn = turn();
+    telemetry::enable(Config::new().sample_every(8));
+    let (root, _) = tree();
+    let (inner, _) = tree();
+    let mut taken = [0_u64; 3];
+    let nested = Cell::new(0_u64);
+    for call in 0..80_000_u32 {
+        let stops = call % 2 == 0;
+        let lecture = |r: &mut Registry| (!stops).then(|| Arc::clone(&r.lecture));
+        let class = |l: &mut Lecture| Some(Arc::clone(&l.class));
+        let leaf = |_: &mut Class| {
+            let nested_ok = NestedLocker
+                .run(
+                    &inner,
+                    |r| Some(Arc::clone(&r.lecture)),
+                    |l| Some(Arc::clone(&l.class)),
+                    |_| (),
+                )
+                .is_ok();
+            assert!(nested_ok);
+            nested.set(nested.get() + 1);
+        };
+        taken[0] += 1;
+        if HooksLocker.run(&root, lecture, class, leaf).is_ok() {
+            taken[1] += 1;
+            taken[2] += 1;
+        }
+    }
+    let report = telemetry::report();
+    telemetry::enable(Config::new().sample_every(1));
+    let nested_name = |level, name| LockName::Level {
+        locker: "NestedLocker",
+        level,
+        name,
+    };
+    for (index, name) in [(0, "Registry"), (1, "Lecture"), (2, "Class")] {
+        for (lock, count) in [
+            (level(index, name), taken[index]),
+            (nested_name(index, name), nested.get()),
+        ] {
+            let estimate = stats(&report, &lock).acquisitions;
+            assert!(
+                estimate * 100 >= count * 93 && estimate * 100 <= count * 107,
+                "{lock}: {estimate} estimated for {count}\n{report}"
+            );
+        }
+    }
+}
+
+struct AsyncRegistry {
+    lecture: Arc<tokio::sync::Mutex<AsyncLecture>>,
+}
+struct AsyncLecture {
+    class: Arc<tokio::sync::Mutex<AsyncClass>>,
+}
+struct AsyncClass;
+
+chain_locker! {
+    /// Registry → lecture → class over Tokio's mutexes, for the async flavor.
+    struct AsyncHooksLocker(AsyncRegistry, AsyncLecture, AsyncClass);
+}
+
+/// The early-exit bias, in the async flavor: its recording copy ends early through `?`
+/// inside the future, and must spend its unreached levels' chances too.
+#[test]
+fn async_chain_levels_estimates_with_many_early_exits_are_unbiased() {
+    let _turn = turn();
+    telemetry::enable(Config::new().sample_every(8));
+    let class = Arc::new(tokio::sync::Mutex::new(AsyncClass));
+    let lecture = Arc::new(tokio::sync::Mutex::new(AsyncLecture { class }));
+    let root = Arc::new(tokio::sync::Mutex::new(AsyncRegistry { lecture }));
+    let taken = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let mut taken = [0_u64; 3];
+            for call in 0..80_000_u32 {
+                let stops = call % 2 == 0;
+                let lecture = |r: &mut AsyncRegistry| (!stops).then(|| Arc::clone(&r.lecture));
+                let class = |l: &mut AsyncLecture| Some(Arc::clone(&l.class));
+                taken[0] += 1;
+                let outcome = AsyncHooksLocker
+                    .run_async(&root, lecture, class, |_| ())
+                    .await;
+                if outcome.is_ok() {
+                    taken[1] += 1;
+                    taken[2] += 1;
+                }
+            }
+            taken
+        });
+    let report = telemetry::report();
+    telemetry::enable(Config::new().sample_every(1));
+    for (index, name) in [(0, "AsyncRegistry"), (1, "AsyncLecture"), (2, "AsyncClass")] {
+        let lock = LockName::Level {
+            locker: "AsyncHooksLocker",
+            level: index,
+            name,
+        };
+        let (estimate, count) = (stats(&report, &lock).acquisitions, taken[index]);
+        assert!(
+            estimate * 100 >= count * 93 && estimate * 100 <= count * 107,
+            "{lock}: {estimate} estimated for {count}\n{report}"
+        );
+    }
+}
+
+#[derive(ChainNode)]
+struct Shelf {
+    #[chain(children)]
+    boxes: std::collections::BTreeMap<u32, Arc<Mutex<Crate>>>,
+}
+
+#[derive(ChainNode)]
+struct Crate {
+    items: u32,
+}
+
+chain_locker! {
+    /// Shelf → crate, for `lock_leaves`.
+    struct ShelfLocker(Shelf, Crate);
+}
+
+/// `lock_leaves` finds each path's leaf without taking it (`Found`): each path's descent
+/// makes one acquisition of its two levels, and the copy the sampler skips spends the
+/// chances of both. The recording copy spends the unreached leaf's too, so the shelf's
+/// estimate stays near its count (it was too high by the share of the chances the found
+/// leaves left unspent).
+#[test]
+fn lock_leaves_paths_estimates_are_unbiased() {
+    let _turn = turn();
+    telemetry::enable(Config::new().sample_every(8));
+    let boxes = (0..4)
+        .map(|key| (key, Arc::new(Mutex::new(Crate { items: 0 }))))
+        .collect();
+    let shelf = Arc::new(Mutex::new(Shelf { boxes }));
+    let calls = 40_000_u64;
+    for call in 0..calls {
+        let first = u32::try_from(call % 4).unwrap();
+        let second = (first + 1) % 4;
+        let mut guards = ShelfLocker
+            .lock_leaves(&shelf, [&first, &second])
+            .unwrap_or_else(|exit| panic!("{exit}"));
+        guards[0].items += 1;
+    }
+    let report = telemetry::report();
+    telemetry::enable(Config::new().sample_every(1));
+    let shelf_level = LockName::Level {
+        locker: "ShelfLocker",
+        level: 0,
+        name: "Shelf",
+    };
+    let (estimate, count) = (stats(&report, &shelf_level).acquisitions, calls * 2);
+    assert!(
+        estimate * 100 >= count * 93 && estimate * 100 <= count * 107,
+        "{shelf_level}: {estimate} estimated for {count}\n{report}"
+    );
+}
+
 /// A stage or leaf that panics in a recorded call (the recording copy of the body runs out
 /// of line): every level is released, and no hold stays in the live table.
 #[test]

@@ -38,7 +38,7 @@ pub use crate::chain::{
 };
 pub use crate::telemetry::hooks::{
     Held, Level, Next, Off as RecOff, On as RecOn, Rec, hybrid, leaf, no_hold, out_of_line,
-    records, release, release_as, release_taken, restart,
+    records, release, release_as, release_taken, restart, spend_unreached_async,
 };
 #[cfg(not(loom))]
 pub use crate::walk::optimistic::repeated::repeat;

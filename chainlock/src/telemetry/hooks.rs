@@ -55,7 +55,7 @@ pub(crate) use acquisition::{
     address, observe, observe_async, observe_hybrid, observe_timed, observe_try,
     observe_try_unskipped, observe_unskipped,
 };
-pub use call::{Off, On, Rec, out_of_line, records};
+pub use call::{Off, On, Rec, out_of_line, records, spend_unreached_async};
 pub use level::{Level, hybrid, leaf, no_hold, release, release_as, release_taken, restart};
 pub(crate) use queued::{Answer, begin_queued, observe_queued, queued_ended};
 #[cfg(feature = "async")]

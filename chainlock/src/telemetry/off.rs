@@ -110,6 +110,29 @@ pub(super) mod sampling {
         true
     }
 
+    /// Nothing to count without the feature (a call's chances).
+    #[inline(always)]
+    pub fn level_chance() {}
+
+    /// Nothing to spend without the feature (a call's unreached levels).
+    #[inline(always)]
+    pub fn spend_unreached(_: u32) {}
+
+    /// A recording call's chances (never recording, without the feature).
+    pub struct CallChances;
+
+    impl CallChances {
+        /// Nothing without the feature.
+        #[inline(always)]
+        pub fn start() -> Self {
+            CallChances
+        }
+
+        /// Nothing without the feature.
+        #[inline(always)]
+        pub fn end(self, _: u32) {}
+    }
+
     /// A sampled acquisition (never, without the feature).
     #[derive(Clone, Copy, Debug)]
     pub struct Sampled;

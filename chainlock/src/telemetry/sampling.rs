@@ -39,6 +39,73 @@ std::thread_local! {
     static COUNTDOWN: Cell<u32> = const { Cell::new(0) };
     /// This thread's generator of sampling intervals (0: not seeded yet).
     static RANDOM: Cell<u64> = const { Cell::new(0) };
+    /// The chances the levels of this thread's innermost recording chain-locker call have
+    /// spent so far (see [`CallChances`]).
+    static CALL_SPENT: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The chances a generated chain-locker call's recording copy spends, so that it spends as
+/// many as the copy the sampler skips (one per locked level, whether reached or not):
+/// else a call that ends early (an absent child, a closed node, a deadline) leaves the
+/// chances of its unreached levels unspent, and the next acquisitions are sampled too
+/// often (issue #30: the estimates biased up, +32 % with half the calls ending at the
+/// root). Only the call's own levels count ([`level_chance`], from its levels' hooks):
+/// not a restart (both copies ask the sampler for it), not a lock taken in the leaf
+/// closure, nor a nested chain-locker call's levels (each call counts its own: the
+/// count is saved at a call's start and put back at its end).
+pub(crate) struct CallChances {
+    /// The enclosing recording call's count, put back at the end.
+    outer: u32,
+}
+
+impl CallChances {
+    /// A recording call begins: its count starts at 0.
+    #[inline]
+    pub(crate) fn start() -> Self {
+        CallChances {
+            outer: CALL_SPENT.try_with(|spent| spent.replace(0)).unwrap_or(0),
+        }
+    }
+
+    /// The call ended: the chances of the `levels` it did not reach are spent (`u32::MAX`:
+    /// its number of levels is not known; it records whenever enabled, nothing to spend),
+    /// and the enclosing call's count is put back.
+    #[inline]
+    pub(crate) fn end(self, levels: u32) {
+        let used = CALL_SPENT
+            .try_with(|spent| spent.replace(self.outer))
+            .unwrap_or(0);
+        if levels != u32::MAX {
+            spend_unreached(levels.saturating_sub(used));
+        }
+    }
+}
+
+/// One of a recording chain-locker call's levels asked the sampler (see [`CallChances`]).
+#[inline(always)]
+pub(crate) fn level_chance() {
+    let _ = CALL_SPENT.try_with(|spent| spent.set(spent.get().wrapping_add(1)));
+}
+
+/// A recording call ended before `unreached` of its levels: their chances are spent as a
+/// call the sampler skips spends them, so that every acquisition keeps its chance of one
+/// in `sample_every`. A sample that falls on an unreached level is lost: the next
+/// interval is drawn.
+pub(crate) fn spend_unreached(mut unreached: u32) {
+    let _ = COUNTDOWN.try_with(|countdown| {
+        while unreached > 0 {
+            let left = countdown.get();
+            if left == 0 {
+                return;
+            }
+            if left > unreached {
+                countdown.set(left - unreached);
+                return;
+            }
+            unreached -= left;
+            countdown.set(draw_interval(sample_every().max(1)));
+        }
+    });
 }
 
 /// Whether none of this thread's next `n` acquisitions is sampled (the countdown ends after

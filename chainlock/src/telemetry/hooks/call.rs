@@ -7,7 +7,8 @@
     reason = "the generated code's steps must inline into the caller to cost nothing"
 )]
 
-use crate::telemetry::sampling::skips_all;
+use crate::chain::{Absence, Exit};
+use crate::telemetry::sampling::{CallChances, skips_all, spend_unreached};
 use crate::telemetry::state::recording;
 use std::panic::Location;
 
@@ -63,9 +64,41 @@ impl Rec for Off {
 /// does not record keeps its function as small as without the telemetry (inlined, the
 /// second copy cost the inliner's budget: a guard's drop of an eight-level chain went out
 /// of line).
+///
+/// `levels`: the call's locked levels, as given to [`records`]: the levels the body did not
+/// reach spend their chances after it (as the copy that does not record spends them), so
+/// that a call ending early does not make the next acquisitions sampled too often.
 #[inline(never)]
-pub fn out_of_line<T>(body: impl FnOnce() -> T) -> T {
-    body()
+pub fn out_of_line<T>(levels: u32, body: impl FnOnce() -> T) -> T {
+    let chances = CallChances::start();
+    let out = body();
+    chances.end(levels);
+    out
+}
+
+/// After the recording copy of a generated async body: the chances of the levels it did not
+/// reach are spent, as the copy that does not record spends them ([`out_of_line`] does so
+/// for a blocking body). A future may move between threads and interleave with other tasks
+/// on one, so the levels reached are read from the outcome, not counted on the thread:
+/// all `levels` when it is `Ok`; `level` when no node was found at `level`; `level + 1`
+/// when the node at `level` was taken and found closed, or its wait ran out of time (the
+/// attempt asked the sampler). An async locker has no optimistic levels, whose levels the
+/// `Exit`'s would not match. A mixed chain's `Exit` counts its walk's depths too: its
+/// reached levels are then at most `levels` (none spent: the walk's steps ask the sampler
+/// one by one).
+pub fn spend_unreached_async<T>(out: &Result<T, Exit>, levels: u32) {
+    let reached = match out {
+        Err(Exit::Absent {
+            level,
+            cause: Absence::Missing,
+        }) => *level,
+        Err(Exit::Absent { level, .. } | Exit::TimedOut { level }) => level.saturating_add(1),
+        Ok(_) | Err(_) => return,
+    };
+    if levels != u32::MAX {
+        let reached = u32::try_from(reached).unwrap_or(u32::MAX);
+        spend_unreached(levels.saturating_sub(reached));
+    }
 }
 
 /// Makes the generated method it wraps `#[track_caller]` when chainlock's `telemetry`
@@ -123,17 +156,21 @@ macro_rules! __chainlock_recording_branches {
     ($rec:ident, $levels:expr => $($body:tt)*) => {
         if $crate::__private::records($levels) {
             let $rec = $crate::__private::RecOn::here();
-            $crate::__private::out_of_line(move || { $($body)* })
+            $crate::__private::out_of_line($levels, move || { $($body)* })
         } else {
             let $rec = $crate::__private::RecOff;
             $($body)*
         }
     };
     // An async body: both copies in the future (`async fn`s are not `#[track_caller]`).
+    // The recording copy runs in a block of its own, so that its early exits (`?`) come
+    // back here, where its unreached levels spend their chances (`spend_unreached_async`).
     (async $rec:ident, $levels:expr => $($body:tt)*) => {
         if $crate::__private::records($levels) {
             let $rec = $crate::__private::RecOn::here();
-            $($body)*
+            let out = async move { $($body)* }.await;
+            $crate::__private::spend_unreached_async(&out, $levels);
+            out
         } else {
             let $rec = $crate::__private::RecOff;
             $($body)*

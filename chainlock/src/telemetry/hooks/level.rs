@@ -14,6 +14,7 @@ use super::restart::{Next, observe_restart};
 use crate::hybrid::Restart;
 use crate::telemetry::naming::{KeyRef, ProbeKind};
 use crate::telemetry::probe::{Attempt, Held, Probe};
+use crate::telemetry::sampling::level_chance;
 use std::sync::Arc;
 
 /// One level of a generated locker, as the telemetry names it (`LockName::Level`): a
@@ -40,17 +41,21 @@ impl Level {
         }
     }
 
-    /// The level's probe, for the shapes of an acquisition (`chain/acquire.rs`).
+    /// The level's probe, for the shapes of an acquisition (`chain/acquire.rs`) in a call's
+    /// recording copy: the acquisition asks the sampler, and the call counts the chance
+    /// (`CallChances`: a call that ends early spends its unreached levels' chances).
     #[inline(always)]
     pub(crate) fn probe(&self) -> &Probe {
+        level_chance();
         &self.probe
     }
 
-    /// An acquisition of this level begins, at the caller's site.
+    /// An acquisition of this level begins, at the caller's site (counted as
+    /// [`probe`](Self::probe) is).
     #[inline(always)]
     #[cfg_attr(feature = "telemetry", track_caller)]
     pub(crate) fn begin(&self) -> Attempt<'_> {
-        self.probe.begin(KeyRef::None)
+        self.probe().begin(KeyRef::None)
     }
 }
 
@@ -75,7 +80,14 @@ pub fn hybrid<R: Rec, L: ?Sized, G, const HELD: bool>(
         return take().map(|taken| taken.map(|guard| (guard, Held::default())));
     }
     let lock = address(lock);
-    observe_hybrid::<G, HELD>(&level.probe, rec.site(), KeyRef::None, lock, try_take, take)
+    observe_hybrid::<G, HELD>(
+        level.probe(),
+        rec.site(),
+        KeyRef::None,
+        lock,
+        try_take,
+        take,
+    )
 }
 
 /// `observe_restart` at a level of a generated locker: its optimistic pass failed at
