@@ -124,13 +124,9 @@ pub(super) mod sampling {
     impl CallChances {
         /// Nothing without the feature.
         #[inline(always)]
-        pub fn start() -> Self {
+        pub fn start(_: u32) -> Self {
             CallChances
         }
-
-        /// Nothing without the feature.
-        #[inline(always)]
-        pub fn end(self, _: u32) {}
     }
 
     /// A sampled acquisition (never, without the feature).

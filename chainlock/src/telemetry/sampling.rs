@@ -46,37 +46,43 @@ std::thread_local! {
 
 /// The chances a generated chain-locker call's recording copy spends, so that it spends as
 /// many as the copy the sampler skips (one per locked level, whether reached or not):
-/// else a call that ends early (an absent child, a closed node, a deadline) leaves the
-/// chances of its unreached levels unspent, and the next acquisitions are sampled too
-/// often (issue #30: the estimates biased up, +32 % with half the calls ending at the
-/// root). Only the call's own levels count ([`level_chance`], from its levels' hooks):
-/// not a restart (both copies ask the sampler for it), not a lock taken in the leaf
-/// closure, nor a nested chain-locker call's levels (each call counts its own: the
-/// count is saved at a call's start and put back at its end).
+/// else a call that ends early (an absent child, a closed node, a deadline, a panic in a
+/// stage) leaves the chances of its unreached levels unspent, and the next acquisitions
+/// are sampled too often (issue #30: the estimates biased up, +32 % with half the calls
+/// ending at the root). Only the call's own levels count ([`level_chance`], from its
+/// levels' hooks): not a restart (both copies ask the sampler for it), not a lock taken in
+/// the leaf closure, nor a nested chain-locker call's levels (each call counts its own:
+/// the count is saved at a call's start and put back at its end). A guard: the call's end
+/// is its drop, so that a call unwinding from a user closure's panic spends them too.
 pub(crate) struct CallChances {
     /// The enclosing recording call's count, put back at the end.
     outer: u32,
+    /// The call's locked levels (`u32::MAX`: not known; it records whenever enabled,
+    /// nothing to spend).
+    levels: u32,
 }
 
 impl CallChances {
-    /// A recording call begins: its count starts at 0.
+    /// A recording call of `levels` locked levels begins: its count starts at 0.
     #[inline]
-    pub(crate) fn start() -> Self {
+    pub(crate) fn start(levels: u32) -> Self {
         CallChances {
             outer: CALL_SPENT.try_with(|spent| spent.replace(0)).unwrap_or(0),
+            levels,
         }
     }
+}
 
-    /// The call ended: the chances of the `levels` it did not reach are spent (`u32::MAX`:
-    /// its number of levels is not known; it records whenever enabled, nothing to spend),
-    /// and the enclosing call's count is put back.
+impl Drop for CallChances {
+    /// The call ended, returned or unwound: the chances of the levels it did not reach are
+    /// spent, and the enclosing call's count is put back.
     #[inline]
-    pub(crate) fn end(self, levels: u32) {
+    fn drop(&mut self) {
         let used = CALL_SPENT
             .try_with(|spent| spent.replace(self.outer))
             .unwrap_or(0);
-        if levels != u32::MAX {
-            spend_unreached(levels.saturating_sub(used));
+        if self.levels != u32::MAX {
+            spend_unreached(self.levels.saturating_sub(used));
         }
     }
 }

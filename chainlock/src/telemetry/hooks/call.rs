@@ -67,13 +67,12 @@ impl Rec for Off {
 ///
 /// `levels`: the call's locked levels, as given to [`records`]: the levels the body did not
 /// reach spend their chances after it (as the copy that does not record spends them), so
-/// that a call ending early does not make the next acquisitions sampled too often.
+/// that a call ending early does not make the next acquisitions sampled too often; also
+/// when the body unwinds (a stage or leaf closure panicked: `CallChances` is a guard).
 #[inline(never)]
 pub fn out_of_line<T>(levels: u32, body: impl FnOnce() -> T) -> T {
-    let chances = CallChances::start();
-    let out = body();
-    chances.end(levels);
-    out
+    let _chances = CallChances::start(levels);
+    body()
 }
 
 /// After the recording copy of a generated async body: the chances of the levels it did not
