@@ -8,9 +8,10 @@ use chainlock::chain::{EpochGuard, EpochMap, MAX_RESTARTS};
 use chainlock::hybrid::HybridLock;
 use chainlock::parking_lot::{Mutex, RwLock};
 use chainlock::{ChainNode, Exit, chain::Absence, chain_locker};
-use chainlock_suite::watchdog::watchdog;
+use chainlock_suite::watchdog::{eventually, watchdog};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::thread;
 use std::time::{Duration, Instant};
 
 #[derive(ChainNode, Default)]
@@ -42,6 +43,8 @@ struct Class {
     #[chain(closed)]
     full: bool,
     students: Vec<u32>,
+    /// A clone of a test's token: the class is freed when the token's count drops.
+    _token: Option<Arc<()>>,
 }
 
 #[derive(ChainNode, Default)]
@@ -54,6 +57,8 @@ chain_locker! {
     struct ToClass(optimistic Registry, optimistic Lecture, Class);
     /// Registry optimistic, then a locked level before the leaf.
     struct ToRoom(optimistic Registry, shared Hall, Room);
+    /// Registry optimistic, the leaf its upgradable reader.
+    struct ToHall(optimistic Registry, upgradable Hall);
 }
 
 type Root = Arc<HybridLock<Registry>>;
@@ -634,4 +639,194 @@ fn a_deadline_at_a_child_unlinked_meanwhile_restarts_instead_of_timing_out() {
     );
     assert_eq!(answer, Ok(40), "the new hall's room, after a restart");
     drop(old);
+}
+
+/// Removes `count` classes from lecture 2 (each holding a clone of a token), then writes and
+/// pins until all of them are freed (the token's count back to one): crossbeam-epoch frees
+/// them once no thread is pinned since they were removed. Fails the test after `HANG`.
+fn removed_classes_are_freed(root: &Root, count: u32) {
+    let token = Arc::new(());
+    let lecture_2 = lecture(root, 2);
+    for n in 0..count {
+        let class = Class {
+            _token: Some(Arc::clone(&token)),
+            ..Class::default()
+        };
+        let class = Arc::new(Mutex::new(class));
+        lecture_2.write().classes.insert(1_000 + n, class);
+        lecture_2.write().classes.remove(&(1_000 + n));
+    }
+    eventually("the removed classes freed while a call waits", || {
+        // More writes and pins: a thread's retired snapshots are sealed 64 at a time, and
+        // the epoch moves on only past threads that are not pinned.
+        lecture_2.write().classes.insert(999, Arc::default());
+        lecture_2.write().classes.remove(&999);
+        drop(EpochGuard::pin());
+        Arc::strong_count(&token) == 1
+    });
+}
+
+/// A call that finds its first locked level held waits for it out of its pin: children
+/// removed meanwhile anywhere are freed while it waits (a pinned waiter would hold them all
+/// until it got the lock). Then it reads its path again and uses the level it waited for.
+/// Each shape of first locked level: the leaf (exclusive, upgradable) and a shared level
+/// above the leaf.
+#[test]
+fn a_call_waiting_for_its_first_locked_level_lets_removed_children_be_freed() {
+    let _watchdog = watchdog("a_call_waiting_for_its_first_locked_level");
+    let root = registry();
+    // Each case: hold the level, start the call on a thread, wait until its stage above the
+    // level ran (it then tries the level and waits), remove children, let the level go.
+    let runs = Arc::new(AtomicUsize::new(0));
+    let waiting_for = |runs: &Arc<AtomicUsize>| {
+        eventually("the call reached its first locked level", || {
+            runs.load(Relaxed) >= 1
+        });
+    };
+
+    // The leaf, exclusive.
+    let held = class(&root, 1, 10).lock_arc();
+    let call = thread::spawn({
+        let (root, runs) = (root.clone(), runs.clone());
+        move || {
+            let answer = ToClass.run(
+                &root,
+                to_lecture(1),
+                |lecture: &Lecture, guard: &EpochGuard| {
+                    runs.fetch_add(1, Relaxed);
+                    lecture.classes.get(&10, guard)
+                },
+                |class| class.students.clone(),
+            );
+            (answer, runs.load(Relaxed))
+        }
+    });
+    waiting_for(&runs);
+    removed_classes_are_freed(&root, 100);
+    let mut held = held;
+    held.students.push(7);
+    drop(held);
+    let (answer, passes) = call.join().unwrap();
+    assert_eq!(answer, Ok(vec![7]), "the class it waited for");
+    assert_eq!(passes, 2, "one pass that found it held, one that used it");
+
+    // A shared level above the leaf.
+    runs.store(0, Relaxed);
+    let hall = {
+        let guard = EpochGuard::pin();
+        Arc::clone(root.read().halls.get(&2, &guard).unwrap())
+    };
+    let held = hall.write_arc();
+    let call = thread::spawn({
+        let (root, runs) = (root.clone(), runs.clone());
+        move || {
+            ToRoom.run(
+                &root,
+                |registry: &Registry, guard: &EpochGuard| {
+                    runs.fetch_add(1, Relaxed);
+                    registry.halls.get(&2, guard)
+                },
+                |hall: &Hall| hall.rooms.first().cloned(),
+                |room| room.seats,
+            )
+        }
+    });
+    waiting_for(&runs);
+    removed_classes_are_freed(&root, 100);
+    drop(held);
+    assert_eq!(call.join().unwrap(), Ok(30));
+    assert_eq!(runs.load(Relaxed), 2);
+
+    // The leaf as the upgradable reader.
+    runs.store(0, Relaxed);
+    let held = hall.write_arc();
+    let call = thread::spawn({
+        let (root, runs) = (root.clone(), runs.clone());
+        move || {
+            ToHall.run(
+                &root,
+                |registry: &Registry, guard: &EpochGuard| {
+                    runs.fetch_add(1, Relaxed);
+                    registry.halls.get(&2, guard)
+                },
+                |hall| hall.upgrade().rooms.len(),
+            )
+        }
+    });
+    waiting_for(&runs);
+    removed_classes_are_freed(&root, 100);
+    drop(held);
+    assert_eq!(call.join().unwrap(), Ok(1));
+    assert_eq!(runs.load(Relaxed), 2);
+}
+
+/// The level a call waited for out of its pin is used only if its path still leads there:
+/// unlinked and replaced while the call waited, it is let go and the new one taken. With a
+/// deadline that passes while it waits, the call times out at that level, after a pass that
+/// validated its path to it.
+#[test]
+fn a_level_waited_for_is_used_only_where_the_path_still_leads() {
+    let _watchdog = watchdog("a_level_waited_for_is_used_only_where_the_path_still_leads");
+    let root = registry();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let old = class(&root, 1, 10);
+    let held = old.lock_arc();
+    let call = thread::spawn({
+        let (root, runs) = (root.clone(), runs.clone());
+        move || {
+            ToClass.run(
+                &root,
+                to_lecture(1),
+                |lecture: &Lecture, guard: &EpochGuard| {
+                    runs.fetch_add(1, Relaxed);
+                    lecture.classes.get(&10, guard)
+                },
+                |class| class.students.clone(),
+            )
+        }
+    });
+    eventually("the call reached the class", || runs.load(Relaxed) >= 1);
+    let new = Class {
+        students: vec![2],
+        ..Class::default()
+    };
+    lecture(&root, 1)
+        .write()
+        .classes
+        .insert(10, Arc::new(Mutex::new(new)));
+    drop(held);
+    assert_eq!(
+        call.join().unwrap(),
+        Ok(vec![2]),
+        "the new class, not the old"
+    );
+    assert!(old.try_lock().is_some(), "the old class let go");
+
+    // A deadline that passes while the call waits.
+    runs.store(0, Relaxed);
+    let held = class(&root, 1, 20).lock_arc();
+    let started = Instant::now();
+    let call = thread::spawn({
+        let (root, runs) = (root.clone(), runs.clone());
+        move || {
+            ToClass.run_until(
+                &root,
+                Instant::now() + Duration::from_millis(50),
+                to_lecture(1),
+                |lecture: &Lecture, guard: &EpochGuard| {
+                    runs.fetch_add(1, Relaxed);
+                    lecture.classes.get(&20, guard)
+                },
+                |class| class.students.clone(),
+            )
+        }
+    });
+    assert_eq!(call.join().unwrap(), Err(Exit::TimedOut { level: 2 }));
+    assert!(started.elapsed() >= Duration::from_millis(50));
+    assert_eq!(
+        runs.load(Relaxed),
+        2,
+        "the wait, then the pass that timed out"
+    );
+    drop(held);
 }

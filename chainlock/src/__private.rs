@@ -24,7 +24,9 @@ pub use crate::chain::link::{
 };
 pub use crate::chain::lock::{ASGuard, AXGuard, SGuard, XGuard};
 pub use crate::chain::node::{ClosedProbe, ProbeNode, ProbeOther};
-pub use crate::chain::optimistic::{Holds, Kind, Pass, Seen, Stop, Versions, optimistic};
+pub use crate::chain::optimistic::{
+    Carry, Carrying, Holds, Kind, Pass, Seen, Stop, TakeIn, Versions, Waits, optimistic,
+};
 pub use crate::chain::stage::{StageS, StageU, StageX};
 pub use crate::chain::wait::{
     AsyncSteps, Blocking, Handle, Hold, Kept, NextLock, Parent, Steps, Unheld, Wait, WaitS, WaitU,

@@ -20,7 +20,7 @@ use super::lock::{
 };
 use super::upgrade::{TimedUpgradableLock, Upgradable, UpgradableLock};
 use crate::telemetry::hooks::{
-    Held, KeyRef, Level, Rec, address, observe, observe_async, observe_timed,
+    Held, KeyRef, Level, Rec, address, observe, observe_async, observe_timed, observe_try,
 };
 use std::sync::Arc;
 use std::time::Instant;
@@ -64,6 +64,36 @@ twins! {
     /// [`Upgradable::lock`] of a level. `UpgradableLock` has no way to try without waiting:
     /// its acquisitions are counted, never as contended.
     upgradable, upgradable_unheld: [UpgradableLock, Upgradable<L>, Upgradable::lock, |lock| Some(Upgradable::lock(lock))];
+}
+
+/// A level's lock if it is free, without waiting (see [`twins!`]): the first locked level
+/// under an optimistic parent, which waits only once out of its pin
+/// (`chain/optimistic/carry.rs`). Taken, it is counted (as not contended) as the blocking
+/// helper counts it, asking the sampler once; not taken, nothing is recorded and no chance
+/// spent: the wait that follows records the acquisition.
+macro_rules! tried {
+    ([$($doc:tt)*] $name:ident, $held:literal: $trait:ident, $guard:ty, $try:expr) => {
+        $($doc)*
+        #[inline(always)]
+        #[cfg_attr(feature = "telemetry", track_caller)]
+        pub(crate) fn $name<R: Rec, L: ?Sized + $trait>(rec: R, lock: &Arc<L>, level: &'static Level) -> Option<($guard, Held)> {
+            let guard = $try(lock)?;
+            if !R::ON {
+                return Some((guard, Held::default()));
+            }
+            observe_try::<_, $held>(level.probe(), rec.site(), KeyRef::None, address(lock), || Some(guard))
+        }
+    };
+}
+
+twins! {
+    tried;
+    /// [`ExclusiveLock::try_lock_exclusive`] of a level.
+    exclusive_try, exclusive_try_unheld: [ExclusiveLock, L::Guard, L::try_lock_exclusive];
+    /// [`SharedLock::try_lock_shared`] of a level.
+    shared_try, shared_try_unheld: [SharedLock, L::Guard, L::try_lock_shared];
+    /// [`UpgradableLock::try_lock_upgradable`] of a level, held as an [`Upgradable`].
+    upgradable_try, upgradable_try_unheld: [UpgradableLock, Upgradable<L>, |lock| L::try_lock_upgradable(lock).map(Upgradable::from_guard)];
 }
 
 /// A timed helper of a level: `$name(lock, deadline, level, probe)` (see [`twins!`]).

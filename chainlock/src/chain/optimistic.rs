@@ -24,6 +24,10 @@
     reason = "the generated code's steps must inline into the caller to cost nothing"
 )]
 
+mod carry;
+
+pub use carry::{Carry, Carrying, TakeIn, Waits};
+
 use super::wait::{Parent, Wait};
 use super::{EpochGuard, Exit};
 use crate::hybrid::{HybridLock, Version};
@@ -100,6 +104,9 @@ impl<T: ?Sized> OptimisticLock for HybridLock<T> {
 pub enum Stop {
     /// The level at this index met a writer: restart.
     Restart(usize),
+    /// The first locked level is held: the driver waits for it out of the pin, then runs
+    /// the next pass (`carry.rs`).
+    Wait,
     /// The descent's answer, from validated reads or held locks.
     Exit(Exit),
 }
@@ -184,6 +191,14 @@ impl<R: Rec, K: Kind> Pass<R, K> {
         root: &Arc<L>,
     ) -> Result<Seen<'_, L::Target, K>, Stop> {
         self.enter(root, 0, 0)
+    }
+
+    /// The strategy this pass takes the first locked level with: `wait` through the call's
+    /// `carry` (the level waited for out of the pin; `carry.rs`), or, in the pessimistic
+    /// pass, `wait` itself.
+    #[inline(always)]
+    pub fn first<W: Wait, C>(self, wait: W, carry: &C) -> Carrying<'_, W, C, K> {
+        Carrying::new(wait, carry)
     }
 
     /// Goes from `parent` to `child` (level `index`): the child's version read (or its shared
@@ -365,16 +380,20 @@ impl<T: ?Sized, K: Kind> Drop for Seen<'_, T, K> {
 /// body, generated twice so that each knows its kind). `stages` are the optimistic levels'
 /// stages, lent to the pass that runs. `wait` is the descent's strategy (its deadline, if it
 /// has one, bounds the pessimistic pass's waits; the first locked level is taken with it by
-/// the pass itself).
+/// the pass itself). An optimistic pass that finds its first locked level held ends with
+/// [`Stop::Wait`]: the driver waits for that level out of the pin, with `wait`, and runs the
+/// next pass, which finds it in `carry` (`carry.rs`); a second wait of the call counts as a
+/// restart.
 ///
 /// # Errors
 ///
 /// The pass's validated [`Exit`].
 #[inline(always)]
-pub fn optimistic<W: Wait, R: Rec, S, T>(
+pub fn optimistic<W: Wait, R: Rec, S, T, C: Waits<W, R>>(
     wait: W,
     rec: R,
     levels: &'static [Level],
+    carry: &C,
     stages: &mut S,
     optimistic: impl FnMut(Pass<R, Versions>, &EpochGuard, &mut S) -> Result<T, Stop>,
     pessimistic: impl FnMut(Pass<R, Holds>, &EpochGuard, &mut S) -> Result<T, Stop>,
@@ -384,6 +403,7 @@ pub fn optimistic<W: Wait, R: Rec, S, T>(
         wait,
         rec,
         levels,
+        carry,
         stages,
         optimistic,
         pessimistic,
@@ -393,18 +413,23 @@ pub fn optimistic<W: Wait, R: Rec, S, T>(
 /// [`optimistic`] with `max_restarts` (its loom model sends the first restart to the
 /// pessimistic pass).
 #[inline(always)]
-fn bounded<W: Wait, R: Rec, S, T>(
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the driver's inputs, each used; one struct would only be taken apart again"
+)]
+fn bounded<W: Wait, R: Rec, S, T, C: Waits<W, R>>(
     max_restarts: usize,
     wait: W,
     rec: R,
     levels: &'static [Level],
+    carry: &C,
     stages: &mut S,
     mut optimistic: impl FnMut(Pass<R, Versions>, &EpochGuard, &mut S) -> Result<T, Stop>,
     mut pessimistic: impl FnMut(Pass<R, Holds>, &EpochGuard, &mut S) -> Result<T, Stop>,
 ) -> Result<T, Exit> {
-    let pinned = EpochGuard::pin();
+    let mut pinned = EpochGuard::pin();
     let (deadline, kind) = (wait.deadline(), PhantomData);
-    let mut restarts = 0;
+    let (mut restarts, mut waited) = (0, false);
     loop {
         let pass = Pass {
             rec,
@@ -412,24 +437,41 @@ fn bounded<W: Wait, R: Rec, S, T>(
             deadline,
             kind,
         };
-        match optimistic(pass, &pinned, stages) {
+        let restarted = match optimistic(pass, &pinned, stages) {
             Ok(found) => return Ok(found),
             Err(Stop::Exit(exit)) => return Err(exit),
             Err(Stop::Restart(level)) => {
-                let next = if restarts < max_restarts {
-                    Next::Optimistic
-                } else {
-                    Next::Pessimistic
-                };
-                hooks::restart(&levels[level], next);
-                if next == Next::Pessimistic {
-                    break;
-                }
-                restarts += 1;
-                std::hint::spin_loop();
+                carry.unwanted();
+                &levels[level]
             }
+            Err(Stop::Wait) => {
+                // Out of the pin while it waits: removed children can be freed meanwhile.
+                drop(pinned);
+                let level = carry.wait(wait, rec);
+                pinned = EpochGuard::pin();
+                match level {
+                    Some(level) if waited => level,
+                    _ => {
+                        waited = true;
+                        continue;
+                    }
+                }
+            }
+        };
+        let next = if restarts < max_restarts {
+            Next::Optimistic
+        } else {
+            Next::Pessimistic
+        };
+        hooks::restart(restarted, next);
+        if next == Next::Pessimistic {
+            break;
         }
+        restarts += 1;
+        std::hint::spin_loop();
     }
+    // The pessimistic pass waits for its shared holds: never while carrying a level.
+    carry.release();
     let pass = Pass {
         rec,
         levels,
@@ -442,7 +484,7 @@ fn bounded<W: Wait, R: Rec, S, T>(
         match pessimistic(pass, &pinned, stages) {
             Ok(found) => return Ok(found),
             Err(Stop::Exit(exit)) => return Err(exit),
-            Err(Stop::Restart(_)) => {}
+            Err(Stop::Restart(_) | Stop::Wait) => {}
         }
     }
 }

@@ -25,6 +25,16 @@ pub trait UpgradableLock {
     /// Blocks until the lock is held as the upgradable reader.
     fn lock_upgradable(this: &Arc<Self>) -> Self::Guard;
 
+    /// The upgradable read if it can be had without waiting. The default answers `None`
+    /// (cannot tell without waiting): a chain locker whose first locked level after
+    /// `optimistic` ones is such a lock then always waits for it out of its pin (correct,
+    /// one descent more). `lock_api`'s `RwLock` tries.
+    #[inline]
+    fn try_lock_upgradable(this: &Arc<Self>) -> Option<Self::Guard> {
+        let _ = this;
+        None
+    }
+
     /// Turns the upgradable read into the write lock, waiting for the plain readers to
     /// leave; no other writer can get in between.
     fn upgrade(guard: Self::Guard) -> Self::Upgraded;
@@ -44,6 +54,11 @@ impl<R: lock_api::RawRwLockUpgrade, T: ?Sized> UpgradableLock for lock_api::RwLo
     #[inline]
     fn lock_upgradable(this: &Arc<Self>) -> Self::Guard {
         this.upgradable_read_arc()
+    }
+
+    #[inline]
+    fn try_lock_upgradable(this: &Arc<Self>) -> Option<Self::Guard> {
+        this.try_upgradable_read_arc()
     }
 
     #[inline]

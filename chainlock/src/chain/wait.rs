@@ -114,6 +114,15 @@ pub trait WaitX<L: ?Sized>: Wait {
         index: usize,
         level: &'static Level,
     ) -> Result<(Self::Guard, Held), Self::Error>;
+    /// Takes `lock` only if that needs no wait (the first locked level under an optimistic
+    /// parent, which waits out of its pin: `optimistic/carry.rs`).
+    fn try_take<R: Rec, H: Hold>(
+        self,
+        rec: R,
+        hold: H,
+        lock: &Arc<L>,
+        level: &'static Level,
+    ) -> Option<(Self::Guard, Held)>;
 }
 
 /// A blocking strategy's shared step.
@@ -135,6 +144,15 @@ pub trait WaitS<L: ?Sized>: Wait {
         index: usize,
         level: &'static Level,
     ) -> Result<(Self::Guard, Held), Self::Error>;
+    /// Takes `lock` only if that needs no wait (the first locked level under an optimistic
+    /// parent, which waits out of its pin: `optimistic/carry.rs`).
+    fn try_take<R: Rec, H: Hold>(
+        self,
+        rec: R,
+        hold: H,
+        lock: &Arc<L>,
+        level: &'static Level,
+    ) -> Option<(Self::Guard, Held)>;
 }
 
 /// A blocking strategy's upgradable step: the guard is an [`Upgradable`].
@@ -156,13 +174,23 @@ pub trait WaitU<L: ?Sized>: Wait {
         index: usize,
         level: &'static Level,
     ) -> Result<(Self::Guard, Held), Self::Error>;
+    /// Takes `lock` only if that needs no wait (the first locked level under an optimistic
+    /// parent, which waits out of its pin: `optimistic/carry.rs`).
+    fn try_take<R: Rec, H: Hold>(
+        self,
+        rec: R,
+        hold: H,
+        lock: &Arc<L>,
+        level: &'static Level,
+    ) -> Option<(Self::Guard, Held)>;
 }
 
 /// One `impl` of a step trait for [`Blocking`] (`$lock` trait, `$held`/`$unheld` helpers,
 /// which never fail) or a deadline, [`Instant`] (`$timed` trait, the `_until` helpers).
 macro_rules! strategies {
     ($step:ident: $lock:ident, $timed:ident, $guard:ty;
-     $held:ident, $unheld:ident, $held_until:ident, $unheld_until:ident) => {
+     $held:ident, $unheld:ident, $held_until:ident, $unheld_until:ident;
+     $held_try:ident, $unheld_try:ident) => {
         impl<L: ?Sized + $lock> $step<L> for Blocking {
             type Target = L::Target;
             type Guard = $guard;
@@ -181,6 +209,21 @@ macro_rules! strategies {
                 } else {
                     acquire::$unheld(rec, lock, level)
                 })
+            }
+            #[inline(always)]
+            #[cfg_attr(feature = "telemetry", track_caller)]
+            fn try_take<R: Rec, H: Hold>(
+                self,
+                rec: R,
+                _: H,
+                lock: &Arc<L>,
+                level: &'static Level,
+            ) -> Option<(Self::Guard, Held)> {
+                if H::HELD {
+                    acquire::$held_try(rec, lock, level)
+                } else {
+                    acquire::$unheld_try(rec, lock, level)
+                }
             }
         }
 
@@ -203,16 +246,34 @@ macro_rules! strategies {
                     acquire::$unheld_until(rec, lock, self, index, level)
                 }
             }
+            #[inline(always)]
+            #[cfg_attr(feature = "telemetry", track_caller)]
+            fn try_take<R: Rec, H: Hold>(
+                self,
+                rec: R,
+                _: H,
+                lock: &Arc<L>,
+                level: &'static Level,
+            ) -> Option<(Self::Guard, Held)> {
+                if H::HELD {
+                    acquire::$held_try(rec, lock, level)
+                } else {
+                    acquire::$unheld_try(rec, lock, level)
+                }
+            }
         }
     };
 }
 
 strategies!(WaitX: ExclusiveLock, TimedExclusiveLock, L::Guard;
-    exclusive, exclusive_unheld, exclusive_until, exclusive_until_unheld);
+    exclusive, exclusive_unheld, exclusive_until, exclusive_until_unheld;
+    exclusive_try, exclusive_try_unheld);
 strategies!(WaitS: SharedLock, TimedSharedLock, L::Guard;
-    shared, shared_unheld, shared_until, shared_until_unheld);
+    shared, shared_unheld, shared_until, shared_until_unheld;
+    shared_try, shared_try_unheld);
 strategies!(WaitU: UpgradableLock, TimedUpgradableLock, Upgradable<L>;
-    upgradable, upgradable_unheld, upgradable_until, upgradable_until_unheld);
+    upgradable, upgradable_unheld, upgradable_until, upgradable_until_unheld;
+    upgradable_try, upgradable_try_unheld);
 
 /// What a generated blocking body takes each level with: the strategy, whether the call
 /// records ([`Rec`]) and the levels' names for the telemetry (the locker's `__CL_LEVELS`),

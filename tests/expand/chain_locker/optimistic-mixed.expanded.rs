@@ -69,46 +69,56 @@ const _: () = {
             <DirLock as __cl::OptimisticLock>::Target: __cl::ChainNode,
         {
             let __rec = ::chainlock::__private::RecOff;
-            let (__g2, __h2, __depth) = __cl::optimistic(
-                __w,
-                __rec,
-                &__CL_LEVELS,
-                &mut (stage0, step, stage1),
-                |__p, __pin, (stage0, step, stage1)| {
-                    let __o0 = __p.root(root)?;
-                    __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
-                    let __next = __o0.check(__cl::found(stage0(__o0.data(), __pin), 1))?;
-                    let __o1 = __p.child(__o0, __next, 1)?;
-                    let (__o1, __depth) = __cl::repeat(__p, __o1, __pin, step, 1)?;
-                    let __next = __o1
-                        .check(__cl::found(stage1(__o1.data(), __pin), __depth + 2))?;
-                    let (__g2, __h2) = __o1
-                        .taken(
-                            __cl::Steps(__w, __rec, &__CL_LEVELS)
-                                .x_at(__hold, __next, __depth + 2, 2),
-                        )?;
-                    __o1.validate()?;
-                    (&__cl::ClosedProbe(&*__g2, __depth + 2)).open()?;
-                    __cl::Ok((__g2, __h2, __depth))
-                },
-                |__p, __pin, (stage0, step, stage1)| {
-                    let __o0 = __p.root(root)?;
-                    __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
-                    let __next = __o0.check(__cl::found(stage0(__o0.data(), __pin), 1))?;
-                    let __o1 = __p.child(__o0, __next, 1)?;
-                    let (__o1, __depth) = __cl::repeat(__p, __o1, __pin, step, 1)?;
-                    let __next = __o1
-                        .check(__cl::found(stage1(__o1.data(), __pin), __depth + 2))?;
-                    let (__g2, __h2) = __o1
-                        .taken(
-                            __cl::Steps(__w, __rec, &__CL_LEVELS)
-                                .x_at(__hold, __next, __depth + 2, 2),
-                        )?;
-                    __o1.validate()?;
-                    (&__cl::ClosedProbe(&*__g2, __depth + 2)).open()?;
-                    __cl::Ok((__g2, __h2, __depth))
-                },
-            )?;
+            let (__g2, __h2, __depth) = {
+                let __carry = __cl::Carry::<FileLock, __W, __cl::ModeX>::new();
+                __cl::optimistic(
+                    __w,
+                    __rec,
+                    &__CL_LEVELS,
+                    &__carry,
+                    &mut (stage0, step, stage1),
+                    |__p, __pin, (stage0, step, stage1)| {
+                        let __o0 = __p.root(root)?;
+                        __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
+                        let __next = __o0
+                            .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
+                        let __o1 = __p.child(__o0, __next, 1)?;
+                        let (__o1, __depth) = __cl::repeat(__p, __o1, __pin, step, 1)?;
+                        let __next = __o1
+                            .check(
+                                __cl::found(stage1(__o1.data(), __pin), __depth + 2),
+                            )?;
+                        let (__g2, __h2) = __o1
+                            .taken(
+                                __cl::Steps(__p.first(__w, &__carry), __rec, &__CL_LEVELS)
+                                    .x_at(__hold, __next, __depth + 2, 2),
+                            )?;
+                        __o1.validate()?;
+                        (&__cl::ClosedProbe(&*__g2, __depth + 2)).open()?;
+                        __cl::Ok((__g2, __h2, __depth))
+                    },
+                    |__p, __pin, (stage0, step, stage1)| {
+                        let __o0 = __p.root(root)?;
+                        __o0.check((&__cl::ClosedProbe(__o0.data(), 0)).open())?;
+                        let __next = __o0
+                            .check(__cl::found(stage0(__o0.data(), __pin), 1))?;
+                        let __o1 = __p.child(__o0, __next, 1)?;
+                        let (__o1, __depth) = __cl::repeat(__p, __o1, __pin, step, 1)?;
+                        let __next = __o1
+                            .check(
+                                __cl::found(stage1(__o1.data(), __pin), __depth + 2),
+                            )?;
+                        let (__g2, __h2) = __o1
+                            .taken(
+                                __cl::Steps(__p.first(__w, &__carry), __rec, &__CL_LEVELS)
+                                    .x_at(__hold, __next, __depth + 2, 2),
+                            )?;
+                        __o1.validate()?;
+                        (&__cl::ClosedProbe(&*__g2, __depth + 2)).open()?;
+                        __cl::Ok((__g2, __h2, __depth))
+                    },
+                )
+            }?;
             __cl::Ok(__hold.out(__g2, __h2))
         }
         ///Locks `Volume` (optimistic) → `Dir*` (optimistic) → `File` hand over hand and returns the leaf's owned guard. The optimistic levels are read, not locked (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)); the repeated one is walked by `step`, which answers at each repetition (its depth, 0 for the first) a [`Step`](::chainlock::walk::Step) lending the child: `Descend` into it, `Target` (it is the last repetition), stop `Here`, or `Absent`; the stage after it runs on the last repetition. The stages of the optimistic levels and `step` may run once per pass, their answers used once the level validates. Levels are numbered from the root, repetitions included, in every [`Exit`](::chainlock::Exit).

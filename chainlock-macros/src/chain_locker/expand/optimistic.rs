@@ -112,7 +112,7 @@ pub(super) fn passes(
                 quote!(#step(#taken_as, __next, #at))
             };
             quote! {
-                let (#guard, #held) = #parent.taken(__cl::Steps(__w, __rec, &__CL_LEVELS).#take)?;
+                let (#guard, #held) = #parent.taken(__cl::Steps(__p.first(__w, &__carry), __rec, &__CL_LEVELS).#take)?;
                 #parent.validate()?;
                 (&__cl::ClosedProbe(&*#guard, #at)).open()?;
                 __cl::Ok(#out)
@@ -122,7 +122,7 @@ pub(super) fn passes(
             let leaf = &levels[optimistic];
             let (step, at) = (format_ident!("{}_end", leaf.step()), at(leaf.index));
             quote! {
-                __cl::Steps(__w, __rec, &__CL_LEVELS)
+                __cl::Steps(__p.first(__w, &__carry), __rec, &__CL_LEVELS)
                     .#step(__hold, __next, #at, #parent, |__g, __i| (&__cl::ClosedProbe(&**__g, __i)).open())
             }
         }
@@ -137,8 +137,12 @@ pub(super) fn passes(
         }
     };
     // The same pass twice: optimistic (versions), then pessimistic (shared holds), each
-    // knowing its kind at compile time.
-    quote! {
-        __cl::optimistic(__w, __rec, &__CL_LEVELS, &mut (#(#stages,)*), #body, #body)
-    }
+    // knowing its kind at compile time; the first locked level carried between passes
+    // (waited for out of the pin).
+    let first = &levels[optimistic];
+    let (lock, mode) = (&first.lock, first.end_mode());
+    quote! {{
+        let __carry = __cl::Carry::<#lock, __W, #mode>::new();
+        __cl::optimistic(__w, __rec, &__CL_LEVELS, &__carry, &mut (#(#stages,)*), #body, #body)
+    }}
 }

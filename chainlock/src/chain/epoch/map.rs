@@ -96,8 +96,8 @@ use std::sync::Arc;
 /// of the same thread later (or at its exit), not two epochs after its removal; keep a clone
 /// of what must be dropped at a known time. **A thread that stays
 /// pinned** (an [`EpochGuard`] kept alive, a step that blocks inside a descent, or a chain
-/// locker's call with `optimistic` levels while it waits for its first locked level, which
-/// a holder keeps for as long as its work takes) holds the
+/// locker's pessimistic pass while it waits; its optimistic passes wait for their first
+/// locked level unpinned) holds the
 /// epoch back: nothing is freed early, but every snapshot retired meanwhile, anywhere in the
 /// process, waits (memory grows by one snapshot per write, plus the removed children kept alive
 /// by those snapshots) until it unpins. So a guard lives for one descent, and a step does not
