@@ -139,6 +139,12 @@ pub(super) mod sampling {
         pub fn start(_: &'static std::panic::Location<'static>) -> Self {
             Sampled
         }
+
+        /// Nothing without the feature.
+        #[inline(always)]
+        pub fn start_side(_: &'static std::panic::Location<'static>) -> Self {
+            Sampled
+        }
     }
 }
 
@@ -170,6 +176,12 @@ pub(super) mod probe {
         /// Never sampled without the feature.
         #[inline(always)]
         pub fn is_sampled(&self) -> bool {
+            false
+        }
+
+        /// Never sampled without the feature.
+        #[inline(always)]
+        pub fn is_sampled_side(&self) -> bool {
             false
         }
 

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::class::Class;
 use super::live::{self, LockId};
 use super::naming::{KeyRef, Label, LockAddr, Names, ProbeKind};
-use super::sampling::{Sampled, countdown_skips, sampled_now};
+use super::sampling::{Sampled, countdown_skips, sampled_now, side_sampled_now};
 use super::state::{recording, slow_wait_nanos};
 
 fn nanos(duration: Duration) -> u64 {
@@ -112,6 +112,18 @@ impl Probe {
     )]
     pub(crate) fn is_sampled(&self) -> bool {
         recording() && sampled_now()
+    }
+
+    /// Whether this event of an optimistic descent (a restart, a pessimistic pass's
+    /// acquisition) is sampled, on the side countdown (see `sampling.rs`'s
+    /// `side_sampled_now`); then [`Sampled::start_side`] starts its sample.
+    #[inline(always)]
+    #[expect(
+        clippy::unused_self,
+        reason = "the sampler is per thread, not per probe; call sites ask the probe they record into"
+    )]
+    pub(crate) fn is_sampled_side(&self) -> bool {
+        recording() && side_sampled_now()
     }
 
     /// A sampled optimistic restart at the lock `key` (`sampled`: its weight), which sent

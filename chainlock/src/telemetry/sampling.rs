@@ -32,6 +32,19 @@ impl Sampled {
             weight: u64::from(next_interval()),
         }
     }
+
+    /// A sampled event of an optimistic descent (`Probe::is_sampled_side`) at `site`: as
+    /// [`Sampled::start`], the next one drawn on the side countdown.
+    #[inline]
+    pub(crate) fn start_side(site: &'static Location<'static>) -> Self {
+        let rate = sample_every().max(1);
+        let interval = draw_interval(rate);
+        let _ = SIDE_COUNTDOWN.try_with(|countdown| countdown.set(interval));
+        Self {
+            site,
+            weight: u64::from(rate),
+        }
+    }
 }
 
 std::thread_local! {
@@ -42,6 +55,9 @@ std::thread_local! {
     /// The chances the levels of this thread's innermost recording chain-locker call have
     /// spent so far (see [`CallChances`]).
     static CALL_SPENT: Cell<u32> = const { Cell::new(0) };
+    /// Events of optimistic descents until this thread's next sampled one (see
+    /// [`side_sampled_now`]; 0: the next one is, or not drawn yet).
+    static SIDE_COUNTDOWN: Cell<u32> = const { Cell::new(0) };
 }
 
 /// The chances a generated chain-locker call's recording copy spends, so that it spends as
@@ -144,6 +160,29 @@ pub(super) fn countdown_skips() -> bool {
 #[inline(always)]
 pub(super) fn sampled_now() -> bool {
     COUNTDOWN
+        .try_with(|countdown| {
+            let left = countdown.get();
+            if left > 1 {
+                countdown.set(left - 1);
+                false
+            } else {
+                left == 1 || first_draw(countdown)
+            }
+        })
+        .unwrap_or(false)
+}
+
+/// Whether this event of an optimistic descent is sampled, on a countdown of its own: a
+/// restart, and an acquisition of a generated descent's pessimistic pass. Their number is
+/// not known when a chain-locker call decides whether it records (by its locked levels, on
+/// the main countdown: `records`), so on the main countdown they would take its samples in
+/// one copy and not the other (issue #30: a call that fell back after nine restarts had
+/// its leaf estimated 100 times too low at 1 in 100, its restarts 10 % too high). Both
+/// copies ask this one for them, in the same order, so each keeps its one chance in
+/// `sample_every`.
+#[inline(always)]
+pub(super) fn side_sampled_now() -> bool {
+    SIDE_COUNTDOWN
         .try_with(|countdown| {
             let left = countdown.get();
             if left > 1 {

@@ -196,13 +196,15 @@ pub(crate) fn observe_hybrid<G, const HELD: bool>(
     if probe.skips() {
         return take().map(|taken| taken.map(|guard| (guard, Held::default())));
     }
-    observe_hybrid_unskipped::<G, HELD>(probe, site, key, lock, try_take, take)
+    let sampled = || probe.is_sampled().then(|| Sampled::start(site));
+    observe_hybrid_unskipped::<G, HELD>(probe, sampled, key, lock, try_take, take)
 }
 
-/// The path of [`observe_hybrid`] for an acquisition the sampler did not skip.
-#[cold]
-#[inline(never)]
-fn observe_hybrid_unskipped<G, const HELD: bool>(
+/// [`observe_hybrid`] sampled on the side countdown (`sampling.rs`, `side_sampled_now`): an
+/// acquisition of a generated descent's pessimistic pass, which the call's two copies ask
+/// for alike (its number is not among the call's levels).
+#[inline(always)]
+pub(crate) fn observe_hybrid_side<G, const HELD: bool>(
     probe: &Probe,
     site: &'static Location<'static>,
     key: KeyRef<'_>,
@@ -210,10 +212,25 @@ fn observe_hybrid_unskipped<G, const HELD: bool>(
     try_take: impl FnOnce() -> Result<Option<G>, Restart>,
     take: impl FnOnce() -> Result<Option<G>, Restart>,
 ) -> Result<Option<(G, Held)>, Restart> {
-    if !probe.is_sampled() {
+    let sampled = || probe.is_sampled_side().then(|| Sampled::start_side(site));
+    observe_hybrid_unskipped::<G, HELD>(probe, sampled, key, lock, try_take, take)
+}
+
+/// The path of [`observe_hybrid`] for an acquisition the sampler did not skip: `sampled`
+/// says whether it is sampled (and starts its sample).
+#[cold]
+#[inline(never)]
+fn observe_hybrid_unskipped<G, const HELD: bool>(
+    probe: &Probe,
+    sampled: impl FnOnce() -> Option<Sampled>,
+    key: KeyRef<'_>,
+    lock: LockAddr,
+    try_take: impl FnOnce() -> Result<Option<G>, Restart>,
+    take: impl FnOnce() -> Result<Option<G>, Restart>,
+) -> Result<Option<(G, Held)>, Restart> {
+    let Some(sampled) = sampled() else {
         return take().map(|taken| taken.map(|guard| (guard, Held::default())));
-    }
-    let sampled = Sampled::start(site);
+    };
     if let Some(guard) = try_take()? {
         return Ok(Some((
             guard,

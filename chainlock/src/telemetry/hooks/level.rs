@@ -8,7 +8,7 @@
     reason = "the generated code's steps must inline into the caller to cost nothing"
 )]
 
-use super::acquisition::{address, observe_hybrid};
+use super::acquisition::{address, observe_hybrid_side};
 use super::call::Rec;
 use super::restart::{Next, observe_restart};
 use crate::hybrid::Restart;
@@ -59,10 +59,12 @@ impl Level {
     }
 }
 
-/// `observe_hybrid` at a level of a generated optimistic locker: its target, or a level of
-/// its pessimistic pass, the hybrid lock `lock` taken by `take` (tried first by `try_take` when sampled). The record
-/// goes with the guard (`HELD`), or the acquisition is counted without following the hold
-/// (the leaf a `descend*` hands out). With [`Off`](super::call::Off), `take` alone.
+/// A level of a generated optimistic locker's pessimistic pass: the hybrid lock `lock`
+/// taken by `take` (tried first by `try_take` when sampled). The record goes with the
+/// guard (`HELD`), or the acquisition is counted without following the hold. Sampled on the
+/// side countdown in both of the call's copies, as its restarts are
+/// (`observe_hybrid_side`): how many such acquisitions a call makes is not known when it
+/// decides whether it records, so they are not among its levels' chances.
 ///
 /// # Errors
 ///
@@ -76,18 +78,8 @@ pub fn hybrid<R: Rec, L: ?Sized, G, const HELD: bool>(
     try_take: impl FnOnce() -> Result<Option<G>, Restart>,
     take: impl FnOnce() -> Result<Option<G>, Restart>,
 ) -> Result<Option<(G, Held)>, Restart> {
-    if !R::ON {
-        return take().map(|taken| taken.map(|guard| (guard, Held::default())));
-    }
     let lock = address(lock);
-    observe_hybrid::<G, HELD>(
-        level.probe(),
-        rec.site(),
-        KeyRef::None,
-        lock,
-        try_take,
-        take,
-    )
+    observe_hybrid_side::<G, HELD>(&level.probe, rec.site(), KeyRef::None, lock, try_take, take)
 }
 
 /// `observe_restart` at a level of a generated locker: its optimistic pass failed at

@@ -29,27 +29,25 @@ pub enum Next {
 /// [`LockStats::fallbacks`].
 ///
 /// Called only on the restart path, which already writes (the pass is thrown away): the
-/// optimistic read that succeeds writes nothing and is never counted. Not sampled (or the
-/// telemetry off at run time), a relaxed load and this thread's countdown; without the
-/// `telemetry` feature, nothing.
+/// optimistic read that succeeds writes nothing and is never counted. Sampled on the side
+/// countdown (`sampling.rs`, `side_sampled_now`), which a chain-locker call's copies ask
+/// alike whether or not they record. Not sampled (or the telemetry off at run time), a
+/// relaxed load and this thread's side countdown; without the `telemetry` feature, nothing.
 ///
 /// [`LockStats::restarts`]: crate::telemetry::LockStats::restarts
 /// [`LockStats::fallbacks`]: crate::telemetry::LockStats::fallbacks
 #[inline(always)]
 pub(crate) fn observe_restart(probe: &Probe, key: KeyRef<'_>, next: Next) {
-    if probe.skips() {
-        return;
+    if probe.is_sampled_side() {
+        observe_restart_sampled(probe, key, next);
     }
-    observe_restart_unskipped(probe, key, next);
 }
 
-/// The path of [`observe_restart`] for a restart the sampler did not skip.
+/// The path of [`observe_restart`] for a sampled restart.
 #[cold]
 #[inline(never)]
-fn observe_restart_unskipped(probe: &Probe, key: KeyRef<'_>, next: Next) {
-    if probe.is_sampled() {
-        // A restart records no site: this one is only the sample's placeholder.
-        let sampled = Sampled::start(Location::caller());
-        probe.restarted(key, sampled, next == Next::Pessimistic);
-    }
+fn observe_restart_sampled(probe: &Probe, key: KeyRef<'_>, next: Next) {
+    // A restart records no site: this one is only the sample's placeholder.
+    let sampled = Sampled::start_side(Location::caller());
+    probe.restarted(key, sampled, next == Next::Pessimistic);
 }
