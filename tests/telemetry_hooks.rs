@@ -391,11 +391,87 @@ fn lock_leaves_paths_estimates_are_unbiased() {
         level: 0,
         name: "Shelf",
     };
-    let (estimate, count) = (stats(&report, &shelf_level).acquisitions, calls * 2);
-    assert!(
-        estimate * 100 >= count * 93 && estimate * 100 <= count * 107,
-        "{shelf_level}: {estimate} estimated for {count}\n{report}"
+    // Each call takes two leaves (together, at the end) too: their chances are theirs.
+    for name in [shelf_level, crate_level()] {
+        let (estimate, count) = (stats(&report, &name).acquisitions, calls * 2);
+        assert!(
+            estimate * 100 >= count * 93 && estimate * 100 <= count * 107,
+            "{name}: {estimate} estimated for {count}\n{report}"
+        );
+    }
+}
+
+/// The leaf level of `ShelfLocker`.
+fn crate_level() -> LockName {
+    LockName::Level {
+        locker: "ShelfLocker",
+        level: 1,
+        name: "Crate",
+    }
+}
+
+/// The leaves `lock_leaves` and `lock_leaves_until` take together at the end are recorded at
+/// the leaf level: each counted (as the paths' levels are), a leaf held by another thread
+/// waited for in `live()` and counted as contended, at the caller's line. Their holds are
+/// not followed (the guards returned are the lock's own, as a `descend`'s leaf).
+#[test]
+fn lock_leaves_leaves_are_recorded_at_the_leaf_level() {
+    let _turn = turn();
+    let _watchdog = watchdog("lock_leaves_leaves_are_recorded_at_the_leaf_level");
+    let boxes = (0..4)
+        .map(|key| (key, Arc::new(Mutex::new(Crate { items: 0 }))))
+        .collect();
+    let shelf = Arc::new(Mutex::new(Shelf { boxes }));
+    for _ in 0..5 {
+        let guards = ShelfLocker.lock_leaves(&shelf, [&0, &1, &2]).unwrap();
+        assert_eq!(guards.len(), 3);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    for _ in 0..4 {
+        let guards = ShelfLocker
+            .lock_leaves_until(&shelf, deadline, [&3, &1])
+            .unwrap();
+        assert_eq!(guards.len(), 2);
+    }
+    let report = telemetry::report();
+    assert_eq!(
+        stats(&report, &crate_level()).acquisitions,
+        5 * 3 + 4 * 2,
+        "{report}"
     );
+    // A leaf held outside the locker: the call waits for it at the leaf level.
+    let third = Arc::clone(&shelf.lock().boxes[&2]);
+    let held = third.lock();
+    let line = thread::scope(|scope| {
+        let waiter = scope.spawn(|| {
+            let (line, guards) = (line!(), ShelfLocker.lock_leaves(&shelf, [&2, &0]));
+            guards.unwrap()[0].items += 1;
+            line
+        });
+        eventually("lock_leaves waits for its leaf", || {
+            is_waiting_on(&crate_level())
+        });
+        drop(held);
+        waiter.join().unwrap()
+    });
+    let report = telemetry::report();
+    let leaves = stats(&report, &crate_level());
+    assert_eq!(leaves.acquisitions, 5 * 3 + 4 * 2 + 2, "{report}");
+    assert_eq!(leaves.contended, 1, "{report}");
+    assert_eq!(leaves.wait.count, leaves.acquisitions, "{report}");
+    // The leaves' site is the caller's line (`lock_leaves` is tracked).
+    let site = leaves.waiter_sites.first().expect("a waiter site");
+    assert_eq!(
+        (site.site.file(), site.site.line()),
+        (file!(), line),
+        "{report}"
+    );
+    let shelf_level = LockName::Level {
+        locker: "ShelfLocker",
+        level: 0,
+        name: "Shelf",
+    };
+    assert_eq!(stats(&report, &shelf_level).acquisitions, 5 * 3 + 4 * 2 + 2);
 }
 
 /// A stage or leaf that panics in a recorded call (the recording copy of the body runs out

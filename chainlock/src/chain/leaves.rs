@@ -5,19 +5,28 @@
 //! descend hand over hand hold at most a parent while waiting for a leaf, never a leaf while
 //! waiting for anything above it; so no cycle of waits, hence no deadlock, can form.
 
+use super::acquire;
 use super::end::FoundLeaf;
 use super::wait::{Blocking, Wait};
 use super::{ExclusiveLock, Exit, LeavesExit, TimedExclusiveLock};
+use crate::telemetry::hooks::{self, Level, Rec};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Locks `handles` (leaves at level `level`) in ascending address order and returns their
-/// guards in the order of `handles`. With a deadline, gives up (releasing what it took)
-/// when it passes.
-pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
+/// Locks `handles` (leaves at level `level`, named `name` for the telemetry) in ascending
+/// address order with `wait` and returns their guards in the order of `handles`. With a
+/// deadline, gives up (releasing what it took) when it passes.
+///
+/// The telemetry is asked once for the leaves, as a generated call asks once for its
+/// levels (`__private::recording_branches!`): each leaf is counted and its wait timed at
+/// the leaf's level, its hold not followed (the guards returned are the lock's own, as a
+/// `descend*`'s leaf).
+#[cfg_attr(feature = "telemetry", track_caller)]
+fn lock_all<W: LeafLocks<L>, L: ExclusiveLock + ?Sized>(
+    wait: W,
     handles: &[Arc<L>],
     level: usize,
-    lock: impl Fn(&Arc<L>) -> Option<L::Guard>,
+    name: &'static Level,
 ) -> Result<Vec<L::Guard>, LeavesExit> {
     let address = |index: usize| Arc::as_ptr(&handles[index]).cast::<()>();
     let mut order: Vec<usize> = (0..handles.len()).collect();
@@ -29,11 +38,28 @@ pub(crate) fn lock_all<L: ExclusiveLock + ?Sized>(
         let (first, second) = (pair[0].min(pair[1]), pair[0].max(pair[1]));
         return Err(LeavesExit::SameLeaf { first, second });
     }
+    // The leaves are the call's levels (its chances: one per leaf).
+    crate::__private::recording_branches! { rec, u32::try_from(handles.len()).unwrap_or(u32::MAX) =>
+        lock_in_order(wait, rec, handles, &order, level, name)
+    }
+}
+
+/// The locking of [`lock_all`], `order` its order of `handles`, recording as `rec` says.
+#[inline]
+fn lock_in_order<W: LeafLocks<L>, R: Rec, L: ExclusiveLock + ?Sized>(
+    wait: W,
+    rec: R,
+    handles: &[Arc<L>],
+    order: &[usize],
+    level: usize,
+    name: &'static Level,
+) -> Result<Vec<L::Guard>, LeavesExit> {
     let mut guards: Vec<Option<L::Guard>> = handles.iter().map(|_| None).collect();
-    for index in order {
+    for &index in order {
         // On `TimedOut`, `guards` drops and releases every leaf taken so far.
         let exit = Exit::TimedOut { level };
-        guards[index] = Some(lock(&handles[index]).ok_or(LeavesExit::Path { path: index, exit })?);
+        let taken = wait.take(rec, &handles[index], level, name);
+        guards[index] = Some(taken.ok_or(LeavesExit::Path { path: index, exit })?);
     }
     Ok(guards
         .into_iter()
@@ -47,27 +73,43 @@ pub type Leaves<G> = Result<Vec<G>, LeavesExit>;
 /// How a `lock_leaves` locks its leaves once it found them: [`Blocking`] as long as it takes,
 /// until an [`Instant`] (releasing what it took when it passes).
 pub trait LeafLocks<L: ExclusiveLock + ?Sized>: Wait {
-    /// Locks `handles` (leaves at level `level`) in ascending address order, holding nothing
-    /// else, and returns their guards in the order of `handles`.
-    ///
-    /// # Errors
-    ///
-    /// [`LeavesExit::SameLeaf`] when two handles are the same lock, [`Exit::TimedOut`] (in
-    /// [`LeavesExit::Path`]) when a deadline passes first.
-    fn lock_all(self, handles: &[Arc<L>], level: usize) -> Result<Vec<L::Guard>, LeavesExit>;
+    /// Takes one leaf, `lock` at level `level` (named `name`), recording as `rec` says
+    /// (counted and its wait timed, its hold not followed); `None` when a deadline passed
+    /// first.
+    fn take<R: Rec>(
+        self,
+        rec: R,
+        lock: &Arc<L>,
+        level: usize,
+        name: &'static Level,
+    ) -> Option<L::Guard>;
 }
 
 impl<L: ExclusiveLock + ?Sized> LeafLocks<L> for Blocking {
-    fn lock_all(self, handles: &[Arc<L>], level: usize) -> Result<Vec<L::Guard>, LeavesExit> {
-        lock_all(handles, level, |handle| Some(L::lock_exclusive(handle)))
+    #[inline]
+    fn take<R: Rec>(
+        self,
+        rec: R,
+        lock: &Arc<L>,
+        _: usize,
+        name: &'static Level,
+    ) -> Option<L::Guard> {
+        let (guard, empty) = acquire::exclusive_unheld(rec, lock, name);
+        Some(hooks::leaf(guard, empty))
     }
 }
 
 impl<L: TimedExclusiveLock + ?Sized> LeafLocks<L> for Instant {
-    fn lock_all(self, handles: &[Arc<L>], level: usize) -> Result<Vec<L::Guard>, LeavesExit> {
-        lock_all(handles, level, |handle| {
-            L::try_lock_exclusive_until(handle, self)
-        })
+    #[inline]
+    fn take<R: Rec>(
+        self,
+        rec: R,
+        lock: &Arc<L>,
+        level: usize,
+        name: &'static Level,
+    ) -> Option<L::Guard> {
+        let taken = acquire::exclusive_until_unheld(rec, lock, self, level, name);
+        taken.ok().map(|(guard, empty)| hooks::leaf(guard, empty))
     }
 }
 
@@ -75,8 +117,8 @@ impl<L: TimedExclusiveLock + ?Sized> LeafLocks<L> for Instant {
 /// (an [`Instant`]): the leaf at the end of each path (`find`, the chain's body given `wait`
 /// and ended by [`Found`](super::end::Found), which found it hand over hand and released
 /// its parent: its lock, level and closed check), in the order of `paths`; then the leaves
-/// locked together in one global order ([`LeafLocks`]); then none kept if one of them is
-/// closed.
+/// locked together in one global order ([`LeafLocks`]), recorded at their level of
+/// `levels` (the locker's `__CL_LEVELS`); then none kept if one of them is closed.
 ///
 /// # Errors
 ///
@@ -84,8 +126,10 @@ impl<L: TimedExclusiveLock + ?Sized> LeafLocks<L> for Instant {
 /// [`Exit::Absent`] at its level), [`LeavesExit::SameLeaf`] when two paths end at the same
 /// leaf.
 #[inline]
+#[cfg_attr(feature = "telemetry", track_caller)]
 pub fn leaves<W: LeafLocks<L>, P, L: ExclusiveLock + ?Sized>(
     wait: W,
+    levels: &'static [Level],
     paths: impl IntoIterator<Item = P>,
     mut find: impl FnMut(W, P) -> Result<FoundLeaf<L::Guard, L>, Exit>,
 ) -> Leaves<L::Guard> {
@@ -99,7 +143,7 @@ pub fn leaves<W: LeafLocks<L>, P, L: ExclusiveLock + ?Sized>(
     let Some((level, open)) = leaf else {
         return Ok(Vec::new());
     };
-    let guards = wait.lock_all(&handles, level)?;
+    let guards = lock_all(wait, &handles, level, &levels[level])?;
     for (path, guard) in guards.iter().enumerate() {
         open(guard, level).map_err(|exit| LeavesExit::Path { path, exit })?;
     }

@@ -265,6 +265,7 @@ fn main() {
                 {
                     __cl::leaves(
                         __cl::Blocking,
+                        &__CL_LEVELS,
                         paths,
                         |__w, (k0, k1)| __descend(__w, __cl::Found, root, (k0,), (k1,)),
                     )
@@ -294,6 +295,7 @@ fn main() {
                 {
                     __cl::leaves(
                         deadline,
+                        &__CL_LEVELS,
                         paths,
                         |__w, (k0, k1)| __descend(__w, __cl::Found, root, (k0,), (k1,)),
                     )

@@ -327,6 +327,7 @@ const _: () = {
         {
             __cl::leaves(
                 __cl::Blocking,
+                &__CL_LEVELS,
                 paths,
                 |__w, (k0, k1)| __descend(
                     __w,
@@ -361,6 +362,7 @@ const _: () = {
         {
             __cl::leaves(
                 deadline,
+                &__CL_LEVELS,
                 paths,
                 |__w, (k0, k1)| __descend(
                     __w,

@@ -236,6 +236,7 @@ const _: () = {
         {
             __cl::leaves(
                 __cl::Blocking,
+                &__CL_LEVELS,
                 paths,
                 |__w, (k0, k1)| __descend(__w, __cl::Found, root, (k0,), (k1,)),
             )
@@ -262,6 +263,7 @@ const _: () = {
         {
             __cl::leaves(
                 deadline,
+                &__CL_LEVELS,
                 paths,
                 |__w, (k0, k1)| __descend(__w, __cl::Found, root, (k0,), (k1,)),
             )

@@ -108,7 +108,9 @@ fn lock_leaves_method(
             ""
         },
     );
-    quote! {
+    // Tracked: the leaves, taken together at the end, are recorded at the caller's line
+    // (the paths' levels at the closure's, the `chain_locker!` invocation).
+    flavor.tracked(quote! {
         #[doc = #doc]
         #vis fn #name<'__path, #(#generics,)* __P>(&self, #(#params,)* paths: __P)
             -> __cl::Leaves<__cl::XGuard<#leaf_lock>>
@@ -118,8 +120,8 @@ fn lock_leaves_method(
             #(#lifetime_bounds,)*
         {
             // Each leaf's lock found by the body (its parent released; with its level and
-            // closed check), then the leaves locked together.
-            __cl::leaves(#wait, paths, |__w, #path_pattern| __descend(__w, __cl::Found, root, #(#stages),*))
+            // closed check), then the leaves locked together, recorded at their level.
+            __cl::leaves(#wait, &__CL_LEVELS, paths, |__w, #path_pattern| __descend(__w, __cl::Found, root, #(#stages),*))
         }
-    }
+    })
 }
