@@ -401,6 +401,35 @@ mod stress {
     }
 }
 
+/// The forcing of the stress test below, alone: a call whose every optimistic pass bumps the
+/// registry's version restarts at each and ends on the pessimistic pass (under the stress
+/// test's writers its bump fails while one of them holds the registry shared).
+#[test]
+fn a_call_that_meets_a_writer_at_every_pass_falls_back() {
+    use stress::{NAMES, Registry, ToClass};
+    let root = Arc::new(HybridLock::new(Registry::default()));
+    for name in 0..NAMES {
+        root.read().lectures.insert(name, stress::lecture(0));
+    }
+    let mut passes = 0;
+    let answer = ToClass.run(
+        &root,
+        |registry: &Registry, guard: &EpochGuard| {
+            passes += 1;
+            drop(root.try_write());
+            registry.lectures.get(&0, guard)
+        },
+        |lecture: &stress::Lecture, guard: &EpochGuard| lecture.classes.get(&0, guard),
+        |class| class.generation,
+    );
+    assert_eq!(answer, Ok(0));
+    assert_eq!(
+        passes,
+        MAX_RESTARTS + 2,
+        "every optimistic pass restarted, then the fallback"
+    );
+}
+
 /// 8 threads: 2 writers changing the tree at both levels, 1 thread bumping the registry's and
 /// the lectures' versions without changing anything (a restart at either level for every
 /// reader it meets), 5 readers; one reader in two forces every optimistic pass of some of
@@ -505,7 +534,6 @@ fn eight_threads_with_restarts_forced_at_every_level_get_no_stale_answer() {
     });
     let calls = READERS * CALLS;
     assert!(reached.load(Relaxed) > 0);
-    assert!(stage_calls.load(Relaxed) > calls, "restarts happened");
     println!(
         "{calls} calls, {} reached a class, {} passes, {} on the pessimistic pass",
         reached.load(Relaxed),

@@ -460,3 +460,114 @@ fn a_reader_that_keeps_restarting_falls_back_and_finishes_under_a_stream_of_writ
         stop.store(true, Relaxed);
     });
 }
+
+/// Pushes and pops `Arc`s of a token's clones through an `EpochVec`, pinning between, until
+/// all of them are freed (crossbeam-epoch frees them once no thread pinned since their
+/// removal is still pinned). Fails the test after `HANG`.
+fn removed_children_are_freed() {
+    let token = Arc::new(());
+    let garbage: EpochVec<Arc<()>> = EpochVec::new();
+    for _ in 0..100 {
+        garbage.push(Arc::new(Arc::clone(&token)));
+        garbage.pop();
+    }
+    chainlock_suite::watchdog::eventually("the removed children freed while a walk waits", || {
+        garbage.push(Arc::default());
+        garbage.pop();
+        drop(EpochGuard::pin());
+        Arc::strong_count(&token) == 1
+    });
+}
+
+/// The root's first child as the target, counting the passes at the root.
+fn first_child(
+    runs: &AtomicUsize,
+) -> impl for<'g> FnMut(&'g Node, usize, &'g EpochGuard) -> Step<&'g Handle> + '_ {
+    move |node, depth, guard| {
+        runs.fetch_add(usize::from(depth == 0), Relaxed);
+        match depth {
+            0 => node
+                .children
+                .get(0, guard)
+                .map_or(Step::Absent, Step::Target),
+            _ => Step::Absent,
+        }
+    }
+}
+
+/// A walk whose target is held waits for it out of its pin: children removed meanwhile are
+/// freed while it waits (a pinned waiter would hold them until it got the lock). Then it
+/// walks again and uses the target it waited for, or lets it go for the one the path now
+/// leads to; a deadline that passes while it waits times out at the target.
+#[test]
+fn a_walk_waiting_for_its_target_lets_removed_children_be_freed() {
+    let _watchdog = chainlock_suite::watchdog::watchdog("a_walk_waiting_for_its_target");
+    let root = tree(1, 1, 0);
+    let target = Arc::clone(root.read().children.get(0, &EpochGuard::pin()).unwrap());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let walk = |root: &Handle, runs: &Arc<AtomicUsize>, deadline: Option<Instant>| {
+        let step = first_child(runs);
+        let walker = Walker::new();
+        let found = match deadline {
+            None => walker.descend_optimistic(root, Crab, step),
+            Some(at) => walker.descend_optimistic_until(root, Crab, at, step),
+        };
+        found.map(|found| (found.target.a.load(Relaxed), found.pessimistic))
+    };
+
+    // Its target held by a writer: the walk waits unpinned, then uses the target.
+    let held = target.write();
+    let walker = std::thread::spawn({
+        let (root, runs) = (Arc::clone(&root), Arc::clone(&runs));
+        move || walk(&root, &runs, None)
+    });
+    chainlock_suite::watchdog::eventually("the walk reached its target", || {
+        runs.load(Relaxed) >= 1
+    });
+    removed_children_are_freed();
+    held.a.store(7, Relaxed);
+    drop(held);
+    assert_eq!(walker.join().unwrap(), Ok((7, false)));
+    assert_eq!(
+        runs.load(Relaxed),
+        2,
+        "one pass that found it held, one that used it"
+    );
+
+    // Replaced while the walk waits: the old target let go, the new one taken.
+    runs.store(0, Relaxed);
+    let held = target.write();
+    let walker = std::thread::spawn({
+        let (root, runs) = (Arc::clone(&root), Arc::clone(&runs));
+        move || walk(&root, &runs, None)
+    });
+    chainlock_suite::watchdog::eventually("the walk reached its target", || {
+        runs.load(Relaxed) >= 1
+    });
+    root.write().children.replace(0, tree(2, 0, 9));
+    drop(held);
+    // (Pessimistic or not: the root's writer may have sent it through its restarts.)
+    assert_eq!(
+        walker.join().unwrap().map(|(value, _)| value),
+        Ok(9),
+        "the new target"
+    );
+    assert!(target.try_write().is_some(), "the old target let go");
+
+    // A deadline that passes while the walk waits: timed out at the target.
+    runs.store(0, Relaxed);
+    let new = Arc::clone(root.read().children.get(0, &EpochGuard::pin()).unwrap());
+    let held = new.write();
+    let deadline = Instant::now() + Duration::from_millis(50);
+    assert_eq!(
+        walk(&root, &runs, Some(deadline)),
+        Err(Exit::TimedOut { level: 1 })
+    );
+    assert!(Instant::now() >= deadline);
+    assert_eq!(
+        runs.load(Relaxed),
+        2,
+        "the wait, then the pass that timed out"
+    );
+    drop(held);
+}

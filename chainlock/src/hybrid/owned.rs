@@ -2,6 +2,8 @@
 //! only if the version is still the one an optimistic read saw.
 
 use super::{HybridLock, Restart, Version};
+#[cfg(not(loom))]
+use crate::loom::sync::RawRwLock as ParkingLock;
 use crate::loom::sync::atomic::Ordering;
 use std::fmt;
 use std::marker::PhantomData;
@@ -22,15 +24,33 @@ impl<T: ?Sized> HybridLock<T> {
         seen: Option<Version>,
         deadline: Option<Instant>,
     ) -> Result<Option<ArcHybridReadGuard<T>>, Restart> {
-        let lock = &this.raw.lock;
-        let taken = match deadline {
+        Self::read_arc_if(this, seen, |lock| match deadline {
             None => {
                 lock.lock_shared();
                 true
             }
             Some(deadline) => lock.try_lock_shared_until(deadline),
-        };
-        if !taken {
+        })
+    }
+
+    /// [`read_arc_at`](Self::read_arc_at) only if no writer holds the lock now (`None`
+    /// otherwise): an optimistic walk's target, waited for out of the walk's pin if held.
+    pub(crate) fn try_read_arc_at(
+        this: &Arc<Self>,
+        seen: Option<Version>,
+    ) -> Result<Option<ArcHybridReadGuard<T>>, Restart> {
+        Self::read_arc_if(this, seen, ParkingLock::try_lock_shared)
+    }
+
+    /// A shared hold through the `Arc` if `take` takes the parking lock shared, kept only if
+    /// no writer held the lock since `seen`.
+    #[inline]
+    fn read_arc_if(
+        this: &Arc<Self>,
+        seen: Option<Version>,
+        take: impl FnOnce(&ParkingLock) -> bool,
+    ) -> Result<Option<ArcHybridReadGuard<T>>, Restart> {
+        if !take(&this.raw.lock) {
             return Ok(None);
         }
         let guard = ArcHybridReadGuard {
@@ -61,20 +81,39 @@ impl<T: ?Sized> HybridLock<T> {
         seen: Option<Version>,
         deadline: Option<Instant>,
     ) -> Result<Option<ArcHybridWriteGuard<T>>, Restart> {
+        Self::write_arc_if(this, seen, |lock| match deadline {
+            None => {
+                lock.lock_exclusive();
+                true
+            }
+            Some(deadline) => lock.try_lock_exclusive_until(deadline),
+        })
+    }
+
+    /// [`write_arc_at`](Self::write_arc_at) only if no one holds the lock now (`None`
+    /// otherwise): an optimistic walk's target, waited for out of the walk's pin if held.
+    pub(crate) fn try_write_arc_at(
+        this: &Arc<Self>,
+        seen: Option<Version>,
+    ) -> Result<Option<ArcHybridWriteGuard<T>>, Restart> {
+        Self::write_arc_if(this, seen, ParkingLock::try_lock_exclusive)
+    }
+
+    /// An exclusive hold through the `Arc` if `take` takes the parking lock exclusively, kept
+    /// only if no writer held the lock since `seen`.
+    #[inline]
+    fn write_arc_if(
+        this: &Arc<Self>,
+        seen: Option<Version>,
+        take: impl FnOnce(&ParkingLock) -> bool,
+    ) -> Result<Option<ArcHybridWriteGuard<T>>, Restart> {
         let raw = &this.raw;
         if let Some(seen) = seen
             && raw.version.load(Ordering::Relaxed) != seen.0
         {
             return Err(Restart);
         }
-        let taken = match deadline {
-            None => {
-                raw.lock.lock_exclusive();
-                true
-            }
-            Some(deadline) => raw.lock.try_lock_exclusive_until(deadline),
-        };
-        if !taken {
+        if !take(&raw.lock) {
             return Ok(None);
         }
         // Under the parking lock: the last writer's release of it made its version store

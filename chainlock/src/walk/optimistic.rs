@@ -12,11 +12,14 @@ use crate::Exit;
 use crate::chain::{Absence, ChainNode, EpochGuard};
 use crate::hybrid::{ArcHybridReadGuard, ArcHybridWriteGuard, HybridLock, Restart, Version};
 use crate::telemetry::hooks::{KeyRef, Next, observe_hybrid, observe_restart};
+use carry::{Carried, Failed};
+use std::cell::Cell;
 use std::ops::Deref;
 use std::panic::Location;
 use std::sync::Arc;
 use std::time::Instant;
 
+mod carry;
 mod mode;
 pub(crate) mod repeated;
 
@@ -81,6 +84,16 @@ pub use mode::OptimisticMode;
 ///   are used only after the node validates, and the target is kept only if its version is
 ///   unchanged under the lock. The consistency of a validated read is the hybrid lock's
 ///   (Boehm's seqlock orderings, in its module docs).
+/// - **It waits for its target unpinned.** A pass that finds its target held (a writer has
+///   it, or readers when the mode takes it exclusively) validates the target's parent, ends,
+///   unpins, and waits for the target's lock (until granted, or the deadline); then it
+///   walks again and keeps the target it waited for if the path still leads there, or lets
+///   it go for the node the path now leads to (a deadline that passed meanwhile times out
+///   at the target, once a pass validated the path to it). So a holder that keeps the
+///   target across I/O holds back no epoch container's reclamation. The steps above the
+///   target run once more after such a wait, while the walk holds the target: a step must
+///   not wait for a lock a walk of the same tree may hold. The pessimistic pass (after the
+///   restart bound) still waits pinned, holding its path.
 ///
 /// The step must be ready to run on inconsistent data: it should not panic on it (use
 /// `get`, not indexing, on lengths that writers change), and it must not loop on it.
@@ -427,10 +440,12 @@ impl OptimisticWalker {
         N: ChainNode + ?Sized,
         M: OptimisticMode<N>,
     {
-        // One pin for the whole walk: every reference a step lends stays valid until the
-        // walk returns (a pin writes only this thread's epoch slot).
-        let pinned = EpochGuard::pin();
-        let mut restarts = 0;
+        // One pin per pass: every reference a step lends stays valid until the pass ends (a
+        // pin writes only this thread's epoch slot). A held target is waited for unpinned
+        // (`carry.rs`).
+        let mut pinned = EpochGuard::pin();
+        let mut carried = Carried::Clear;
+        let (mut restarts, mut waited) = (0, false);
         while restarts <= self.max_restarts {
             // What a failed pass leads to, recorded at the depth it failed (telemetry).
             let next = if restarts < self.max_restarts {
@@ -438,18 +453,47 @@ impl OptimisticWalker {
             } else {
                 Next::Pessimistic
             };
-            // A restart (`Err(Restart)`) tries again; anything else is the walk's answer.
-            if let Ok(found) = self.attempt::<N, M>(root, &pinned, deadline, next, step) {
-                return found.map(|(target, level)| Optimistic {
-                    target,
-                    level,
-                    restarts,
-                    pessimistic: false,
-                });
+            let failed = self.attempt::<N, M>(root, &pinned, next, step, &mut carried);
+            match failed {
+                Ok(found) => {
+                    return found.map(|(target, level)| Optimistic {
+                        target,
+                        level,
+                        restarts,
+                        pessimistic: false,
+                    });
+                }
+                Err(Failed::Restart) => {}
+                Err(Failed::Wait { lock, depth, carry }) => {
+                    drop(pinned);
+                    let taken = observed(
+                        &lock,
+                        depth,
+                        || M::try_target(&lock, None),
+                        || M::take_target(&lock, None, deadline),
+                    );
+                    pinned = EpochGuard::pin();
+                    carried = match taken {
+                        Ok(Some(target)) if carry => Carried::Taken {
+                            target,
+                            address: address(&lock),
+                        },
+                        Ok(Some(_)) => Carried::Clear,
+                        _ => Carried::Expired,
+                    };
+                    // The first wait is the walk's; another means the path changed.
+                    if !waited {
+                        waited = true;
+                        continue;
+                    }
+                    observe_restart(&WALKS, KeyRef::Index(depth), next);
+                }
             }
             restarts += 1;
             std::hint::spin_loop();
         }
+        // The pessimistic pass waits for its path: never while carrying a target.
+        drop(carried);
         let (target, level) = self.pessimistic::<N, M>(root, &pinned, deadline, step)?;
         Ok(Optimistic {
             target,
@@ -466,10 +510,10 @@ impl OptimisticWalker {
         self,
         root: &'g Arc<HybridLock<N>>,
         pinned: &'g EpochGuard,
-        deadline: Option<Instant>,
         next: Next,
         step: &mut impl for<'x> FnMut(&'x N, usize, &'x EpochGuard) -> Step<&'x Arc<HybridLock<N>>>,
-    ) -> Result<Result<(M::Target, usize), Exit>, Restart>
+        carried: &mut Carried<M::Target>,
+    ) -> PassOutcome<M::Target, N>
     where
         N: ChainNode + ?Sized,
         M: OptimisticMode<N>,
@@ -492,7 +536,7 @@ impl OptimisticWalker {
             };
             let read = node.optimistic().map_err(at(here))?;
             if seen.is_some_and(|seen| seen != read.version()) {
-                return Err(at(here)(Restart));
+                return Err(at(here)(Restart).into());
             }
             if read.is_closed() {
                 read.validate().map_err(at(here))?;
@@ -512,29 +556,44 @@ impl OptimisticWalker {
                     if !M::HERE {
                         return Ok(Err(Exit::NotExclusive { level: depth }));
                     }
-                    return Self::take::<N, M>(node, read.version(), deadline, depth)
-                        .map_err(at(here));
+                    let taken = Self::take::<N, M>(node, read.version(), depth, carried, false);
+                    return taken.map_err(|failed| failed.recorded(at(here)));
                 }
                 Err(exit) => {
                     read.validate().map_err(at(here))?;
                     return Ok(Err(exit));
                 }
             };
+            if is_target && let Some(target) = carried.take_if(child) {
+                // The target the walk waited for: the node still leads to it.
+                read.validate().map_err(at(here))?;
+                return Ok(open(target, depth).map(|target| (target, depth)));
+            }
             // Lock coupling on versions: the child's version, then the node's validation,
             // which proves the child was the node's child when its version was read.
-            let child_version = child.raw().optimistic().map_err(at(depth))?;
+            let child_version = match child.raw().optimistic() {
+                Ok(version) => version,
+                Err(Restart) if is_target => {
+                    // A writer holds the target: wait for it, if the node leads to it.
+                    read.validate().map_err(at(here))?;
+                    return Self::wait(child, depth, carried, true);
+                }
+                Err(Restart) => return Err(at(depth)(Restart).into()),
+            };
             read.validate().map_err(at(here))?;
             if is_target {
-                return Self::take::<N, M>(child, child_version, deadline, depth)
-                    .map_err(at(depth));
+                let taken = Self::take::<N, M>(child, child_version, depth, carried, true);
+                return taken.map_err(|failed| failed.recorded(at(depth)));
             }
             node = child;
             seen = Some(child_version);
         }
     }
 
-    /// The target of an optimistic pass, locked if its version is still `seen`. Inlined:
-    /// called once per walk, and out of line with the telemetry's check it cost a call.
+    /// The target of an optimistic pass, locked if it is free and its version is still
+    /// `seen` (recorded as taken without waiting); held, the walk waits for it out of the
+    /// pin ([`Failed::Wait`], `carry` as there). Inlined: called once per walk, and out of
+    /// line with the telemetry's check it cost a call.
     #[expect(
         clippy::inline_always,
         reason = "once per walk, measured with callgrind"
@@ -544,22 +603,40 @@ impl OptimisticWalker {
     fn take<N, M>(
         lock: &Arc<HybridLock<N>>,
         seen: Version,
-        deadline: Option<Instant>,
         depth: usize,
-    ) -> Result<Result<(M::Target, usize), Exit>, Restart>
+        carried: &Carried<M::Target>,
+        carry: bool,
+    ) -> PassOutcome<M::Target, N>
     where
         N: ChainNode + ?Sized,
         M: OptimisticMode<N>,
     {
-        let taken = observed(
-            lock,
+        let Some(target) = M::try_target(lock, Some(seen))? else {
+            return Self::wait(lock, depth, carried, carry);
+        };
+        // Counted as a walk's acquisition, asking the sampler once (a try that failed asked
+        // nothing: the wait records the acquisition).
+        let target = Cell::new(Some(target));
+        let taken = observed(lock, depth, || Ok(target.take()), || Ok(target.take()));
+        let target = taken?.expect("taken above");
+        Ok(open(target, depth).map(|target| (target, depth)))
+    }
+
+    /// The target (at `depth`) held by another: wait for it out of the pin, or, the deadline
+    /// passed while the walk waited, time out there (the path to it validated by the caller).
+    fn wait<N: ?Sized, T>(
+        lock: &Arc<HybridLock<N>>,
+        depth: usize,
+        carried: &Carried<T>,
+        carry: bool,
+    ) -> PassOutcome<T, N> {
+        if carried.expired() {
+            return Ok(Err(Exit::TimedOut { level: depth }));
+        }
+        Err(Failed::Wait {
+            lock: Arc::clone(lock),
             depth,
-            || M::take_target(lock, Some(seen), Some(Instant::now())),
-            || M::take_target(lock, Some(seen), deadline),
-        );
-        Ok(match taken? {
-            Some(target) => open(target, depth).map(|target| (target, depth)),
-            None => Err(Exit::TimedOut { level: depth }),
+            carry,
         })
     }
 
@@ -618,6 +695,10 @@ impl OptimisticWalker {
         }
     }
 }
+
+/// What an optimistic pass ends with: the target (`T`) and its level, or a validated exit;
+/// or no answer ([`Failed`]: a restart, or a wait for the target).
+type PassOutcome<T, N> = Result<Result<(T, usize), Exit>, Failed<N>>;
 
 /// `take`, a hybrid lock's acquisition at `depth` (the target, or a node of the pessimistic
 /// pass), recorded by the telemetry as every walk's (`LockName::Depth`): counted and its wait

@@ -93,11 +93,14 @@ use std::sync::Arc;
 /// an allocation) and touched the shared queue on every insert and remove, which cost the
 /// scheduling service a third of its first-level cache write misses (`docs/benchmarks.md`).
 /// The price: a removed child whose last `Arc` is the container's is dropped up to 64 writes
-/// of the same thread later (or at its exit), not two epochs after its removal; keep a clone
+/// of the same thread later, not two epochs after its removal; a thread that exits hands its
+/// bag to the global queue, which is freed only when other threads' pins collect (every
+/// 128 pins of a thread: a short-lived remover in a program whose other threads rarely pin
+/// leaves its removed children allocated until they do); keep a clone
 /// of what must be dropped at a known time. **A thread that stays
-/// pinned** (an [`EpochGuard`] kept alive, a step that blocks inside a descent, or a chain
-/// locker's pessimistic pass while it waits; its optimistic passes wait for their first
-/// locked level unpinned) holds the
+/// pinned** (an [`EpochGuard`] kept alive, a step that blocks inside a descent, or the
+/// pessimistic pass of a chain locker or of an optimistic walk while it waits; their
+/// optimistic passes wait for their first locked level or target unpinned) holds the
 /// epoch back: nothing is freed early, but every snapshot retired meanwhile, anywhere in the
 /// process, waits (memory grows by one snapshot per write, plus the removed children kept alive
 /// by those snapshots) until it unpins. So a guard lives for one descent, and a step does not

@@ -55,6 +55,13 @@ pub trait OptimisticMode<N: ?Sized>: Copy + sealed::Sealed {
 
     /// The pessimistic pass's shared path guard as the target ([`Step::Here`]), if the
     /// mode's target is shared.
+    /// [`take_target`](Self::take_target) only if that needs no wait (`None` otherwise).
+    #[doc(hidden)]
+    fn try_target(
+        lock: &Arc<HybridLock<N>>,
+        seen: Option<Version>,
+    ) -> Result<Option<Self::Target>, Restart>;
+
     #[doc(hidden)]
     fn settle_shared(path: ArcHybridReadGuard<N>) -> Option<Self::Target>;
 
@@ -74,6 +81,13 @@ impl<N: ?Sized> OptimisticMode<N> for Shared {
         deadline: Option<Instant>,
     ) -> Result<Option<Self::Target>, Restart> {
         HybridLock::read_arc_at(lock, seen, deadline)
+    }
+
+    fn try_target(
+        lock: &Arc<HybridLock<N>>,
+        seen: Option<Version>,
+    ) -> Result<Option<Self::Target>, Restart> {
+        HybridLock::try_read_arc_at(lock, seen)
     }
 
     fn settle_shared(path: ArcHybridReadGuard<N>) -> Option<Self::Target> {
@@ -98,6 +112,13 @@ impl<N: ?Sized> OptimisticMode<N> for Crab {
         HybridLock::write_arc_at(lock, seen, deadline)
     }
 
+    fn try_target(
+        lock: &Arc<HybridLock<N>>,
+        seen: Option<Version>,
+    ) -> Result<Option<Self::Target>, Restart> {
+        HybridLock::try_write_arc_at(lock, seen)
+    }
+
     fn settle_shared(_: ArcHybridReadGuard<N>) -> Option<Self::Target> {
         None
     }
@@ -118,6 +139,13 @@ impl<N: ?Sized> OptimisticMode<N> for Exclusive {
         deadline: Option<Instant>,
     ) -> Result<Option<Self::Target>, Restart> {
         HybridLock::write_arc_at(lock, seen, deadline)
+    }
+
+    fn try_target(
+        lock: &Arc<HybridLock<N>>,
+        seen: Option<Version>,
+    ) -> Result<Option<Self::Target>, Restart> {
+        HybridLock::try_write_arc_at(lock, seen)
     }
 
     fn settle_shared(_: ArcHybridReadGuard<N>) -> Option<Self::Target> {
