@@ -133,6 +133,11 @@ pub struct Pass<R, K> {
     /// `Some(deadline)` for a descent that gives up at a deadline.
     deadline: Option<Instant>,
     kind: PhantomData<K>,
+    /// The user's call, where a call that does not record its locked levels records a
+    /// sampled acquisition of its pessimistic pass (sampled in both copies; the recording
+    /// copy has it in `rec`).
+    #[cfg(feature = "telemetry")]
+    site: &'static std::panic::Location<'static>,
 }
 
 impl<R: Copy, K> Clone for Pass<R, K> {
@@ -266,8 +271,12 @@ impl<R: Rec, K: Kind> Pass<R, K> {
         let raw = hybrid.raw();
         let deadline = self.deadline;
         // A shared hold never answers `Restart` (no version is compared).
-        let taken = hooks::hybrid::<R, L, (), false>(
-            self.rec,
+        #[cfg(feature = "telemetry")]
+        let site = if R::ON { self.rec.site() } else { self.site };
+        #[cfg(not(feature = "telemetry"))]
+        let site = self.rec.site();
+        let taken = hooks::hybrid::<L, (), false>(
+            site,
             lock,
             &self.levels[index],
             || Ok(raw.try_take_shared().then_some(())),
@@ -389,6 +398,7 @@ impl<T: ?Sized, K: Kind> Drop for Seen<'_, T, K> {
 ///
 /// The pass's validated [`Exit`].
 #[inline(always)]
+#[cfg_attr(feature = "telemetry", track_caller)]
 pub fn optimistic<W: Wait, R: Rec, S, T, C: Waits<W, R>>(
     wait: W,
     rec: R,
@@ -413,6 +423,7 @@ pub fn optimistic<W: Wait, R: Rec, S, T, C: Waits<W, R>>(
 /// [`optimistic`] with `max_restarts` (its loom model sends the first restart to the
 /// pessimistic pass).
 #[inline(always)]
+#[cfg_attr(feature = "telemetry", track_caller)]
 #[expect(
     clippy::too_many_arguments,
     reason = "the driver's inputs, each used; one struct would only be taken apart again"
@@ -429,6 +440,8 @@ fn bounded<W: Wait, R: Rec, S, T, C: Waits<W, R>>(
 ) -> Result<T, Exit> {
     let mut pinned = EpochGuard::pin();
     let (deadline, kind) = (wait.deadline(), PhantomData);
+    #[cfg(feature = "telemetry")]
+    let site = std::panic::Location::caller();
     let (mut restarts, mut waited) = (0, false);
     loop {
         let pass = Pass {
@@ -436,6 +449,8 @@ fn bounded<W: Wait, R: Rec, S, T, C: Waits<W, R>>(
             levels,
             deadline,
             kind,
+            #[cfg(feature = "telemetry")]
+            site,
         };
         let restarted = match optimistic(pass, &pinned, stages) {
             Ok(found) => return Ok(found),
@@ -477,6 +492,8 @@ fn bounded<W: Wait, R: Rec, S, T, C: Waits<W, R>>(
         levels,
         deadline,
         kind: PhantomData,
+        #[cfg(feature = "telemetry")]
+        site,
     };
     // A pessimistic pass validates by holding: it never restarts (were it to, it would run
     // again, pessimistically).

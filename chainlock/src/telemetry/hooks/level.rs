@@ -15,6 +15,7 @@ use crate::hybrid::Restart;
 use crate::telemetry::naming::{KeyRef, ProbeKind};
 use crate::telemetry::probe::{Attempt, Held, Probe};
 use crate::telemetry::sampling::level_chance;
+use std::panic::Location;
 use std::sync::Arc;
 
 /// One level of a generated locker, as the telemetry names it (`LockName::Level`): a
@@ -60,7 +61,8 @@ impl Level {
 }
 
 /// A level of a generated optimistic locker's pessimistic pass: the hybrid lock `lock`
-/// taken by `take` (tried first by `try_take` when sampled). The record goes with the
+/// taken by `take` (tried first by `try_take` when sampled), recorded at `site` (the
+/// user's call). The record goes with the
 /// guard (`HELD`), or the acquisition is counted without following the hold. Sampled on the
 /// side countdown in both of the call's copies, as its restarts are
 /// (`observe_hybrid_side`): how many such acquisitions a call makes is not known when it
@@ -71,15 +73,15 @@ impl Level {
 /// [`Restart`] when `take` (or `try_take`) answers it: the version changed.
 #[inline(always)]
 #[cfg_attr(feature = "telemetry", track_caller)]
-pub fn hybrid<R: Rec, L: ?Sized, G, const HELD: bool>(
-    rec: R,
+pub fn hybrid<L: ?Sized, G, const HELD: bool>(
+    site: &'static Location<'static>,
     lock: &Arc<L>,
     level: &'static Level,
     try_take: impl FnOnce() -> Result<Option<G>, Restart>,
     take: impl FnOnce() -> Result<Option<G>, Restart>,
 ) -> Result<Option<(G, Held)>, Restart> {
     let lock = address(lock);
-    observe_hybrid_side::<G, HELD>(&level.probe, rec.site(), KeyRef::None, lock, try_take, take)
+    observe_hybrid_side::<G, HELD>(&level.probe, site, KeyRef::None, lock, try_take, take)
 }
 
 /// `observe_restart` at a level of a generated locker: its optimistic pass failed at
