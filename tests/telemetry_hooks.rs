@@ -1496,3 +1496,47 @@ fn sampled_pessimistic_waits_are_recorded_at_the_users_call() {
         );
     }
 }
+
+/// An `upgradable` level taken while a writer holds it is a contended acquisition, its
+/// waiter seen live and its wait timed, as a `shared` level's (found from outside: its
+/// "try" waited, so the wait was recorded as none and the waiter never listed, and a
+/// wait-for cycle through such a level could not be found).
+#[test]
+fn a_contended_upgradable_level_is_seen_waiting_and_timed() {
+    use chainlock::parking_lot::RwLock;
+    struct Top {
+        node: Arc<RwLock<u32>>,
+    }
+    chain_locker!(struct Upgrading(shared Top, upgradable u32););
+    let _watchdog = watchdog("a_contended_upgradable_level_is_seen_waiting_and_timed");
+    let _turn = turn();
+    let node = Arc::new(RwLock::new(0));
+    let root = Arc::new(RwLock::new(Top {
+        node: Arc::clone(&node),
+    }));
+    let held = node.write();
+    let descent = thread::spawn({
+        let root = Arc::clone(&root);
+        move || Upgrading.run(&root, |top: &Top| Some(Arc::clone(&top.node)), |n| **n)
+    });
+    let upgradable = LockName::Level {
+        locker: "Upgrading",
+        level: 1,
+        name: "u32",
+    };
+    eventually("the descent waits at its upgradable level", || {
+        is_waiting_on(&upgradable)
+    });
+    let seen_waiting = telemetry::live()
+        .waiters
+        .iter()
+        .find(|waiting| waiting.lock == upgradable)
+        .expect("still waiting: the lock is held")
+        .waited_for;
+    drop(held);
+    assert_eq!(descent.join().unwrap(), Ok(0));
+    let report = telemetry::report();
+    let level = stats(&report, &upgradable);
+    assert_eq!((level.acquisitions, level.contended), (1, 1), "{report}");
+    assert!(level.wait.max >= seen_waiting, "{report}");
+}

@@ -61,9 +61,10 @@ twins! {
     exclusive, exclusive_unheld: [ExclusiveLock, L::Guard, L::lock_exclusive, L::try_lock_exclusive];
     /// [`SharedLock::lock_shared`] of a level.
     shared, shared_unheld: [SharedLock, L::Guard, L::lock_shared, L::try_lock_shared];
-    /// [`Upgradable::lock`] of a level. `UpgradableLock` has no way to try without waiting:
-    /// its acquisitions are counted, never as contended.
-    upgradable, upgradable_unheld: [UpgradableLock, Upgradable<L>, Upgradable::lock, |lock| Some(Upgradable::lock(lock))];
+    /// [`Upgradable::lock`] of a level, tried first when sampled
+    /// ([`UpgradableLock::try_lock_upgradable`]; a lock whose try cannot tell, the trait's
+    /// default, counts every sampled acquisition as contended, its wait timed as it is).
+    upgradable, upgradable_unheld: [UpgradableLock, Upgradable<L>, Upgradable::lock, |lock| L::try_lock_upgradable(lock).map(Upgradable::from_guard)];
 }
 
 /// A level's lock if it is free, without waiting (see [`twins!`]): the first locked level

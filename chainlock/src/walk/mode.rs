@@ -402,13 +402,14 @@ impl<L: UpgradableLock + ?Sized> Mode<L> for Upgrade {
 
     #[inline]
     fn try_lock_path(lock: &Arc<L>) -> Option<Self::Path> {
-        // No try for an upgradable read: counted, never as contended.
-        Some(Self::lock_path(lock))
+        // A lock whose try cannot tell (the trait's default) counts every sampled
+        // acquisition as contended, its wait timed as it is.
+        L::try_lock_upgradable(lock).map(Upgradable::from_guard)
     }
 
     #[inline]
     fn try_lock_target(lock: &Arc<L>) -> Option<Self::Target> {
-        Some(Self::lock_target(lock))
+        Self::try_lock_path(lock)
     }
 
     #[inline]
