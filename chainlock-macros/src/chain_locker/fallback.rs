@@ -3,7 +3,10 @@
 //! every use of the locker ("cannot find type", "no method named `run`"). A locker whose
 //! levels can be read despite the errors (a mistyped modifier, `&T` or `Arc<Mutex<T>>` for
 //! `T`) gets its full expansion; one whose levels cannot (`_`, `impl Trait`, `Self`, no
-//! level at all) gets a bare unit struct.
+//! level at all) gets a bare unit struct. Each level keeps the mode it was written with; a
+//! misspelled modifier is read as the one it is a near miss of (`shraed`: `shared`), and one
+//! like no modifier as `optimistic` above an `optimistic` level, exclusive otherwise
+//! (`validate.rs`), so that the uses' stages fit.
 
 use super::ast::{Input, Kind};
 use super::expand;

@@ -25,9 +25,23 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
+    /// The modifier that says this mode.
+    fn modifier(self) -> &'static str {
+        match self {
+            Mode::Exclusive => "exclusive",
+            Mode::Shared => "shared",
+            Mode::Upgradable => "upgradable",
+            Mode::Optimistic => "optimistic",
+        }
+    }
+
     /// The modifier keyword for a mode.
     pub(crate) fn from_modifier(ident: &Ident) -> Option<Mode> {
-        match ident.to_string().as_str() {
+        Mode::from_name(&ident.to_string())
+    }
+
+    fn from_name(name: &str) -> Option<Mode> {
+        match name {
             "exclusive" => Some(Mode::Exclusive),
             "shared" => Some(Mode::Shared),
             "upgradable" => Some(Mode::Upgradable),
@@ -176,37 +190,42 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
         .enumerate()
         .map(|(index, level): (usize, &Level)| {
             let (mut mode, modifier, known) = validate_modifiers(&level.modifiers, errors);
+            if !known && modifier.is_none() && written_optimistic(&chain.levels[index + 1..]) {
+                // An unknown modifier like no known one, above a level written `optimistic`:
+                // read as `optimistic` too (optimistic levels come first), for the fallback.
+                mode = Mode::Optimistic;
+            }
+            // A mode read from a misspelled modifier (or guessed) blames nothing else.
+            let written = modifier.filter(|modifier| Mode::from_modifier(modifier).is_some());
+            let mut blame = |message: String| {
+                if let Some(modifier) = written {
+                    errors.push(syn::Error::new_spanned(modifier, message));
+                }
+            };
             if mode == Mode::Optimistic {
-                let modifier = modifier.expect("a mode other than exclusive is written");
                 if index == last {
-                    errors.push(syn::Error::new_spanned(
-                        modifier,
+                    blame(
                         "the leaf cannot be `optimistic`: a descent ends holding the leaf's lock; \
-                         make it exclusive, `shared` or `upgradable`, and the levels above it `optimistic`",
-                    ));
+                         make it exclusive, `shared` or `upgradable`, and the levels above it `optimistic`"
+                            .to_owned(),
+                    );
                     mode = Mode::Exclusive;
                 } else if let Some((locked, known)) = locked {
                     if known {
-                        errors.push(syn::Error::new_spanned(
-                            modifier,
-                            format!(
-                                "an `optimistic` level cannot follow a locked one (`{}`): the \
-                                 optimistic levels are the first ones, from the root",
-                                text(&locked.ty)
-                            ),
+                        blame(format!(
+                            "an `optimistic` level cannot follow a locked one (`{}`): the \
+                             optimistic levels are the first ones, from the root",
+                            text(&locked.ty)
                         ));
                     }
                     mode = Mode::Shared;
                 } else if let Some((_, repeated, false)) =
                     repeat.filter(|(at, _, _)| *at > index)
                 {
-                    errors.push(syn::Error::new_spanned(
-                        modifier,
-                        format!(
-                            "an `optimistic` level above a locked repeated level is not supported: \
-                             make the repeated level `optimistic {}*` too, or this level `shared`",
-                            text(&repeated.ty)
-                        ),
+                    blame(format!(
+                        "an `optimistic` level above a locked repeated level is not supported: \
+                         make the repeated level `optimistic {}*` too, or this level `shared`",
+                        text(&repeated.ty)
                     ));
                     mode = Mode::Shared;
                 }
@@ -230,12 +249,14 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
                 } else {
                     first_repeat = Some(level);
                 }
-                if mode == Mode::Upgradable {
+                if mode == Mode::Upgradable && written.is_some() {
                     errors.push(syn::Error::new_spanned(
                         star,
                         "a repeated level is `shared` or exclusive, not `upgradable`: \
                          walk it with `chainlock::walk::Upgrade` instead",
                     ));
+                }
+                if mode == Mode::Upgradable {
                     mode = Mode::Exclusive;
                 }
             }
@@ -247,6 +268,16 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
         })
         .collect();
     (locked_above_repeated(levels), usable)
+}
+
+/// Whether one of `levels` is written `optimistic` (or a near miss of it).
+fn written_optimistic(levels: &[Level]) -> bool {
+    levels.iter().any(|level| {
+        level
+            .modifiers
+            .iter()
+            .any(|modifier| meant(modifier) == Some(Mode::Optimistic))
+    })
 }
 
 /// The repeated level, if any, its place, and whether it is written `optimistic`: optimistic
@@ -261,7 +292,7 @@ fn first_repeat_of(chain: &Chain) -> Option<(usize, &Level, bool)> {
             let optimistic = level
                 .modifiers
                 .iter()
-                .any(|modifier| Mode::from_modifier(modifier) == Some(Mode::Optimistic));
+                .any(|modifier| meant(modifier) == Some(Mode::Optimistic));
             (index, level, optimistic)
         })
 }
@@ -282,49 +313,118 @@ fn locked_above_repeated(mut levels: Vec<ValidLevel<'_>>) -> Vec<ValidLevel<'_>>
 }
 
 /// The level's mode, the modifier that says it (`None`: exclusive by default), and whether
-/// every modifier was known.
+/// every modifier was known. An unknown modifier that is a near miss of a known one
+/// (`optimisitc`, `shraed`, `upgradeable`) is reported once and read as that one, so that
+/// the fallback's locker has the mode the user meant and its uses add no errors.
 fn validate_modifiers<'a>(
     modifiers: &'a [Ident],
     errors: &mut Errors,
 ) -> (Mode, Option<&'a Ident>, bool) {
-    let mut mode: Option<&Ident> = None;
+    let mut mode: Option<(&Ident, Mode)> = None;
     let mut known = true;
     for modifier in modifiers {
-        if Mode::from_modifier(modifier).is_none() {
+        let Some(exact) = Mode::from_modifier(modifier) else {
             known = false;
             let name = modifier.to_string();
-            let hint = if name.starts_with(char::is_uppercase) {
-                format!("; is a `,` missing after `{name}`?")
-            } else {
-                String::new()
+            let meant = near_miss(&name);
+            let hint = match meant {
+                Some(meant) => format!("; did you mean `{}`?", meant.modifier()),
+                None if capitalized(&name) => {
+                    format!("; is a `,` missing after `{name}`?")
+                }
+                None => String::new(),
             };
-            let missing_comma = !hint.is_empty();
             errors.push(syn::Error::new_spanned(
                 modifier,
                 format!("unknown modifier `{name}`: expected `shared`, `upgradable`, `optimistic` or `exclusive`{hint}"),
             ));
-            if missing_comma {
+            if let Some(meant) = meant {
+                mode.get_or_insert((modifier, meant));
+            } else if capitalized(&name) {
                 // What follows is most likely the next level's: one error for the one
                 // mistake, not a "duplicate" or "conflicting" modifier across two levels.
                 break;
             }
-        } else if let Some(first) = mode {
+            continue;
+        };
+        if let Some((first, _)) = mode {
             let message = if first == modifier {
                 format!("duplicate `{modifier}` modifier")
+            } else if Mode::from_modifier(first).is_none() {
+                // The first was a near miss, already reported: this one is what the level says.
+                mode = Some((modifier, exact));
+                continue;
             } else {
                 format!("conflicting modifiers: `{first}` and `{modifier}`; a level has one mode")
             };
             errors.push(syn::Error::new_spanned(modifier, message));
         } else {
-            mode = Some(modifier);
+            mode = Some((modifier, exact));
         }
     }
     (
-        mode.and_then(Mode::from_modifier)
-            .unwrap_or(Mode::Exclusive),
-        mode,
+        mode.map_or(Mode::Exclusive, |(_, mode)| mode),
+        mode.map(|(modifier, _)| modifier),
         known,
     )
+}
+
+fn capitalized(name: &str) -> bool {
+    name.starts_with(char::is_uppercase)
+}
+
+/// The mode a modifier says, or the one it most likely misspells.
+fn meant(modifier: &Ident) -> Option<Mode> {
+    Mode::from_modifier(modifier).or_else(|| near_miss(&modifier.to_string()))
+}
+
+/// The mode whose modifier an unknown one most likely misspells: the nearest by edit
+/// distance (letters inserted, removed, replaced or swapped, case ignored), within a third
+/// of its length (rustc's bound for "a similar name exists"). A capitalized word is more
+/// likely a type (a `,` missing) unless it differs only by case.
+fn near_miss(name: &str) -> Option<Mode> {
+    let capitalized = capitalized(name);
+    let name = name.to_lowercase();
+    if capitalized {
+        return Mode::from_name(&name);
+    }
+    let bound = (name.chars().count() / 3).max(1);
+    [
+        Mode::Shared,
+        Mode::Upgradable,
+        Mode::Optimistic,
+        Mode::Exclusive,
+    ]
+    .into_iter()
+    .map(|mode| (edit_distance(&name, mode.modifier()), mode))
+    .filter(|(distance, _)| *distance <= bound)
+    .min_by_key(|(distance, _)| *distance)
+    .map(|(_, mode)| mode)
+}
+
+/// The optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// two adjacent letters, one each.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // rows[i][j]: the distance between a[..i] and b[..j].
+    let mut rows = vec![vec![0; b.len() + 1]; a.len() + 1];
+    rows[0] = (0..=b.len()).collect();
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let substitution = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + substitution);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
 /// Reports what is wrong with a level type; returns the type to generate code for: the type
@@ -399,4 +499,30 @@ fn find_self(tokens: TokenStream) -> Option<Ident> {
         TokenTree::Group(group) => find_self(group.stream()),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Mode, edit_distance, near_miss};
+
+    #[test]
+    fn a_misspelled_modifier_is_read_as_the_one_it_misses() {
+        assert_eq!(edit_distance("optimisitc", "optimistic"), 1);
+        assert_eq!(near_miss("optimisitc"), Some(Mode::Optimistic));
+        assert_eq!(near_miss("optimstic"), Some(Mode::Optimistic));
+        assert_eq!(near_miss("shraed"), Some(Mode::Shared));
+        assert_eq!(near_miss("sharde"), Some(Mode::Shared));
+        assert_eq!(near_miss("upgradeable"), Some(Mode::Upgradable));
+        assert_eq!(near_miss("exlcusive"), Some(Mode::Exclusive));
+        assert_eq!(near_miss("Shared"), Some(Mode::Shared));
+    }
+
+    #[test]
+    fn a_word_like_no_modifier_and_a_type_are_not_read_as_one() {
+        assert_eq!(near_miss("reading"), None);
+        assert_eq!(near_miss("mut"), None);
+        // A capitalized word is a type before a missing `,` unless only its case differs.
+        assert_eq!(near_miss("Share"), None);
+        assert_eq!(near_miss("Registry"), None);
+    }
 }

@@ -21,7 +21,8 @@ chain_locker! {
 fn main() {
     let class = Arc::new(Mutex::new(Class { size: 3 }));
     let lecture = Arc::new(RwLock::new(Lecture { class }));
-    let registry = Arc::new(Mutex::new(Registry { lecture }));
+    // Behind an `RwLock`: `shraed` is read as the `shared` it misspells.
+    let registry = Arc::new(RwLock::new(Registry { lecture }));
     let size = ClassLocker.run(
         &registry,
         |registry| Some(registry.lecture.clone()),
