@@ -111,7 +111,7 @@ fn every_run_time_depth_locks_hand_over_hand() {
         let bytes = Open.run_keys(
             &tree.volume,
             &(),
-            &path(repetitions),
+            path(repetitions),
             &"f".to_owned(),
             |file| file.bytes,
         );
@@ -155,7 +155,7 @@ fn early_exits_name_the_level_counted_from_the_root() {
     assert!(tree.unlocked());
     // Missing file after two repetitions: the file's level is 1 + 2 + 1.
     assert_eq!(
-        Open.run_keys(&tree.volume, &(), &path(2), &"g".to_owned(), |_| ()),
+        Open.run_keys(&tree.volume, &(), path(2), &"g".to_owned(), |_| ()),
         Err(Exit::Absent {
             level: 4,
             cause: Absence::Missing
@@ -165,7 +165,7 @@ fn early_exits_name_the_level_counted_from_the_root() {
     tree.dirs[2].write().removed = true;
     take_log();
     assert_eq!(
-        Open.run_keys(&tree.volume, &(), &path(3), &"f".to_owned(), |_| ()),
+        Open.run_keys(&tree.volume, &(), path(3), &"f".to_owned(), |_| ()),
         Err(Exit::Absent {
             level: 3,
             cause: Absence::Closed
@@ -197,7 +197,7 @@ fn the_repeated_level_may_be_the_root_or_the_leaf() {
     );
     assert_eq!(bytes, Ok(2));
 
-    let mut dir = ToDir.descend_keys(&tree.volume, &(), &path(3)).unwrap();
+    let mut dir = ToDir.descend_keys(&tree.volume, &(), path(3)).unwrap();
     dir.removed = true;
     assert!(tree.dirs[3].is_locked() && !tree.volume.is_locked() && !tree.dirs[2].is_locked());
     drop(dir);
@@ -206,7 +206,7 @@ fn the_repeated_level_may_be_the_root_or_the_leaf() {
     let volume = rw_id_of(&tree.volume);
     let (d0, d1) = (rw_id_of(&tree.dirs[0]), rw_id_of(&tree.dirs[1]));
     assert_eq!(
-        ToDir.run_keys(&tree.volume, &(), &path(1), |dir| dir.dirs.len()),
+        ToDir.run_keys(&tree.volume, &(), path(1), |dir| dir.dirs.len()),
         Ok(1)
     );
     assert_eq!(
@@ -230,7 +230,7 @@ chain_locker! {
 #[test]
 fn an_upgradable_leaf_after_the_repeated_level() {
     let tree = tree(3);
-    let flagged = Inspect.run_keys(&tree.volume, &(), &path(1), &"d".to_owned(), |dir| {
+    let flagged = Inspect.run_keys(&tree.volume, &(), path(1), &"d".to_owned(), |dir| {
         dir.upgrade().removed = true;
         dir.is_upgraded()
     });
@@ -245,14 +245,9 @@ fn deadlines_name_the_level_that_was_not_taken_in_time() {
     let tree = tree(3);
     let later = Instant::now() + Duration::from_secs(5);
     assert_eq!(
-        Open.run_keys_until(
-            &tree.volume,
-            later,
-            &(),
-            &path(2),
-            &"f".to_owned(),
-            |file| file.bytes
-        ),
+        Open.run_keys_until(&tree.volume, later, &(), path(2), &"f".to_owned(), |file| {
+            file.bytes
+        }),
         Ok(2)
     );
     let bytes = Open.run_until(
@@ -272,13 +267,13 @@ fn deadlines_name_the_level_that_was_not_taken_in_time() {
     let soon = || Instant::now() + Duration::from_millis(5);
     let writer = tree.dirs[2].write();
     assert_eq!(
-        Open.run_keys_until(&tree.volume, soon(), &(), &path(3), &"f".to_owned(), |_| ()),
+        Open.run_keys_until(&tree.volume, soon(), &(), path(3), &"f".to_owned(), |_| ()),
         Err(Exit::TimedOut { level: 3 })
     );
     drop(writer);
     let file = tree.files[1].lock();
     assert_eq!(
-        Open.run_keys_until(&tree.volume, soon(), &(), &path(1), &"f".to_owned(), |_| ()),
+        Open.run_keys_until(&tree.volume, soon(), &(), path(1), &"f".to_owned(), |_| ()),
         Err(Exit::TimedOut { level: 3 })
     );
     drop(file);

@@ -104,7 +104,7 @@ const _: () = {
         }
         ///Like [`descend`](Self::descend), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
         #[inline]
-        fn descend_keys<VolumeLock, __I>(
+        fn descend_keys<VolumeLock, __I, DirLock>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
@@ -115,16 +115,10 @@ const _: () = {
             VolumeLock: __cl::SharedLock<Target = Volume> + ?__cl::Sized,
             VolumeLock: __cl::LinkS<Volume, Dir>,
             VolumeLock: __cl::LinkX<Dir, File>,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::SharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::SharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,
@@ -184,7 +178,7 @@ const _: () = {
         }
         ///Like [`descend_keys`](Self::descend_keys): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_keys<VolumeLock, __I, __R>(
+        fn run_keys<VolumeLock, __I, DirLock, __R>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
@@ -196,16 +190,10 @@ const _: () = {
             VolumeLock: __cl::SharedLock<Target = Volume> + ?__cl::Sized,
             VolumeLock: __cl::LinkS<Volume, Dir>,
             VolumeLock: __cl::LinkX<Dir, File>,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::SharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::SharedLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::SharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,
@@ -297,7 +285,7 @@ const _: () = {
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
         #[inline]
-        fn descend_keys_until<VolumeLock, __I>(
+        fn descend_keys_until<VolumeLock, __I, DirLock>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
@@ -309,16 +297,10 @@ const _: () = {
             VolumeLock: __cl::TimedSharedLock<Target = Volume> + ?__cl::Sized,
             VolumeLock: __cl::LinkTS<Volume, Dir>,
             VolumeLock: __cl::LinkTX<Dir, File>,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::SharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::SharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,
@@ -387,7 +369,7 @@ const _: () = {
         }
         ///Like [`descend_keys_until`](Self::descend_keys_until): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_keys_until<VolumeLock, __I, __R>(
+        fn run_keys_until<VolumeLock, __I, DirLock, __R>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
@@ -400,16 +382,10 @@ const _: () = {
             VolumeLock: __cl::TimedSharedLock<Target = Volume> + ?__cl::Sized,
             VolumeLock: __cl::LinkTS<Volume, Dir>,
             VolumeLock: __cl::LinkTX<Dir, File>,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::SharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::TimedSharedLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::SharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,
@@ -503,7 +479,7 @@ const _: () = {
         }
         ///Like [`descend_async`](Self::descend_async), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
         #[inline]
-        async fn descend_keys_async<VolumeLock, __I>(
+        async fn descend_keys_async<VolumeLock, __I, DirLock>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
@@ -514,17 +490,11 @@ const _: () = {
             VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
             VolumeLock: __cl::LinkAS<Volume, Dir>,
             VolumeLock: __cl::LinkAX<Dir, File>,
-            __cl::LockOf<VolumeLock, Volume, Dir>: __cl::Send + __cl::Sync,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::Send + __cl::Sync,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,
@@ -591,7 +561,7 @@ const _: () = {
         }
         ///Like [`descend_keys_async`](Self::descend_keys_async): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_keys_async<VolumeLock, __I, __R>(
+        async fn run_keys_async<VolumeLock, __I, DirLock, __R>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
@@ -603,17 +573,11 @@ const _: () = {
             VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
             VolumeLock: __cl::LinkAS<Volume, Dir>,
             VolumeLock: __cl::LinkAX<Dir, File>,
-            __cl::LockOf<VolumeLock, Volume, Dir>: __cl::Send + __cl::Sync,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::Send + __cl::Sync,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,
@@ -712,7 +676,7 @@ const _: () = {
         }
         ///Like [`descend_until_async`](Self::descend_until_async), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first): locks `Volume` (shared) → `Dir*` (shared) → `File` and returns the leaf's owned guard.
         #[inline]
-        async fn descend_keys_until_async<VolumeLock, __I>(
+        async fn descend_keys_until_async<VolumeLock, __I, DirLock>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
@@ -724,17 +688,11 @@ const _: () = {
             VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
             VolumeLock: __cl::LinkAS<Volume, Dir>,
             VolumeLock: __cl::LinkAX<Dir, File>,
-            __cl::LockOf<VolumeLock, Volume, Dir>: __cl::Send + __cl::Sync,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::Send + __cl::Sync,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,
@@ -806,7 +764,7 @@ const _: () = {
         }
         ///Like [`descend_keys_until_async`](Self::descend_keys_until_async): locks `Volume` (shared) → `Dir*` (shared) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        async fn run_keys_until_async<VolumeLock, __I, __R>(
+        async fn run_keys_until_async<VolumeLock, __I, DirLock, __R>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
@@ -819,17 +777,11 @@ const _: () = {
             VolumeLock: __cl::AsyncSharedLock<Target = Volume> + ?__cl::Sized,
             VolumeLock: __cl::LinkAS<Volume, Dir>,
             VolumeLock: __cl::LinkAX<Dir, File>,
-            __cl::LockOf<VolumeLock, Volume, Dir>: __cl::Send + __cl::Sync,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
+            DirLock: __cl::Send + __cl::Sync,
+            DirLock: __cl::AsyncSharedLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::AsyncSharedLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,

@@ -180,7 +180,7 @@ const _: () = {
         }
         ///Like [`descend`](Self::descend), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first; its iterator is cloned at each pass, so it must be `Clone`): locks `Volume` (optimistic) → `Dir*` (optimistic) → `File` and returns the leaf's owned guard.
         #[inline]
-        fn descend_keys<VolumeLock, __I>(
+        fn descend_keys<VolumeLock, __I, DirLock>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
@@ -193,16 +193,10 @@ const _: () = {
             VolumeLock: __cl::LinkRef<Volume, Dir>,
             VolumeLock: __cl::LinkX<Dir, File>,
             VolumeLock: __cl::LinkRef<Dir, File>,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::OptimisticLock>::Target: __cl::ChainNode,
+            DirLock: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::OptimisticLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,
@@ -242,7 +236,7 @@ const _: () = {
         }
         ///Like [`descend_keys`](Self::descend_keys): locks `Volume` (optimistic) → `Dir*` (optimistic) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_keys<VolumeLock, __I, __R>(
+        fn run_keys<VolumeLock, __I, DirLock, __R>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             key0: &__cl::KeyOf<VolumeLock, Volume, Dir>,
@@ -256,16 +250,10 @@ const _: () = {
             VolumeLock: __cl::LinkRef<Volume, Dir>,
             VolumeLock: __cl::LinkX<Dir, File>,
             VolumeLock: __cl::LinkRef<Dir, File>,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::OptimisticLock>::Target: __cl::ChainNode,
+            DirLock: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::OptimisticLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,
@@ -365,7 +353,7 @@ const _: () = {
         }
         ///Like [`descend_until`](Self::descend_until), each stage a key lookup and the repeated level walked along `keys` (one key per further repetition; none stops at the first; its iterator is cloned at each pass, so it must be `Clone`): locks `Volume` (optimistic) → `Dir*` (optimistic) → `File` and returns the leaf's owned guard.
         #[inline]
-        fn descend_keys_until<VolumeLock, __I>(
+        fn descend_keys_until<VolumeLock, __I, DirLock>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
@@ -379,16 +367,10 @@ const _: () = {
             VolumeLock: __cl::LinkRef<Volume, Dir>,
             VolumeLock: __cl::LinkTX<Dir, File>,
             VolumeLock: __cl::LinkRef<Dir, File>,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::OptimisticLock>::Target: __cl::ChainNode,
+            DirLock: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::OptimisticLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,
@@ -429,7 +411,7 @@ const _: () = {
         }
         ///Like [`descend_until_keys`](Self::descend_until_keys): locks `Volume` (optimistic) → `Dir*` (optimistic) → `File`, runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_keys_until<VolumeLock, __I, __R>(
+        fn run_keys_until<VolumeLock, __I, DirLock, __R>(
             &self,
             root: &__cl::Arc<VolumeLock>,
             deadline: __cl::Instant,
@@ -444,16 +426,10 @@ const _: () = {
             VolumeLock: __cl::LinkRef<Volume, Dir>,
             VolumeLock: __cl::LinkTX<Dir, File>,
             VolumeLock: __cl::LinkRef<Dir, File>,
-            VolumeLock: __cl::Link<
-                Dir,
-                Dir,
-                Lock = __cl::LockOf<VolumeLock, Volume, Dir>,
-            >,
-            <__cl::LockOf<
-                VolumeLock,
-                Volume,
-                Dir,
-            > as __cl::OptimisticLock>::Target: __cl::ChainNode,
+            DirLock: __cl::OptimisticLock<Target = Dir> + ?__cl::Sized,
+            VolumeLock: __cl::Link<Volume, Dir, Lock = DirLock>,
+            VolumeLock: __cl::Link<Dir, Dir, Lock = DirLock>,
+            <DirLock as __cl::OptimisticLock>::Target: __cl::ChainNode,
             __I: __cl::IntoIterator,
             <__I as __cl::IntoIterator>::Item: __cl::Borrow<
                 __cl::KeyOf<VolumeLock, Dir, Dir>,

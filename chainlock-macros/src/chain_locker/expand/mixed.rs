@@ -131,7 +131,18 @@ struct Mixed<'l, 'a> {
     flavor: Flavor,
 }
 
-impl Mixed<'_, '_> {
+impl<'a> Mixed<'_, 'a> {
+    /// The levels as the key-path methods see them (`keys::keyed_levels`), but for the
+    /// repeated level below the root: its lock is their parameter of the closure methods'
+    /// name (`DirLock`), bound to both steps into it (see `keys_signature`).
+    fn keyed_levels(&self) -> Vec<LevelCode<'a>> {
+        let mut keyed = keyed_levels(self.levels);
+        if self.repeated > 0 {
+            keyed[self.repeated].lock = self.levels[self.repeated].lock.clone();
+        }
+        keyed
+    }
+
     /// What the async walk needs of the repeated level's lock beyond its lock trait (for
     /// the walk's futures to be `Send`; tokio's locks are).
     fn async_walk_bound(&self, lock: &TokenStream) -> Option<TokenStream> {
@@ -398,7 +409,7 @@ impl Mixed<'_, '_> {
         let r = self.repeated;
         let mut sig = keys_signature(levels, self.flavor);
         let first_key = 1 + usize::from(self.flavor.has_deadline());
-        let keyed = keyed_levels(levels);
+        let keyed = self.keyed_levels();
         let root_lock = &levels[0].lock;
         let repeated = &keyed[r];
         let (ty, lock) = (repeated.ty, &repeated.lock);
@@ -408,6 +419,19 @@ impl Mixed<'_, '_> {
         let key = quote!(__cl::KeyOf<#root_lock, #ty, #ty>);
         let guard_trait = self.flavor.guard_trait(repeated.mode);
         sig.bounds.extend(self.async_walk_bound(lock));
+        // Below the root, the repeated level's lock is a parameter of its own, which both
+        // steps into it name: equating one step's projection with the other's would be a
+        // projection equal to itself where the parent is the repeated type (`Dir, Dir*`),
+        // on which rustc overflows. Its lock trait is stated on it: rustc does not carry a
+        // `Link*` bound's over to the parameter the projection equals.
+        if r > 0 {
+            let (parent_ty, lock_trait) = (levels[r - 1].ty, self.flavor.lock_trait(repeated.mode));
+            sig.generics.push(lock.clone());
+            sig.bounds.extend([
+                quote!(#lock: #lock_trait<Target = #ty> + ?__cl::Sized),
+                quote!(#root_lock: __cl::Link<#parent_ty, #ty, Lock = #lock>),
+            ]);
+        }
         sig.bounds.extend([
             quote!(#root_lock: __cl::Link<#ty, #ty, Lock = #lock>),
             quote!(<#lock as #guard_trait>::Target: __cl::ChainNode),
@@ -438,7 +462,7 @@ impl Mixed<'_, '_> {
             },
             step,
         ) = self.keys_signature();
-        let keyed = keyed_levels(self.levels);
+        let keyed = self.keyed_levels();
         let root_lock = &self.levels[0].lock;
         let leaf_guard_type = self.leaf_guard(&keyed);
         let name = method_ident("descend_keys", self.flavor);
@@ -485,7 +509,7 @@ impl Mixed<'_, '_> {
             },
             _,
         ) = self.keys_signature();
-        let keyed = keyed_levels(self.levels);
+        let keyed = self.keyed_levels();
         let leaf = keyed.last().expect("validated");
         let reference = leaf_reference(&keyed);
         generics.push(quote!(__R));

@@ -6,7 +6,7 @@
 
 use super::super::super::validate::Mode;
 use super::super::flavor::{Flavor, recording_branches};
-use super::super::keys::{key_stages, keyed_levels};
+use super::super::keys::key_stages;
 use super::super::optimistic::{End, level_at, optimistic_levels, passes};
 use super::super::{Docs, LevelCode, Signature, literal, method_ident};
 use super::Mixed;
@@ -227,7 +227,7 @@ impl Mixed<'_, '_> {
             },
             _,
         ) = self.keys_signature();
-        let keyed = keyed_levels(levels);
+        let keyed = self.keyed_levels();
         let root_lock = &levels[0].lock;
         let repeated = &keyed[r];
         let ty = repeated.ty;
