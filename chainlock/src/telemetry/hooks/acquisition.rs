@@ -212,7 +212,10 @@ pub(crate) fn observe_hybrid_side<G, const HELD: bool>(
     try_take: impl FnOnce() -> Result<Option<G>, Restart>,
     take: impl FnOnce() -> Result<Option<G>, Restart>,
 ) -> Result<Option<(G, Held)>, Restart> {
-    let sampled = || probe.is_sampled_side().then(|| Sampled::start_side(site));
+    if !probe.is_sampled_side() {
+        return take().map(|taken| taken.map(|guard| (guard, Held::default())));
+    }
+    let sampled = || Some(Sampled::start_side(site));
     observe_hybrid_unskipped::<G, HELD>(probe, sampled, key, lock, try_take, take)
 }
 
