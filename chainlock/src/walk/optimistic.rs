@@ -93,7 +93,9 @@ pub use mode::OptimisticMode;
 ///   target across I/O holds back no epoch container's reclamation. The steps above the
 ///   target run once more after such a wait, while the walk holds the target: a step must
 ///   not wait for a lock a walk of the same tree may hold. The pessimistic pass (after the
-///   restart bound) still waits pinned, holding its path.
+///   restart bound) still waits pinned, holding its path; a writer that holds a node *on
+///   the path* (not the target) sends the walk through its restarts within microseconds
+///   into that pass, so hold path nodes for short changes only.
 ///
 /// The step must be ready to run on inconsistent data: it should not panic on it (use
 /// `get`, not indexing, on lengths that writers change), and it must not loop on it.
