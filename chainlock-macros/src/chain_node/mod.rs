@@ -9,26 +9,24 @@ use crate::krate::{Caller, crate_path};
 use proc_macro2::TokenStream;
 
 /// Parses, validates and expands one derive input.
-/// A failed derive still implements `ChainNode` (see [`expand::fallback`]).
+/// A failed derive still implements `ChainNode`, and `Children` for the fields that
+/// validated (see [`validate::validate`], [`expand::fallback`]).
 pub(crate) fn derive(input: TokenStream) -> syn::Result<TokenStream> {
     let input: syn::DeriveInput = syn::parse2(input)?;
-    match try_expand(&input) {
-        Ok(tokens) => Ok(tokens),
-        Err(errors) => {
-            let mut tokens = errors.into_compile_error();
-            // Without the runtime crate (itself one of the errors) there is nothing to
-            // implement.
-            let krate = crate_path(ast::crate_attr(&input).as_ref(), Caller::ChainNode);
-            if let Ok(krate) = krate {
-                tokens.extend(expand::fallback(&input, &krate));
-            }
-            Ok(tokens)
-        }
+    let (errors, understood) = match ast::Node::from_syn(&input) {
+        Ok(node) => match validate::validate(&node) {
+            Ok(node) => return Ok(expand::expand(&node)),
+            Err((errors, understood)) => (errors, understood.map(|node| expand::expand(&node))),
+        },
+        Err(errors) => (errors, None),
+    };
+    let mut tokens = errors.into_compile_error();
+    // What was understood (the fields that validated), else `ChainNode` alone; without the
+    // runtime crate (itself one of the errors) there is nothing to implement.
+    if let Some(understood) = understood {
+        tokens.extend(understood);
+    } else if let Ok(krate) = crate_path(ast::crate_attr(&input).as_ref(), Caller::ChainNode) {
+        tokens.extend(expand::fallback(&input, &krate));
     }
-}
-
-fn try_expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
-    let node = ast::Node::from_syn(input)?;
-    let node = validate::validate(&node)?;
-    Ok(expand::expand(&node))
+    Ok(tokens)
 }

@@ -31,7 +31,12 @@ pub(crate) struct ChildField<'a> {
     pub(crate) child: Type,
 }
 
-pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
+/// The node, or its errors with what of it could be read (`None` without the runtime
+/// crate): a failed derive still implements `ChainNode` and the `Children` of the fields it
+/// understood, so that uses of those add no error.
+pub(crate) fn validate<'a>(
+    node: &Node<'a>,
+) -> Result<ValidNode<'a>, (syn::Error, Option<ValidNode<'a>>)> {
     let mut errors = Errors::default();
     let mut closed = node
         .closed_method
@@ -76,10 +81,7 @@ pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
                 let Some(child) = child else {
                     errors.push(syn::Error::new_spanned(
                         &field.field.ty,
-                        format!(
-                            "cannot see the child type in `{}`: name it with `#[chain(children, child = Child)]` (needed when the lock is a type alias, e.g. `Vec<Arc<ClassLock>>`); the container must be `HashMap<K, Arc<L>>`, `BTreeMap<K, Arc<L>>`, `Vec<Arc<L>>`, `Option<Arc<L>>`, `Arc<L>`, `EpochMap<K, L>`, `EpochVec<L>` or implement `chainlock::chain::ChildContainer`",
-                            text(&field.field.ty)
-                        ),
+                        unreadable_container(&field.field.ty),
                     ));
                     continue;
                 };
@@ -98,13 +100,76 @@ pub(crate) fn validate<'a>(node: &Node<'a>) -> syn::Result<ValidNode<'a>> {
     let krate = crate_path(node.krate.as_ref(), Caller::ChainNode)
         .map_err(|not_found| errors.push(not_found))
         .ok();
-    errors.finish()?;
-    Ok(ValidNode {
+    let valid = krate.map(|krate| ValidNode {
         input: node.input,
-        krate: krate.expect("errors.finish() returned early otherwise"),
+        krate,
         closed,
         children,
-    })
+    });
+    match errors.finish() {
+        Ok(()) => Ok(valid.expect("the crate was found, else an error was pushed")),
+        Err(errors) => Err((errors, valid)),
+    }
+}
+
+/// Why a child field's container shows no child type: the message names the missing lock
+/// or `Arc` where the container is one the derive reads, else what it can read.
+fn unreadable_container(ty: &Type) -> String {
+    let shown = text(ty);
+    let elements = type_arguments(ty).and_then(|(container, arguments)| {
+        let at = match container.to_string().as_str() {
+            "HashMap" | "BTreeMap" | "EpochMap" => 1,
+            "Vec" | "Option" | "EpochVec" | "Arc" => 0,
+            _ => return None,
+        };
+        Some((container.to_string(), arguments.get(at).copied()?))
+    });
+    let Some((container, element)) = elements else {
+        return format!(
+            "cannot see the child type in `{shown}`: the container must be `HashMap<K, Arc<L>>`, `BTreeMap<K, Arc<L>>`, `Vec<Arc<L>>`, `Option<Arc<L>>`, `Arc<L>`, `EpochMap<K, L>`, `EpochVec<L>` or implement `chainlock::chain::ChildContainer` (then name the child with `#[chain(children, child = Child)]`)"
+        );
+    };
+    let element_text = text(element);
+    let epoch = container.starts_with("Epoch");
+    let wants_arc = !epoch && container != "Arc";
+    // The container with `element` replaced (the last occurrence: the element is the last
+    // type argument).
+    let with = |fixed: &str| match shown.rfind(&element_text) {
+        Some(at) => format!(
+            "{}{fixed}{}",
+            &shown[..at],
+            &shown[at + element_text.len()..]
+        ),
+        None => fixed.to_owned(),
+    };
+    match type_arguments(element) {
+        // `Vec<Mutex<Class>>`: the lock is there, its `Arc` is not.
+        Some((ident, _)) if wants_arc && ident != "Arc" && lock_data(element).is_some() => format!(
+            "a child in `{shown}` must be held by an `Arc` (a locker hands out owned guards): `{}`",
+            with(&format!("Arc<{element_text}>"))
+        ),
+        // `EpochMap<u8, Dir>`, `Vec<Arc<Dir>>`, `Vec<Arc<ClassLock>>`: no lock to be seen.
+        arc => {
+            let in_arc = matches!(arc, Some((ident, _)) if ident == "Arc");
+            let child = if in_arc {
+                type_arguments(element)
+                    .and_then(|(_, arguments)| arguments.first().copied())
+                    .map_or(element_text.clone(), text)
+            } else {
+                element_text.clone()
+            };
+            let lock = if epoch { "HybridLock" } else { "Mutex" };
+            let fixed = if wants_arc || in_arc {
+                format!("Arc<{lock}<{child}>>")
+            } else {
+                format!("{lock}<{child}>")
+            };
+            format!(
+                "cannot see the child type in `{shown}`: `{child}` is not written as a lock; if the lock is missing, write it (`{}`, or another lock); if `{child}` is a lock under another name (a type alias), name the child: `#[chain(children, child = Child)]`",
+                with(&fixed)
+            )
+        }
+    }
 }
 
 /// One field per child type: the only one, or the one marked `default`.
