@@ -36,7 +36,7 @@ pub(crate) struct ChildField<'a> {
 /// understood, so that uses of those add no error.
 pub(crate) fn validate<'a>(
     node: &Node<'a>,
-) -> Result<ValidNode<'a>, (syn::Error, Option<ValidNode<'a>>)> {
+) -> Result<ValidNode<'a>, (syn::Error, Option<Box<ValidNode<'a>>>)> {
     let mut errors = Errors::default();
     let mut closed = node
         .closed_method
@@ -108,7 +108,7 @@ pub(crate) fn validate<'a>(
     });
     match errors.finish() {
         Ok(()) => Ok(valid.expect("the crate was found, else an error was pushed")),
-        Err(errors) => Err((errors, valid)),
+        Err(errors) => Err((errors, valid.map(Box::new))),
     }
 }
 
