@@ -159,7 +159,13 @@ pub(super) fn countdown_skips() -> bool {
 /// thread pointer.
 #[inline(always)]
 pub(super) fn sampled_now() -> bool {
-    COUNTDOWN
+    sampled_on(&COUNTDOWN)
+}
+
+/// Counts `countdown` down: whether its interval ended (drawn first if it never was).
+#[inline(always)]
+fn sampled_on(countdown: &'static std::thread::LocalKey<Cell<u32>>) -> bool {
+    countdown
         .try_with(|countdown| {
             let left = countdown.get();
             if left > 1 {
@@ -182,17 +188,7 @@ pub(super) fn sampled_now() -> bool {
 /// `sample_every`.
 #[inline(always)]
 pub(super) fn side_sampled_now() -> bool {
-    SIDE_COUNTDOWN
-        .try_with(|countdown| {
-            let left = countdown.get();
-            if left > 1 {
-                countdown.set(left - 1);
-                false
-            } else {
-                left == 1 || first_draw(countdown)
-            }
-        })
-        .unwrap_or(false)
+    sampled_on(&SIDE_COUNTDOWN)
 }
 
 /// A thread's first acquisition while enabled: its place in its first interval is drawn
