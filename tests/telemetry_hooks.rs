@@ -1222,6 +1222,97 @@ fn optimistic_locker_counts_restarts_and_fallbacks_at_the_failed_level() {
     assert_eq!(*root.read().middle.read().leaf.lock(), 3);
 }
 
+/// An optimistic descent's pessimistic pass holds its levels shared: each hold is in
+/// `live()` (with its thread) while it lasts, so that a waiter for it sees its holder, and
+/// a wait-for cycle through it is found. Here a writer holds the middle level: the
+/// optimistic passes restart there until the pessimistic pass, which holds the top level
+/// and waits for the middle one.
+#[test]
+fn optimistic_locker_pessimistic_holds_are_live_and_close_cycles() {
+    use chainlock::chain::EpochGuard;
+    use std::time::{Duration, Instant};
+    struct Top {
+        middle: Arc<HybridLock<Middle>>,
+    }
+    struct Middle {
+        leaf: Arc<Mutex<u32>>,
+    }
+    chain_locker!(struct Pessimistic(optimistic Top, optimistic Middle, u32););
+    #[expect(clippy::unnecessary_wraps, reason = "a stage answers an Option")]
+    fn to_middle<'a>(top: &'a Top, _: &EpochGuard) -> Option<&'a Arc<HybridLock<Middle>>> {
+        Some(&top.middle)
+    }
+    #[expect(clippy::unnecessary_wraps, reason = "a stage answers an Option")]
+    fn to_leaf<'a>(m: &'a Middle, _: &EpochGuard) -> Option<&'a Arc<Mutex<u32>>> {
+        Some(&m.leaf)
+    }
+    let name = |level, name| LockName::Level {
+        locker: "Pessimistic",
+        level,
+        name,
+    };
+    let _watchdog = watchdog("optimistic_locker_pessimistic_holds_are_live_and_close_cycles");
+    let _turn = turn();
+    let middle = Arc::new(HybridLock::new(Middle {
+        leaf: Arc::new(Mutex::new(0)),
+    }));
+    let root = Arc::new(HybridLock::new(Top {
+        middle: Arc::clone(&middle),
+    }));
+    let spawn_descent = |deadline: Option<Instant>| {
+        let root = Arc::clone(&root);
+        thread::Builder::new()
+            .name("pessimistic".into())
+            .spawn(move || match deadline {
+                None => Pessimistic.run(&root, to_middle, to_leaf, |n| *n += 1),
+                Some(at) => Pessimistic.run_until(&root, at, to_middle, to_leaf, |n| *n += 1),
+            })
+            .unwrap()
+    };
+    let holds_top = || {
+        telemetry::live()
+            .holders
+            .iter()
+            .any(|holding| holding.lock == name(0, "Top") && holding.thread == "pessimistic")
+    };
+
+    // The pessimistic pass waits for the middle level, holding the top one.
+    let writer = middle.write();
+    let descent = spawn_descent(None);
+    eventually("the pessimistic pass waits for the middle level", || {
+        is_waiting_on(&name(1, "Middle"))
+    });
+    assert!(
+        holds_top(),
+        "the top level's shared hold is live:\n{}",
+        telemetry::live()
+    );
+    drop(writer);
+    descent.join().unwrap().unwrap();
+    assert!(!holds_top(), "released:\n{}", telemetry::live());
+    let report = telemetry::report();
+    assert_eq!(stats(&report, &name(0, "Top")).hold.count, 1, "{report}");
+
+    // A cycle through that hold: the middle level's writer waits for the top level (as a
+    // writer), held shared by the pessimistic pass, which waits for the middle level until
+    // its deadline.
+    assert!(telemetry::cycles().is_empty() || cfg!(not(debug_assertions)));
+    let writer = middle.write();
+    let descent = spawn_descent(Some(Instant::now() + Duration::from_secs(2)));
+    eventually("the pessimistic pass waits for the middle level", || {
+        is_waiting_on(&name(1, "Middle"))
+    });
+    drop(root.write());
+    drop(writer);
+    let exit = descent.join().unwrap();
+    assert_eq!(exit, Err(chainlock::Exit::TimedOut { level: 1 }));
+    if cfg!(debug_assertions) {
+        let cycles = telemetry::cycles();
+        assert_eq!(cycles.len(), 1, "{cycles:?}");
+        assert_eq!(cycles[0].edges.len(), 2, "{}", cycles[0]);
+    }
+}
+
 /// Sampling 1 in 4 over a chain whose first two levels are optimistic: only the leaf is
 /// taken, so only the leaf has sampling chances; its estimate stays near its true count (when
 /// the optimistic levels spent chances too, the leaf was sampled about three times as often

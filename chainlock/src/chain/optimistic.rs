@@ -30,10 +30,11 @@ pub use carry::{Carry, Carrying, TakeIn, Waits};
 
 use super::wait::{Parent, Wait};
 use super::{EpochGuard, Exit};
-use crate::hybrid::{HybridLock, Version};
-use crate::telemetry::hooks::{self, Level, Next, Rec};
+use crate::hybrid::{HybridLock, RawHybridLock, Version};
+use crate::telemetry::hooks::{self, Held, Level, Next, Rec};
 use std::convert::Infallible;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -172,7 +173,7 @@ impl Kind for Holds {
 }
 
 /// What a pass holds of an optimistic level: the version it read, or (pessimistic pass) a
-/// shared hold, released when the `Seen` drops.
+/// shared hold and its record, released when the `Seen` drops.
 #[must_use = "a level read optimistically must be validated before what was read is used"]
 pub struct Seen<'g, T: ?Sized, K: Kind> {
     lock: &'g HybridLock<T>,
@@ -180,6 +181,9 @@ pub struct Seen<'g, T: ?Sized, K: Kind> {
     /// The version read; `None`: held shared (the pessimistic pass).
     version: Option<Version>,
     index: usize,
+    /// The shared hold's record (the pessimistic pass: the hold is in the live table while
+    /// it lasts); not written in an optimistic pass (`MaybeUninit`: no store, no check).
+    held: MaybeUninit<Held>,
 }
 
 impl<R: Rec, K: Kind> Pass<R, K> {
@@ -266,16 +270,18 @@ impl<R: Rec, K: Kind> Pass<R, K> {
                 kind: PhantomData,
                 version: Some(version),
                 index,
+                held: MaybeUninit::uninit(),
             });
         }
         let raw = hybrid.raw();
         let deadline = self.deadline;
-        // A shared hold never answers `Restart` (no version is compared).
+        // A shared hold never answers `Restart` (no version is compared). Its record goes
+        // with the `Seen`, which ends it when it releases the hold.
         #[cfg(feature = "telemetry")]
         let site = if R::ON { self.rec.site() } else { self.site };
         #[cfg(not(feature = "telemetry"))]
         let site = self.rec.site();
-        let taken = hooks::hybrid::<L, (), false>(
+        let taken = hooks::hybrid::<L, (), true>(
             site,
             lock,
             &self.levels[index],
@@ -283,11 +289,12 @@ impl<R: Rec, K: Kind> Pass<R, K> {
             || Ok(raw.take_shared(deadline).then_some(())),
         );
         match taken {
-            Ok(Some(((), _))) => Ok(Seen {
+            Ok(Some(((), held))) => Ok(Seen {
                 lock: hybrid,
                 kind: PhantomData,
                 version: None,
                 index,
+                held: MaybeUninit::new(held),
             }),
             _ => Err(Stop::Exit(Exit::TimedOut { level })),
         }
@@ -377,10 +384,27 @@ impl<T: ?Sized, K: Kind> Drop for Seen<'_, T, K> {
     #[inline(always)]
     fn drop(&mut self) {
         if K::HOLDS && self.version.is_none() {
-            // SAFETY: `version` is `None` only when `Pass::enter` took the lock shared.
-            unsafe { self.lock.raw().release_shared() };
+            // SAFETY: `version` is `None` only when `Pass::enter` took the lock shared and
+            // wrote its record; read once, here.
+            unsafe { release_shared(self.lock.raw(), self.held.assume_init_read()) };
         }
     }
+}
+
+/// The end of a pessimistic pass's shared hold of `raw`: its record `held` first, then the
+/// lock. Out of line with the telemetry feature: the pass is the rare path, and its
+/// record's check inline cost the optimistic passes of the same body an instruction a call;
+/// inline without it (out of line, it cost them three; callgrind `optimistic_generated_3`).
+///
+/// # Safety
+///
+/// The caller holds `raw` shared.
+#[cfg_attr(feature = "telemetry", cold, inline(never))]
+#[cfg_attr(not(feature = "telemetry"), inline(always))]
+unsafe fn release_shared(raw: &RawHybridLock, held: Held) {
+    held.released();
+    // SAFETY: the caller holds it shared.
+    unsafe { raw.release_shared() };
 }
 
 /// Runs a generated descent's optimistic levels: pins the thread once, then runs
