@@ -49,6 +49,9 @@ pub(crate) struct Level {
     pub(crate) ty: Type,
     /// `Dir*`: the level repeats a run-time number of times (a mixed chain).
     pub(crate) repeat: Option<Token![*]>,
+    /// Each modifier read as a type, for when it is one: `Registry` in `Registry Lecture`,
+    /// a `,` missing.
+    pub(crate) words: Vec<Type>,
 }
 
 impl Parse for Input {
@@ -225,10 +228,15 @@ impl Parse for Level {
             }
         })?;
         let repeat = input.parse()?;
+        let words = modifiers
+            .iter()
+            .map(|modifier: &Ident| syn::parse_quote!(#modifier))
+            .collect();
         Ok(Level {
             modifiers,
             ty,
             repeat,
+            words,
         })
     }
 }

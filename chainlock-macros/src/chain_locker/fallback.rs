@@ -5,8 +5,9 @@
 //! `T`) gets its full expansion; one whose levels cannot (`_`, `impl Trait`, `Self`, no
 //! level at all) gets a bare unit struct. Each level keeps the mode it was written with; a
 //! misspelled modifier is read as the one it is a near miss of (`shraed`: `shared`), and one
-//! like no modifier as `optimistic` above an `optimistic` level, exclusive otherwise
-//! (`validate.rs`), so that the uses' stages fit.
+//! like no modifier as `optimistic` above an `optimistic` level, exclusive otherwise; two
+//! levels run together by a missing `,` (`Registry Lecture`) are two (`validate.rs`), so
+//! that the uses' stages fit.
 
 use super::ast::{Input, Kind};
 use super::expand;

@@ -1,13 +1,13 @@
 //! Semantic rules of a parsed invocation. Every violation is collected and reported at
 //! once, each pointing at the offending tokens.
 
-use super::ast::{Chain, Input, Kind, Level};
+use super::ast::{Chain, Input, Kind};
 use crate::errors::Errors;
 use crate::krate::{Caller, crate_path};
 use crate::text::text;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
-use syn::{Attribute, Ident, Type};
+use syn::{Attribute, Ident, Token, Type};
 
 /// How a level is locked.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -177,20 +177,20 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
             "a chain locker needs at least one level: `chain_locker!(Root, Child, ...)`",
         ));
     }
-    let mut first_repeat: Option<&Level> = None;
+    let read = read_levels(chain, errors);
+    let mut first_repeat: Option<&Read<'_>> = None;
     // The first level that is not optimistic: every optimistic level must come before it
     // (with whether its modifiers were all known: a misspelled one was already reported, and
     // the levels after it are not blamed for it).
-    let mut locked: Option<(&Level, bool)> = None;
-    let last = chain.levels.len().saturating_sub(1);
-    let repeat = first_repeat_of(chain);
-    let levels = chain
-        .levels
+    let mut locked: Option<(&Read<'_>, bool)> = None;
+    let last = read.len().saturating_sub(1);
+    let repeat = first_repeat_of(&read);
+    let levels = read
         .iter()
         .enumerate()
-        .map(|(index, level): (usize, &Level)| {
-            let (mut mode, modifier, known) = validate_modifiers(&level.modifiers, errors);
-            if !known && modifier.is_none() && written_optimistic(&chain.levels[index + 1..]) {
+        .map(|(index, level)| {
+            let (mut mode, modifier, known) = validate_modifiers(level.modifiers, errors);
+            if !known && modifier.is_none() && written_optimistic(&read[index + 1..]) {
                 // An unknown modifier like no known one, above a level written `optimistic`:
                 // read as `optimistic` too (optimistic levels come first), for the fallback.
                 mode = Mode::Optimistic;
@@ -232,10 +232,10 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
             } else if locked.is_none() {
                 locked = Some((level, known));
             }
-            let ty = validate_type(&level.ty, errors);
+            let ty = validate_type(level.ty, errors);
             usable &= ty.is_some();
             let mut repeated = level.repeat.is_some();
-            if let Some(star) = &level.repeat {
+            if let Some(star) = level.repeat {
                 if let Some(first) = first_repeat {
                     errors.push(syn::Error::new_spanned(
                         star,
@@ -261,7 +261,7 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
                 }
             }
             ValidLevel {
-                ty: ty.unwrap_or(&level.ty),
+                ty: ty.unwrap_or(level.ty),
                 mode,
                 repeated,
             }
@@ -270,8 +270,47 @@ fn validate_chain<'a>(chain: &'a Chain, errors: &mut Errors) -> (Vec<ValidLevel<
     (locked_above_repeated(levels), usable)
 }
 
+/// A level as read: as written, or one of the levels a missing `,` ran together
+/// (`Registry Lecture, Class`: `Registry` is a level of its own).
+struct Read<'a> {
+    modifiers: &'a [Ident],
+    ty: &'a Type,
+    repeat: Option<&'a Token![*]>,
+}
+
+/// The levels as read: a capitalized word in a modifier's place that is no modifier (its
+/// case aside) is the type of a level whose `,` is missing, reported once; the modifiers
+/// after it are the next level's.
+fn read_levels<'a>(chain: &'a Chain, errors: &mut Errors) -> Vec<Read<'a>> {
+    let mut read = Vec::new();
+    for level in &chain.levels {
+        let mut start = 0;
+        for (at, word) in level.modifiers.iter().enumerate() {
+            let name = word.to_string();
+            if capitalized(&name) && near_miss(&name).is_none() {
+                errors.push(syn::Error::new_spanned(
+                    word,
+                    format!("unknown modifier `{name}`: expected `shared`, `upgradable`, `optimistic` or `exclusive`; is a `,` missing after `{name}`?"),
+                ));
+                read.push(Read {
+                    modifiers: &level.modifiers[start..at],
+                    ty: &level.words[at],
+                    repeat: None,
+                });
+                start = at + 1;
+            }
+        }
+        read.push(Read {
+            modifiers: &level.modifiers[start..],
+            ty: &level.ty,
+            repeat: level.repeat.as_ref(),
+        });
+    }
+    read
+}
+
 /// Whether one of `levels` is written `optimistic` (or a near miss of it).
-fn written_optimistic(levels: &[Level]) -> bool {
+fn written_optimistic(levels: &[Read<'_>]) -> bool {
     levels.iter().any(|level| {
         level
             .modifiers
@@ -282,9 +321,8 @@ fn written_optimistic(levels: &[Level]) -> bool {
 
 /// The repeated level, if any, its place, and whether it is written `optimistic`: optimistic
 /// levels above a locked repeated level are not supported.
-fn first_repeat_of(chain: &Chain) -> Option<(usize, &Level, bool)> {
-    chain
-        .levels
+fn first_repeat_of<'r, 'a>(levels: &'r [Read<'a>]) -> Option<(usize, &'r Read<'a>, bool)> {
+    levels
         .iter()
         .enumerate()
         .find(|(_, level)| level.repeat.is_some())
@@ -327,23 +365,15 @@ fn validate_modifiers<'a>(
             known = false;
             let name = modifier.to_string();
             let meant = near_miss(&name);
-            let hint = match meant {
-                Some(meant) => format!("; did you mean `{}`?", meant.modifier()),
-                None if capitalized(&name) => {
-                    format!("; is a `,` missing after `{name}`?")
-                }
-                None => String::new(),
-            };
+            let hint = meant.map_or_else(String::new, |meant| {
+                format!("; did you mean `{}`?", meant.modifier())
+            });
             errors.push(syn::Error::new_spanned(
                 modifier,
                 format!("unknown modifier `{name}`: expected `shared`, `upgradable`, `optimistic` or `exclusive`{hint}"),
             ));
             if let Some(meant) = meant {
                 mode.get_or_insert((modifier, meant));
-            } else if capitalized(&name) {
-                // What follows is most likely the next level's: one error for the one
-                // mistake, not a "duplicate" or "conflicting" modifier across two levels.
-                break;
             }
             continue;
         };
