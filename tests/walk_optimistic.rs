@@ -571,3 +571,59 @@ fn a_walk_waiting_for_its_target_lets_removed_children_be_freed() {
     );
     drop(held);
 }
+
+/// Down the root's first child, ending there with `Step::Here`, counting the passes at
+/// the root.
+fn here_at_first_child(
+    runs: &AtomicUsize,
+) -> impl for<'g> FnMut(&'g Node, usize, &'g EpochGuard) -> Step<&'g Handle> + '_ {
+    move |node, depth, guard| {
+        runs.fetch_add(usize::from(depth == 0), Relaxed);
+        match depth {
+            0 => node
+                .children
+                .get(0, guard)
+                .map_or(Step::Absent, Step::Descend),
+            _ => Step::Here,
+        }
+    }
+}
+
+/// A `Here` target (the step answers at the node itself, which it cannot see while a writer
+/// holds it) and a held root are waited for out of the pin too: children removed meanwhile
+/// are freed while the walk waits.
+#[test]
+fn a_walk_waits_for_a_held_here_target_or_root_out_of_its_pin() {
+    let _watchdog = chainlock_suite::watchdog::watchdog("a_walk_waits_for_a_held_here_target");
+    let root = tree(1, 1, 9);
+    let runs = Arc::new(AtomicUsize::new(0));
+    for hold_root in [false, true] {
+        runs.store(0, Relaxed);
+        let node = Arc::clone(root.read().children.get(0, &EpochGuard::pin()).unwrap());
+        let held = if hold_root {
+            root.write()
+        } else {
+            node.write()
+        };
+        let walker = std::thread::spawn({
+            let (root, runs) = (Arc::clone(&root), Arc::clone(&runs));
+            move || {
+                let here =
+                    Walker::new().descend_optimistic(&root, Exclusive, here_at_first_child(&runs));
+                here.map(|found| found.target.a.load(Relaxed))
+            }
+        });
+        if !hold_root {
+            chainlock_suite::watchdog::eventually("the walk reached the node", || {
+                runs.load(Relaxed) >= 1
+            });
+        }
+        removed_children_are_freed();
+        drop(held);
+        assert_eq!(
+            walker.join().unwrap(),
+            Ok(9),
+            "the node (root held: {hold_root})"
+        );
+    }
+}

@@ -84,18 +84,19 @@ pub use mode::OptimisticMode;
 ///   are used only after the node validates, and the target is kept only if its version is
 ///   unchanged under the lock. The consistency of a validated read is the hybrid lock's
 ///   (Boehm's seqlock orderings, in its module docs).
-/// - **It waits for its target unpinned.** A pass that finds its target held (a writer has
-///   it, or readers when the mode takes it exclusively) validates the target's parent, ends,
-///   unpins, and waits for the target's lock (until granted, or the deadline); then it
-///   walks again and keeps the target it waited for if the path still leads there, or lets
-///   it go for the node the path now leads to (a deadline that passed meanwhile times out
-///   at the target, once a pass validated the path to it). So a holder that keeps the
+/// - **It waits unpinned.** A pass that finds its target held (a writer has it, or readers
+///   when the mode takes it exclusively) validates the target's parent, ends, unpins, and
+///   waits for the target's lock (until granted, or the deadline); then it walks again and
+///   keeps the target it waited for if the path still leads there, or lets it go for the
+///   node the path now leads to (a deadline that passed meanwhile times out at the target,
+///   once a pass validated the path to it). A node a writer holds on the way (the root, a
+///   node on the path, a `Step::Here` target the step has not seen yet) is waited for the
+///   same way, out of the pin, until its writer is gone, and the walk starts again. So a holder that keeps the
 ///   target across I/O holds back no epoch container's reclamation. The steps above the
 ///   target run once more after such a wait, while the walk holds the target: a step must
-///   not wait for a lock a walk of the same tree may hold. The pessimistic pass (after the
-///   restart bound) still waits pinned, holding its path; a writer that holds a node *on
-///   the path* (not the target) sends the walk through its restarts within microseconds
-///   into that pass, so hold path nodes for short changes only.
+///   not wait for a lock a walk of the same tree may hold. Each wait after the first counts
+///   as a restart; the pessimistic pass (after the restart bound) still waits pinned,
+///   holding its path.
 ///
 /// The step must be ready to run on inconsistent data: it should not panic on it (use
 /// `get`, not indexing, on lengths that writers change), and it must not loop on it.
@@ -468,21 +469,37 @@ impl OptimisticWalker {
                 Err(Failed::Restart) => {}
                 Err(Failed::Wait { lock, depth, carry }) => {
                     drop(pinned);
-                    let taken = observed(
-                        &lock,
-                        depth,
-                        || M::try_target(&lock, None),
-                        || M::take_target(&lock, None, deadline),
-                    );
-                    pinned = EpochGuard::pin();
-                    carried = match taken {
-                        Ok(Some(target)) if carry => Carried::Taken {
-                            target,
-                            address: address(&lock),
-                        },
-                        Ok(Some(_)) => Carried::Clear,
-                        _ => Carried::Expired,
+                    // Never wait while carrying a target taken out of order (a pass that
+                    // waits found the deadline not passed yet: `Self::wait`).
+                    drop(std::mem::replace(&mut carried, Carried::Clear));
+                    carried = if carry {
+                        let taken = observed(
+                            &lock,
+                            depth,
+                            || M::try_target(&lock, None),
+                            || M::take_target(&lock, None, deadline),
+                        );
+                        match taken {
+                            Ok(Some(target)) => Carried::Taken {
+                                target,
+                                address: address(&lock),
+                            },
+                            _ => Carried::Expired,
+                        }
+                    } else {
+                        // Until its writer is gone: taken shared and let go.
+                        let taken = observed(
+                            &lock,
+                            depth,
+                            || HybridLock::try_read_arc_at(&lock, None),
+                            || HybridLock::read_arc_at(&lock, None, deadline),
+                        );
+                        match taken {
+                            Ok(Some(_)) => Carried::Clear,
+                            _ => Carried::Expired,
+                        }
                     };
+                    pinned = EpochGuard::pin();
                     // The first wait is the walk's; another means the path changed.
                     if !waited {
                         waited = true;
@@ -536,7 +553,11 @@ impl OptimisticWalker {
                     restart
                 }
             };
-            let read = node.optimistic().map_err(at(here))?;
+            let Ok(read) = node.optimistic() else {
+                // A writer holds this node (the root, or a node whose parent led to it):
+                // wait for it out of the pin, then walk again.
+                return Self::wait(node, here, carried, false);
+            };
             if seen.is_some_and(|seen| seen != read.version()) {
                 return Err(at(here)(Restart).into());
             }
@@ -573,14 +594,12 @@ impl OptimisticWalker {
             }
             // Lock coupling on versions: the child's version, then the node's validation,
             // which proves the child was the node's child when its version was read.
-            let child_version = match child.raw().optimistic() {
-                Ok(version) => version,
-                Err(Restart) if is_target => {
-                    // A writer holds the target: wait for it, if the node leads to it.
-                    read.validate().map_err(at(here))?;
-                    return Self::wait(child, depth, carried, true);
-                }
-                Err(Restart) => return Err(at(depth)(Restart).into()),
+            let Ok(child_version) = child.raw().optimistic() else {
+                // A writer holds the child: wait for it, if the node leads to it (the target
+                // carried into the next pass; a node on the path, or a `Here` target the step
+                // has not seen, only waited for).
+                read.validate().map_err(at(here))?;
+                return Self::wait(child, depth, carried, is_target);
             };
             read.validate().map_err(at(here))?;
             if is_target {
