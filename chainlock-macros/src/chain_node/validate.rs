@@ -143,6 +143,14 @@ fn unreadable_container(ty: &Type) -> String {
         None => fixed.to_owned(),
     };
     match type_arguments(element) {
+        // `Vec<Box<Mutex<Class>>>`: another pointer where the `Arc` goes.
+        Some((ident, arguments)) if wants_arc && (ident == "Box" || ident == "Rc") => {
+            let inner = arguments.first().map_or(element_text.clone(), text);
+            format!(
+                "a child in `{shown}` must be held by an `Arc` (a locker hands out owned guards), not a `{ident}`: `{}`",
+                with(&format!("Arc<{inner}>"))
+            )
+        }
         // `Vec<Mutex<Class>>`: the lock is there, its `Arc` is not.
         Some((ident, _)) if wants_arc && ident != "Arc" && lock_data(element).is_some() => format!(
             "a child in `{shown}` must be held by an `Arc` (a locker hands out owned guards): `{}`",
@@ -165,7 +173,7 @@ fn unreadable_container(ty: &Type) -> String {
                 format!("{lock}<{child}>")
             };
             format!(
-                "cannot see the child type in `{shown}`: `{child}` is not written as a lock; if the lock is missing, write it (`{}`, or another lock); if `{child}` is a lock under another name (a type alias), name the child: `#[chain(children, child = Child)]`",
+                "cannot see the child type in `{shown}`: `{child}` is not written as a lock; if it is one under another name (a type alias), name the child: `#[chain(children, child = Child)]`; if the lock is missing, write it: `{}` (or another lock)",
                 with(&fixed)
             )
         }
