@@ -9,7 +9,7 @@
 
 use super::wait::{Hold, Kept, Unheld};
 use super::{Exit, Upgradable, UpgradableLock};
-use crate::telemetry::hooks::Held;
+use crate::telemetry::hooks::{Held, Level};
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
@@ -38,9 +38,9 @@ pub trait End<G, L: ?Sized, M> {
     ///
     /// None: `Ok` always.
     fn taken<E>(self, guard: G, held: Held) -> Result<Self::Out, E>;
-    /// The found leaf's lock, at `level`, checked by `open` once taken, as [`End::Out`]
-    /// (not `TAKES`).
-    fn found(lock: Arc<L>, level: usize, open: Open<G>) -> Self::Out;
+    /// The found leaf's lock, at `level` (named `name` for the telemetry), checked by `open`
+    /// once taken, as [`End::Out`] (not `TAKES`).
+    fn found(lock: Arc<L>, level: usize, name: &'static Level, open: Open<G>) -> Self::Out;
 }
 
 /// The check that a leaf just taken at a level is open (its node not closed), written where
@@ -55,6 +55,8 @@ pub struct FoundLeaf<G, L: ?Sized> {
     pub lock: Arc<L>,
     /// The leaf's level.
     pub level: usize,
+    /// The leaf's level as the telemetry names it (the locker's `__CL_LEVELS[level]`).
+    pub name: &'static Level,
     /// Whether the taken leaf is open.
     pub open: Open<G>,
 }
@@ -88,7 +90,7 @@ impl<G, L: ?Sized, M> End<G, L, M> for Kept {
         Ok((guard, held))
     }
     #[inline(always)]
-    fn found(_: Arc<L>, _: usize, _: Open<G>) -> (G, Held) {
+    fn found(_: Arc<L>, _: usize, _: &'static Level, _: Open<G>) -> (G, Held) {
         unreachable!("a kept leaf is taken")
     }
 }
@@ -106,7 +108,7 @@ impl<G, L: ?Sized, M> End<G, L, M> for Unheld {
         Ok(guard)
     }
     #[inline(always)]
-    fn found(_: Arc<L>, _: usize, _: Open<G>) -> G {
+    fn found(_: Arc<L>, _: usize, _: &'static Level, _: Open<G>) -> G {
         unreachable!("a handed-out leaf is taken")
     }
 }
@@ -124,8 +126,13 @@ impl<G, L: ?Sized, M> End<G, L, M> for Found {
         unreachable!("a found leaf is not taken")
     }
     #[inline(always)]
-    fn found(lock: Arc<L>, level: usize, open: Open<G>) -> FoundLeaf<G, L> {
-        FoundLeaf { lock, level, open }
+    fn found(lock: Arc<L>, level: usize, name: &'static Level, open: Open<G>) -> FoundLeaf<G, L> {
+        FoundLeaf {
+            lock,
+            level,
+            name,
+            open,
+        }
     }
 }
 
@@ -153,7 +160,7 @@ macro_rules! leaf_closures {
                 Ok(self($borrow))
             }
             #[inline(always)]
-            fn found(_: Arc<L>, _: usize, _: Open<$guard>) -> R {
+            fn found(_: Arc<L>, _: usize, _: &'static Level, _: Open<$guard>) -> R {
                 unreachable!("a run's leaf is taken")
             }
         }
@@ -184,7 +191,7 @@ where
         Ok(self(&mut guard))
     }
     #[inline(always)]
-    fn found(_: Arc<L>, _: usize, _: Open<Upgradable<L>>) -> R {
+    fn found(_: Arc<L>, _: usize, _: &'static Level, _: Open<Upgradable<L>>) -> R {
         unreachable!("a run's leaf is taken")
     }
 }

@@ -117,8 +117,8 @@ impl<L: TimedExclusiveLock + ?Sized> LeafLocks<L> for Instant {
 /// (an [`Instant`]): the leaf at the end of each path (`find`, the chain's body given `wait`
 /// and ended by [`Found`](super::end::Found), which found it hand over hand and released
 /// its parent: its lock, level and closed check), in the order of `paths`; then the leaves
-/// locked together in one global order ([`LeafLocks`]), recorded at their level of
-/// `levels` (the locker's `__CL_LEVELS`); then none kept if one of them is closed.
+/// locked together in one global order ([`LeafLocks`]), recorded at their level (its name
+/// found with them); then none kept if one of them is closed.
 ///
 /// # Errors
 ///
@@ -129,21 +129,20 @@ impl<L: TimedExclusiveLock + ?Sized> LeafLocks<L> for Instant {
 #[cfg_attr(feature = "telemetry", track_caller)]
 pub fn leaves<W: LeafLocks<L>, P, L: ExclusiveLock + ?Sized>(
     wait: W,
-    levels: &'static [Level],
     paths: impl IntoIterator<Item = P>,
     mut find: impl FnMut(W, P) -> Result<FoundLeaf<L::Guard, L>, Exit>,
 ) -> Leaves<L::Guard> {
     let (mut handles, mut leaf) = (Vec::new(), None);
     for (path, keys) in paths.into_iter().enumerate() {
         let found = find(wait, keys).map_err(|exit| LeavesExit::Path { path, exit })?;
-        leaf = Some((found.level, found.open));
+        leaf = Some((found.level, found.name, found.open));
         handles.push(found.lock);
     }
     // Every path ends at the chain's leaf level, checked the same way.
-    let Some((level, open)) = leaf else {
+    let Some((level, name, open)) = leaf else {
         return Ok(Vec::new());
     };
-    let guards = lock_all(wait, &handles, level, &levels[level])?;
+    let guards = lock_all(wait, &handles, level, name)?;
     for (path, guard) in guards.iter().enumerate() {
         open(guard, level).map_err(|exit| LeavesExit::Path { path, exit })?;
     }

@@ -632,7 +632,7 @@ macro_rules! leaf_steps {
                 };
                 match self.$leaf(end.hold(), H::TAKES, lock, index, parent, open)? {
                     Leaf::Taken(guard, held) => end.taken(guard, held),
-                    Leaf::Found(lock) => Ok(H::found(lock, index, open)),
+                    Leaf::Found(lock) => Ok(H::found(lock, index, &self.2[index], open)),
                 }
             }
 

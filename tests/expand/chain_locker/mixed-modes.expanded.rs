@@ -265,7 +265,6 @@ fn main() {
                 {
                     __cl::leaves(
                         __cl::Blocking,
-                        &__CL_LEVELS,
                         paths,
                         |__w, (k0, k1)| __descend(__w, __cl::Found, root, (k0,), (k1,)),
                     )
@@ -295,7 +294,6 @@ fn main() {
                 {
                     __cl::leaves(
                         deadline,
-                        &__CL_LEVELS,
                         paths,
                         |__w, (k0, k1)| __descend(__w, __cl::Found, root, (k0,), (k1,)),
                     )

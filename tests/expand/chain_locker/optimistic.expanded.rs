@@ -327,7 +327,6 @@ const _: () = {
         {
             __cl::leaves(
                 __cl::Blocking,
-                &__CL_LEVELS,
                 paths,
                 |__w, (k0, k1)| __descend(
                     __w,
@@ -362,7 +361,6 @@ const _: () = {
         {
             __cl::leaves(
                 deadline,
-                &__CL_LEVELS,
                 paths,
                 |__w, (k0, k1)| __descend(
                     __w,

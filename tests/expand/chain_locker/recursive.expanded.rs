@@ -236,7 +236,6 @@ const _: () = {
         {
             __cl::leaves(
                 __cl::Blocking,
-                &__CL_LEVELS,
                 paths,
                 |__w, (k0, k1)| __descend(__w, __cl::Found, root, (k0,), (k1,)),
             )
@@ -263,7 +262,6 @@ const _: () = {
         {
             __cl::leaves(
                 deadline,
-                &__CL_LEVELS,
                 paths,
                 |__w, (k0, k1)| __descend(__w, __cl::Found, root, (k0,), (k1,)),
             )

@@ -224,7 +224,6 @@ const _: () = {
         {
             __cl::leaves(
                 __cl::Blocking,
-                &__CL_LEVELS,
                 paths,
                 |__w, (k0, k1)| __descend(__w, __cl::Found, root, (k0,), (k1,)),
             )
@@ -251,7 +250,6 @@ const _: () = {
         {
             __cl::leaves(
                 deadline,
-                &__CL_LEVELS,
                 paths,
                 |__w, (k0, k1)| __descend(__w, __cl::Found, root, (k0,), (k1,)),
             )

@@ -121,7 +121,7 @@ fn lock_leaves_method(
         {
             // Each leaf's lock found by the body (its parent released; with its level and
             // closed check), then the leaves locked together, recorded at their level.
-            __cl::leaves(#wait, &__CL_LEVELS, paths, |__w, #path_pattern| __descend(__w, __cl::Found, root, #(#stages),*))
+            __cl::leaves(#wait, paths, |__w, #path_pattern| __descend(__w, __cl::Found, root, #(#stages),*))
         }
     })
 }
