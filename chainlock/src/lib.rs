@@ -99,6 +99,7 @@ mod lock_order;
 mod loom;
 pub mod mapped;
 pub mod rooms;
+mod spread;
 pub mod striped;
 #[cfg(feature = "telemetry")]
 #[cfg_attr(docsrs, doc(cfg(feature = "telemetry")))]

@@ -8,7 +8,8 @@
 //! `lock_api::Mutex<MyRawMutex, T>`. (jkeylockmanager, which stripes only the bookkeeping of
 //! its exact per-key locks, is a peer of [`KeyedLocks`](crate::keyed::KeyedLocks) instead.)
 //!
-//! - The stripe count is rounded up to a power of two so that a stripe is picked by a mask.
+//! - The stripe count is rounded up to a power of two so that a stripe is picked
+//!   from the top bits of the key's hash, multiplied (Fibonacci hashing).
 //! - Each stripe sits in its own cache line ([`CachePadded`]): locking one stripe never
 //!   invalidates the line of its neighbour.
 //! - Keys are spread with a seeded [foldhash] by default; any [`BuildHasher`] can be given.
@@ -53,6 +54,7 @@ use std::hash::{BuildHasher, Hash};
 use std::panic::Location;
 
 use crate::lock_order::ascending_unique;
+use crate::spread::Spread;
 use crate::telemetry::hooks::{
     KeyRef, Label, Probe, ProbeKind, observe_try_unskipped, observe_unskipped,
 };
@@ -90,8 +92,8 @@ pub type DefaultHashBuilder = foldhash::fast::RandomState;
 /// ```
 pub struct Striped<L, S = DefaultHashBuilder> {
     stripes: Box<[CachePadded<L>]>,
-    /// `stripe_count - 1`; the count is a power of two.
-    mask: usize,
+    /// Picks a stripe for a key's hash; the count is a power of two.
+    spread: Spread,
     hasher: S,
     /// What telemetry records of the stripes (nothing without the feature).
     telemetry: Probe,
@@ -182,7 +184,7 @@ impl<L, S> Striped<L, S> {
             (0..count).map(|i| CachePadded::new(make(i))).collect();
         Self {
             stripes,
-            mask: count - 1,
+            spread: Spread::over(count),
             hasher,
             telemetry: Probe::new(ProbeKind::Striped {
                 set: Label::caller(),
@@ -264,9 +266,7 @@ impl<L, S: BuildHasher> Striped<L, S> {
     /// ```
     #[inline]
     pub fn index_of<Q: Hash + ?Sized>(&self, key: &Q) -> usize {
-        // Fold the high half in so that hashers weak in their low bits still spread.
-        let hash = self.hasher.hash_one(key);
-        ((hash ^ (hash >> 32)) as usize) & self.mask
+        self.spread.slot(self.hasher.hash_one(key))
     }
 
     /// The stripe that `key` maps to, to use the lock's own API.

@@ -10,8 +10,9 @@ use hashbrown::HashTable;
 use hashbrown::hash_table::OccupiedEntry;
 
 use super::shard_lock::ShardLock;
+use crate::spread::Spread;
 
-/// At most this many shards: the shard index uses hash bits 32.., the table probe bits ..32.
+/// At most this many shards: more would only spread the same keys thinner.
 const MAX_SHARDS: usize = 1 << 16;
 
 /// Tables with at most this many buckets are never shrunk (avoids churn on small tables).
@@ -48,8 +49,8 @@ impl Ticket {
 /// The shards and the hasher that places keys on them.
 pub(super) struct Sharded<E, S> {
     shards: Box<[CachePadded<ShardLock<Shard<E>>>]>,
-    /// `shards.len() - 1`; the count is a power of two.
-    shard_mask: usize,
+    /// Picks a shard for a key's hash; the count is a power of two.
+    spread: Spread,
     hasher: S,
 }
 
@@ -77,7 +78,7 @@ impl<E, S> Sharded<E, S> {
             .collect();
         Self {
             shards,
-            shard_mask: count - 1,
+            spread: Spread::over(count),
             hasher,
         }
     }
@@ -107,9 +108,9 @@ impl<E, S: BuildHasher> Sharded<E, S> {
     #[inline]
     pub(super) fn place<Q: Hash + ?Sized>(&self, key: &Q) -> (usize, u64) {
         let hash = self.hasher.hash_one(key);
-        // Bits 32.. pick the shard; hashbrown probes with the low bits and tags with the
-        // top 7, so shard choice and in-shard placement stay independent.
-        ((hash >> 32) as usize & self.shard_mask, hash)
+        // The shard comes from the hash multiplied; hashbrown probes with the hash's low
+        // bits and tags with its top 7, so shard choice and in-shard placement stay apart.
+        (self.spread.slot(hash), hash)
     }
 }
 
