@@ -280,12 +280,39 @@ struct Read<'a> {
 
 /// The levels as read: a capitalized word in a modifier's place that is no modifier (its
 /// case aside) is the type of a level whose `,` is missing, reported once; the modifiers
-/// after it are the next level's.
+/// after it are the next level's. A modifier written after its type (`Class exclusive`) is
+/// read before it, and a modifier standing alone as a level (`optimistic, Lecture`) as the
+/// next level's, each reported once, so that the fallback's locker has the levels meant.
 fn read_levels<'a>(chain: &'a Chain, errors: &mut Errors) -> Vec<Read<'a>> {
     let mut read = Vec::new();
-    for level in &chain.levels {
+    // A modifier written as a level of its own, for the level after it.
+    let mut stray: Option<&'a Ident> = None;
+    for (index, level) in chain.levels.iter().enumerate() {
+        let alone = modifier_word(&level.ty);
+        if let (Some(word), true) = (alone, level.modifiers.is_empty()) {
+            let example = chain.levels.get(index + 1).map_or_else(
+                || String::from("a type"),
+                |next| format!("`{word} {}`", text(&next.ty)),
+            );
+            errors.push(syn::Error::new_spanned(
+                word,
+                format!(
+                    "`{word}` is a modifier with no type: it goes before its level's type, \
+                     without a `,` ({example})"
+                ),
+            ));
+            stray = stray.or(Some(word));
+            continue;
+        }
+        // `Class exclusive`: the last word before the "type" is the type.
+        let after = alone.filter(|_| {
+            level.modifiers.last().is_some_and(|last| {
+                capitalized(&last.to_string()) && near_miss(&last.to_string()).is_none()
+            })
+        });
+        let words = level.modifiers.len() - usize::from(after.is_some());
         let mut start = 0;
-        for (at, word) in level.modifiers.iter().enumerate() {
+        for (at, word) in level.modifiers[..words].iter().enumerate() {
             let name = word.to_string();
             if capitalized(&name) && near_miss(&name).is_none() {
                 errors.push(syn::Error::new_spanned(
@@ -293,20 +320,51 @@ fn read_levels<'a>(chain: &'a Chain, errors: &mut Errors) -> Vec<Read<'a>> {
                     format!("unknown modifier `{name}`: expected `shared`, `upgradable`, `optimistic` or `exclusive`; is a `,` missing after `{name}`?"),
                 ));
                 read.push(Read {
-                    modifiers: &level.modifiers[start..at],
+                    modifiers: modifiers_or(&level.modifiers[start..at], stray.take()),
                     ty: &level.words[at],
                     repeat: None,
                 });
                 start = at + 1;
             }
         }
+        if let Some(modifier) = after {
+            let ty = &level.modifiers[words];
+            errors.push(syn::Error::new_spanned(
+                modifier,
+                format!(
+                    "`{modifier}` after its type: a modifier goes before it (`{modifier} {ty}`)"
+                ),
+            ));
+            read.push(Read {
+                modifiers: std::slice::from_ref(modifier),
+                ty: &level.words[words],
+                repeat: level.repeat.as_ref(),
+            });
+            continue;
+        }
         read.push(Read {
-            modifiers: &level.modifiers[start..],
+            modifiers: modifiers_or(&level.modifiers[start..], stray.take()),
             ty: &level.ty,
             repeat: level.repeat.as_ref(),
         });
     }
     read
+}
+
+/// A level's own modifiers, or the stray one written before it when it has none.
+fn modifiers_or<'a>(own: &'a [Ident], stray: Option<&'a Ident>) -> &'a [Ident] {
+    match stray {
+        Some(stray) if own.is_empty() => std::slice::from_ref(stray),
+        _ => own,
+    }
+}
+
+/// The word of a type written as a lone word that is a modifier: a modifier in a type's
+/// place. (Not a near miss: a lowercase type of that name would be read as one.)
+fn modifier_word(ty: &Type) -> Option<&Ident> {
+    let Type::Path(path) = ty else { return None };
+    let ident = path.path.get_ident().filter(|_| path.qself.is_none())?;
+    Mode::from_modifier(ident).is_some().then_some(ident)
 }
 
 /// Whether one of `levels` is written `optimistic` (or a near miss of it).
