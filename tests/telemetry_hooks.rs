@@ -798,6 +798,75 @@ fn optimistic_walk_counts_restarts_and_fallbacks_at_the_failed_depth() {
     );
 }
 
+/// An optimistic walk's pessimistic pass holds its path nodes (here shared): each hold is in
+/// `live()` with its thread while it lasts, so that a writer waiting for the node sees who
+/// holds it. The walk is sent to its pessimistic pass by a forced restart; there, its step at
+/// the root lets the test take the next node's writer first, so the pass waits for it while
+/// holding the root.
+#[test]
+fn optimistic_walk_pessimistic_holds_are_live() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let _watchdog = watchdog("optimistic_walk_pessimistic_holds_are_live");
+    let _turn = turn();
+    let nodes = hybrid_list(3);
+    let (at_root, root_reached) = mpsc::channel();
+    let (go, wait_go) = mpsc::channel::<()>();
+    let walk = thread::Builder::new()
+        .name("pessimistic-walk".into())
+        .spawn({
+            let nodes = nodes.clone();
+            move || {
+                let (mut forced, mut roots) = (false, 0);
+                let found = Walker::new()
+                    .max_restarts(0)
+                    .descend_optimistic(&nodes[0], Shared, |node: &Hybrid, depth, _| {
+                        if depth == 1 && !forced {
+                            forced = true;
+                            drop(nodes[1].write());
+                        }
+                        if depth == 0 {
+                            roots += 1;
+                            if roots == 2 {
+                                // The pessimistic pass, the root held shared.
+                                at_root.send(()).unwrap();
+                                wait_go.recv_timeout(Duration::from_secs(20)).unwrap();
+                            }
+                        }
+                        node.next.as_ref().map_or(Step::Here, Step::Descend)
+                    })
+                    .unwrap();
+                (found.level, found.restarts, found.pessimistic)
+            }
+        })
+        .unwrap();
+    let holds_root = || {
+        telemetry::live()
+            .holders
+            .iter()
+            .any(|holding| holding.lock == depth(0) && holding.thread == "pessimistic-walk")
+    };
+    root_reached
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the walk's pessimistic pass reaches its root");
+    let writer = nodes[1].write();
+    go.send(()).unwrap();
+    eventually("the pessimistic pass waits at depth 1", || {
+        is_waiting_on(&depth(1))
+    });
+    assert!(
+        holds_root(),
+        "the root's shared hold is live:\n{}",
+        telemetry::live()
+    );
+    drop(writer);
+    assert_eq!(walk.join().unwrap(), (2, 1, true));
+    assert!(!holds_root(), "released:\n{}", telemetry::live());
+    let report = telemetry::report();
+    assert_eq!(stats(&report, &depth(0)).hold.count, 1, "{report}");
+    assert_eq!(stats(&report, &depth(1)).hold.count, 1, "{report}");
+}
+
 #[test]
 fn optimistic_walk_counts_its_locks_and_not_its_reads() {
     let _watchdog = watchdog("optimistic_walk_counts_its_locks_and_not_its_reads");

@@ -55,8 +55,8 @@
 //! the caller's line (the blocking faces are `#[track_caller]`; an `async fn` cannot be).
 //! The optimistic descent records no read (a read writes nothing): only its restarts and
 //! fallbacks, at the depth whose check failed (`LockStats::restarts`, `fallbacks`); its
-//! locks (the target, the pessimistic pass) are recorded per depth as the other walks'
-//! targets are: counted and their waits timed, their holds not followed.
+//! locks are recorded per depth as the other walks' are: the target's counted and its wait
+//! timed, its hold not followed; the pessimistic pass's path nodes held as recorded holds.
 //! Without the feature the walks compile to what they were (callgrind: identical counts).
 //!
 //! # Examples

@@ -10,17 +10,19 @@ use super::{Crab, Exclusive, Shared};
 use super::{Step, WALKS, Walker, address, open};
 use crate::Exit;
 use crate::chain::{Absence, ChainNode, EpochGuard};
-use crate::hybrid::{ArcHybridReadGuard, ArcHybridWriteGuard, HybridLock, Restart, Version};
-use crate::telemetry::hooks::{KeyRef, Next, observe_hybrid, observe_restart};
+#[cfg(doc)]
+use crate::hybrid::{ArcHybridReadGuard, ArcHybridWriteGuard};
+use crate::hybrid::{HybridLock, Restart, Version};
+use crate::telemetry::hooks::{KeyRef, Next, observe_restart};
 use carry::{Carried, Failed};
+use path::{PathHold, observed};
 use std::cell::Cell;
-use std::ops::Deref;
-use std::panic::Location;
 use std::sync::Arc;
 use std::time::Instant;
 
 mod carry;
 mod mode;
+mod path;
 pub(crate) mod repeated;
 
 pub use mode::OptimisticMode;
@@ -663,7 +665,10 @@ impl OptimisticWalker {
 
     /// The pessimistic pass: shared (or, in [`Exclusive`] mode, exclusive) locks hand over
     /// hand, the target in the mode's target mode; waits instead of restarting.
+    // Out of line with the telemetry: inlined, its recorded holds cost the optimistic loop
+    // registers (callgrind, `walk_optimistic` at depth 16: 596 per walk, 584 out of line).
     #[cfg_attr(feature = "telemetry", track_caller)]
+    #[cfg_attr(feature = "telemetry", inline(never))]
     fn pessimistic<N, M>(
         self,
         root: &Arc<HybridLock<N>>,
@@ -676,7 +681,7 @@ impl OptimisticWalker {
         M: OptimisticMode<N>,
     {
         let mut guard =
-            Held::<N>::take::<M>(root, deadline, 0).ok_or(Exit::TimedOut { level: 0 })?;
+            PathHold::<N>::take::<M>(root, deadline, 0).ok_or(Exit::TimedOut { level: 0 })?;
         // The node `guard` holds, to refuse a step that hands its own lock back.
         let mut held = address(root);
         let mut depth = 0;
@@ -708,7 +713,7 @@ impl OptimisticWalker {
                 drop(guard);
                 return open(target, depth).map(|target| (target, depth));
             }
-            let next = Held::<N>::take::<M>(child, deadline, depth)
+            let next = PathHold::<N>::take::<M>(child, deadline, depth)
                 .ok_or(Exit::TimedOut { level: depth })?;
             held = address(child);
             // The old guard drops here, after the child's lock is held.
@@ -720,86 +725,6 @@ impl OptimisticWalker {
 /// What an optimistic pass ends with: the target (`T`) and its level, or a validated exit;
 /// or no answer ([`Failed`]: a restart, or a wait for the target).
 type PassOutcome<T, N> = Result<Result<(T, usize), Exit>, Failed<N>>;
-
-/// `take`, a hybrid lock's acquisition at `depth` (the target, or a node of the pessimistic
-/// pass), recorded by the telemetry as every walk's (`LockName::Depth`): counted and its wait
-/// timed (when sampled, `try_take` first: a failed try is a contended acquisition), its hold
-/// not followed. `Ok(None)`: the deadline passed; `Err(Restart)`: the version was not the one
-/// read. Without the `telemetry` feature, `take`.
-#[expect(
-    clippy::inline_always,
-    reason = "one acquisition of the walk: folds to `take` without the telemetry"
-)]
-#[inline(always)]
-#[cfg_attr(feature = "telemetry", track_caller)]
-fn observed<N: ?Sized, G>(
-    lock: &Arc<HybridLock<N>>,
-    depth: usize,
-    try_take: impl FnOnce() -> Result<Option<G>, Restart>,
-    take: impl FnOnce() -> Result<Option<G>, Restart>,
-) -> Result<Option<G>, Restart> {
-    let site = Location::caller();
-    let key = KeyRef::Index(depth);
-    observe_hybrid::<G, false>(&WALKS, site, key, address(lock), try_take, take)
-        .map(|taken| taken.map(|(guard, _)| guard))
-}
-
-/// A node of the pessimistic pass's path, held in the mode's path mode.
-enum Held<N: ?Sized> {
-    Shared(ArcHybridReadGuard<N>),
-    Exclusive(ArcHybridWriteGuard<N>),
-}
-
-impl<N: ?Sized> Held<N> {
-    /// `lock` in `M`'s path mode (`None`: the deadline passed).
-    #[cfg_attr(feature = "telemetry", track_caller)]
-    fn take<M: OptimisticMode<N>>(
-        lock: &Arc<HybridLock<N>>,
-        deadline: Option<Instant>,
-        depth: usize,
-    ) -> Option<Self> {
-        // Without a version to compare, neither ever answers `Restart`.
-        if M::EXCLUSIVE_PATH {
-            observed(
-                lock,
-                depth,
-                || HybridLock::write_arc_at(lock, None, Some(Instant::now())),
-                || HybridLock::write_arc_at(lock, None, deadline),
-            )
-            .ok()
-            .flatten()
-            .map(Held::Exclusive)
-        } else {
-            observed(
-                lock,
-                depth,
-                || HybridLock::read_arc_at(lock, None, Some(Instant::now())),
-                || HybridLock::read_arc_at(lock, None, deadline),
-            )
-            .ok()
-            .flatten()
-            .map(Held::Shared)
-        }
-    }
-
-    /// The held node as the target ([`Step::Here`]), if `M`'s target mode is its path mode.
-    fn settle<M: OptimisticMode<N>>(self) -> Option<M::Target> {
-        match self {
-            Held::Shared(guard) => M::settle_shared(guard),
-            Held::Exclusive(guard) => M::settle_exclusive(guard),
-        }
-    }
-}
-
-impl<N: ?Sized> Deref for Held<N> {
-    type Target = N;
-    fn deref(&self) -> &N {
-        match self {
-            Held::Shared(guard) => guard,
-            Held::Exclusive(guard) => guard,
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests;
