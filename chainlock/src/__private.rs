@@ -13,7 +13,7 @@ pub use crate::chain::acquire::{
     shared_until_async_unheld, shared_until_unheld, upgradable, upgradable_unheld,
     upgradable_until, upgradable_until_unheld,
 };
-pub use crate::chain::end::{End, Found, FoundLeaf, ModeS, ModeU, ModeX, Open};
+pub use crate::chain::end::{End, Found, FoundLeaf, Hold, Kept, ModeS, ModeU, ModeX, Open, Unheld};
 pub use crate::chain::exit::{Res, found, walk_exit};
 pub use crate::chain::leaves::{ExclusiveLeaf, LeafLocks, Leaves, leaves, no_exclusive_leaf};
 pub use crate::chain::link::{
@@ -29,8 +29,7 @@ pub use crate::chain::optimistic::{
 };
 pub use crate::chain::stage::{StageS, StageU, StageX};
 pub use crate::chain::wait::{
-    AsyncSteps, Blocking, Handle, Hold, Kept, NextLock, Parent, Steps, Unheld, Wait, WaitS, WaitU,
-    WaitX,
+    AsyncSteps, Blocking, Handle, NextLock, Parent, Steps, Wait, WaitS, WaitU, WaitX,
 };
 pub use crate::chain::{
     Absence, AsyncExclusiveLock, AsyncSharedLock, ChainNode, ChildContainer, Children, ChildrenBy,

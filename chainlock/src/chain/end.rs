@@ -1,17 +1,57 @@
 //! How a generated body ends at its leaf ([`End`]): the leaf handed out, given to a
 //! `run*`'s last closure, kept, or only found for `lock_leaves` ([`FoundLeaf`]); what the
-//! leaf's step of `wait.rs` (`Steps::x_end`, ...) and the async body end with. Reached by
-//! generated code through `__private`.
+//! leaf's step of `wait.rs` (`Steps::x_end`, ...) and the async body end with; and whether
+//! the telemetry follows a level's hold ([`Hold`]: [`Kept`], [`Unheld`]), which every step
+//! of `wait.rs` takes its level with. `wait.rs` imports this file, never the other way.
+//! Reached by generated code through `__private`.
 #![expect(
     clippy::inline_always,
     reason = "the generated code's steps must inline into the caller to cost nothing"
 )]
 
-use super::wait::{Hold, Kept, Unheld};
 use super::{Exit, Upgradable, UpgradableLock};
 use crate::telemetry::hooks::{Held, Level};
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
+
+/// Whether the telemetry follows the hold of a level (see `acquire.rs`, the
+/// `_unheld` helpers): [`Kept`] for every level a descent releases itself, [`Unheld`] for
+/// the leaf a `descend*` hands to its caller.
+pub trait Hold: Copy {
+    /// The hold is followed.
+    const HELD: bool;
+    /// What a body returns for a leaf taken so: the guard and its record ([`Kept`], for a
+    /// `run*`, which releases the leaf where the telemetry sees it), or the guard alone.
+    type Out<G>;
+    /// The leaf's guard and its record as [`Hold::Out`].
+    fn out<G>(self, guard: G, held: Held) -> Self::Out<G>;
+}
+
+/// The hold of a level the descent releases (see [`Hold`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Kept;
+
+/// The leaf handed to the caller: counted, its hold not followed (see [`Hold`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Unheld;
+
+impl Hold for Kept {
+    const HELD: bool = true;
+    type Out<G> = (G, Held);
+    #[inline(always)]
+    fn out<G>(self, guard: G, held: Held) -> (G, Held) {
+        (guard, held)
+    }
+}
+
+impl Hold for Unheld {
+    const HELD: bool = false;
+    type Out<G> = G;
+    #[inline(always)]
+    fn out<G>(self, guard: G, _empty: Held) -> G {
+        guard
+    }
+}
 
 /// How a generated body ends at its leaf, a guard `G` of the lock `L` seen in mode `M`
 /// ([`ModeX`], [`ModeS`], [`ModeU`]): taken and handed out ([`Unheld`], a `descend*`),

@@ -39,7 +39,7 @@ fn lock_all<W: LeafLocks<L>, L: ExclusiveLock + ?Sized>(
         return Err(LeavesExit::SameLeaf { first, second });
     }
     // The leaves are the call's levels (its chances: one per leaf).
-    crate::__private::recording_branches! { rec, u32::try_from(handles.len()).unwrap_or(u32::MAX) =>
+    crate::__chainlock_recording_branches! { rec, u32::try_from(handles.len()).unwrap_or(u32::MAX) =>
         lock_in_order(wait, rec, handles, &order, level, name)
     }
 }

@@ -13,6 +13,9 @@
 
 use super::acquire;
 use super::end::{End, ModeS, ModeU, ModeX, Open};
+// `Hold`, `Kept` and `Unheld` live in `end.rs` (an `End` names its hold); the optimistic
+// passes (`optimistic/carry.rs`) still name them from here.
+pub(crate) use super::end::{Hold, Kept, Unheld};
 use super::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
     TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,
@@ -53,45 +56,6 @@ impl Wait for Instant {
     #[inline(always)]
     fn deadline(self) -> Option<Instant> {
         Some(self)
-    }
-}
-
-/// Whether the telemetry follows the hold of a level (see `acquire.rs`, the
-/// `_unheld` helpers): [`Kept`] for every level a descent releases itself, [`Unheld`] for
-/// the leaf a `descend*` hands to its caller.
-pub trait Hold: Copy {
-    /// The hold is followed.
-    const HELD: bool;
-    /// What a body returns for a leaf taken so: the guard and its record ([`Kept`], for a
-    /// `run*`, which releases the leaf where the telemetry sees it), or the guard alone.
-    type Out<G>;
-    /// The leaf's guard and its record as [`Hold::Out`].
-    fn out<G>(self, guard: G, held: Held) -> Self::Out<G>;
-}
-
-/// The hold of a level the descent releases (see [`Hold`]).
-#[derive(Clone, Copy, Debug)]
-pub struct Kept;
-
-/// The leaf handed to the caller: counted, its hold not followed (see [`Hold`]).
-#[derive(Clone, Copy, Debug)]
-pub struct Unheld;
-
-impl Hold for Kept {
-    const HELD: bool = true;
-    type Out<G> = (G, Held);
-    #[inline(always)]
-    fn out<G>(self, guard: G, held: Held) -> (G, Held) {
-        (guard, held)
-    }
-}
-
-impl Hold for Unheld {
-    const HELD: bool = false;
-    type Out<G> = G;
-    #[inline(always)]
-    fn out<G>(self, guard: G, _empty: Held) -> G {
-        guard
     }
 }
 
