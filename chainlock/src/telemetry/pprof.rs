@@ -282,7 +282,7 @@ fn packed(out: &mut Vec<u8>, field: u32, values: impl Iterator<Item = u64>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::report::{LockName, LockStats, Report, SiteStats, Summary};
+    use super::super::report::{LockName, LockStats, OtherSites, Report, SiteStats, Summary};
     use std::panic::Location;
     use std::process::Command;
     use std::sync::Arc;
@@ -311,9 +311,9 @@ mod tests {
             hold_across_await: Summary::default(),
             waiters_at_release: 0,
             waiter_sites: waiters,
-            other_waiter_sites: super::super::OtherSites::default(),
+            other_waiter_sites: OtherSites::default(),
             holder_sites: holders,
-            other_holder_sites: super::super::OtherSites::default(),
+            other_holder_sites: OtherSites::default(),
             restarts: 0,
             fallbacks: 0,
         }
