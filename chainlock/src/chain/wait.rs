@@ -12,10 +12,7 @@
 )]
 
 use super::acquire;
-use super::end::{End, ModeS, ModeU, ModeX, Open};
-// `Hold`, `Kept` and `Unheld` live in `end.rs` (an `End` names its hold); the optimistic
-// passes (`optimistic/carry.rs`) still name them from here.
-pub(crate) use super::end::{Hold, Kept, Unheld};
+use super::end::{End, Hold, ModeS, ModeU, ModeX, Open};
 use super::{
     AsyncExclusiveLock, AsyncSharedLock, ExclusiveLock, Exit, SharedLock, TimedExclusiveLock,
     TimedSharedLock, TimedUpgradableLock, Upgradable, UpgradableLock,

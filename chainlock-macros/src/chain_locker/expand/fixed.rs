@@ -3,9 +3,8 @@
 
 use super::super::validate::Mode;
 use super::flavor::{Flavor, recording_branches, recording_steps, runtime_note};
-use super::keys::link;
 use super::optimistic::{End, optimistic_levels, passes};
-use super::{Docs, LevelCode, Signature, literal, method_ident, signature};
+use super::{Docs, LevelCode, Signature, link, literal, method_ident, signature};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
 

@@ -8,17 +8,6 @@ use super::{Docs, LevelCode, Signature, method_ident};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-/// `<__L0 as Link<Parent, Child>>`: the step from `parent` to `child` of a key path, named
-/// through the root's lock type (see `__private::Link`).
-pub(super) fn link(
-    root_lock: &TokenStream,
-    parent: &LevelCode<'_>,
-    child: &LevelCode<'_>,
-) -> TokenStream {
-    let (parent_ty, child_ty) = (parent.ty, child.ty);
-    quote!(<#root_lock as __cl::Link<#parent_ty, #child_ty>>)
-}
-
 /// The levels as the key-path methods see them: the root's lock is their one generic
 /// parameter, and every later level's lock the projection `LockOf<__L0, Parent, Child>`.
 /// No two levels are ever matched by their tokens: `Dir`, `self::Dir` and an alias of it are

@@ -6,9 +6,10 @@ mod optimistic;
 use super::super::validate::{Mode, ValidLocker};
 use super::fixed::{Stages, hand_over_hand};
 use super::flavor::{Flavor, recording_branches};
-use super::keys::{keyed_levels, keys_signature, link};
+use super::keys::{keyed_levels, keys_signature};
 use super::{
-    Docs, LevelCode, Signature, impl_allows, levels_static, locker_traits, method_ident, signature,
+    Docs, LevelCode, Signature, impl_allows, levels_static, link, locker_traits, method_ident,
+    signature,
 };
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};

@@ -152,6 +152,13 @@ pub(crate) fn locker(krate: &TokenStream, locker: &ValidLocker<'_>) -> TokenStre
     }
 }
 
+/// `<__L0 as Link<Parent, Child>>`: the step from `parent` to `child` of a key path, named
+/// through the root's lock type (see `__private::Link`).
+fn link(root_lock: &TokenStream, parent: &LevelCode<'_>, child: &LevelCode<'_>) -> TokenStream {
+    let (parent_ty, child_ty) = (parent.ty, child.ty);
+    quote!(<#root_lock as __cl::Link<#parent_ty, #child_ty>>)
+}
+
 /// `3`, not `3usize`: indices as a person writes them.
 pub(super) fn literal(index: usize) -> proc_macro2::Literal {
     proc_macro2::Literal::usize_unsuffixed(index)

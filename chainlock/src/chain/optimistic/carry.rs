@@ -24,8 +24,9 @@
 
 use super::{Kind, Stop};
 use crate::chain::Exit;
+use crate::chain::end::{Hold, Kept, Unheld};
 use crate::chain::end::{ModeS, ModeU, ModeX};
-use crate::chain::wait::{Hold, Kept, Unheld, Wait, WaitS, WaitU, WaitX};
+use crate::chain::wait::{Wait, WaitS, WaitU, WaitX};
 use crate::telemetry::hooks::{Held, Level, Rec};
 use std::cell::Cell;
 use std::marker::PhantomData;

@@ -9,9 +9,10 @@
 //! (`carry.rs`), used only if the path still leads to it.
 
 use super::super::{Carry, Kind, Pass, Stop, Waits, bounded};
+use crate::chain::end::Kept;
 use crate::chain::end::ModeS;
 use crate::chain::exit::found;
-use crate::chain::wait::{Blocking, Kept, Wait, WaitS};
+use crate::chain::wait::{Blocking, Wait, WaitS};
 use crate::chain::{EpochGuard, EpochMap, SharedLock};
 use crate::hybrid::HybridLock;
 use crate::loom::sync::atomic::{AtomicBool, Ordering::Relaxed};
