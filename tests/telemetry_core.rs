@@ -205,6 +205,54 @@ fn each_wait_is_charged_to_the_releasers_once() {
     );
 }
 
+/// A wait that ends without the lock (here a writer's deadline passes while a second reader
+/// still holds the key) is timed in `gave_up`, not counted as an acquisition; the release
+/// of the first reader during it was charged to that reader's site, so the charges stay
+/// within the waits (`wait` and `gave_up`). (Before `gave_up`, such a wait was charged and
+/// never timed: the charges exceeded the waits.)
+#[test]
+fn a_wait_given_up_is_timed_and_its_charges_stay_within_the_waits() {
+    let _serial = serial();
+    let _watchdog = watchdog("a_wait_given_up_is_timed_and_its_charges_stay_within_the_waits");
+    telemetry::enable(Config::new());
+    telemetry::reset();
+    let locks = KeyedRwLocks::<u32>::new()
+        .telemetry_name("gave-up")
+        .telemetry_keys_debug();
+    let name = key("gave-up", "3");
+    let (first, second) = (locks.read(3), locks.read(3));
+    let deadline = Duration::from_millis(300);
+    thread::scope(|s| {
+        let writer = s.spawn(|| locks.try_write_for(3, deadline).is_none());
+        eventually("the writer waits on key 3", || {
+            telemetry::live().waiters.iter().any(|w| w.lock == name)
+        });
+        drop(first);
+        assert!(
+            writer.join().unwrap(),
+            "the second reader still held the key"
+        );
+    });
+    drop(second);
+    let stats = stats(&name);
+    assert_eq!((stats.acquisitions, stats.contended), (2, 0), "{stats:?}");
+    assert_eq!(stats.gave_up.count, 1, "{stats:?}");
+    assert!(stats.gave_up.total >= deadline, "{stats:?}");
+    let charged: Duration = stats.holder_sites.iter().map(|site| site.total).sum();
+    assert!(
+        charged > Duration::ZERO,
+        "the first reader's release was charged"
+    );
+    assert!(
+        charged <= stats.wait.total + stats.gave_up.total,
+        "charged {charged:?}, waited {:?} + gave up {:?}",
+        stats.wait.total,
+        stats.gave_up.total
+    );
+    let table = telemetry::report().table();
+    assert!(table.contains("waits given up (no lock): 1,"), "{table}");
+}
+
 /// Sampling 1 in 100: about one acquisition in 100 is sampled (intervals drawn at random,
 /// mean 100, the first one too); each sample stands for 100 acquisitions.
 /// The sample count of 20,000 acquisitions has a standard deviation of about 8 around 200:

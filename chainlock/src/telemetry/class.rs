@@ -222,6 +222,8 @@ pub(super) struct Class {
     pub(super) acquisitions: Counter,
     pub(super) contended: AtomicU64,
     pub(super) wait: Histogram,
+    /// The waits that ended without the lock (timed out, failed, cancelled).
+    pub(super) gave_up: Histogram,
     pub(super) hold: Histogram,
     pub(super) hold_across_await: Histogram,
     pub(super) waiters_at_release: AtomicU64,
@@ -243,6 +245,7 @@ impl Class {
             acquisitions: Counter::new(),
             contended: AtomicU64::new(0),
             wait: Histogram::new(),
+            gave_up: Histogram::new(),
             hold: Histogram::new(),
             hold_across_await: Histogram::new(),
             waiters_at_release: AtomicU64::new(0),
@@ -259,6 +262,7 @@ impl Class {
         self.acquisitions.load(Ordering::Relaxed) > 0
             || self.contended.load(Ordering::Relaxed) > 0
             || self.wait.count() > 0
+            || self.gave_up.count() > 0
             || self.hold.count() > 0
             || self.hold_across_await.count() > 0
             || self.restarts.load(Ordering::Relaxed) > 0
@@ -273,6 +277,7 @@ impl Class {
             acquisitions: self.acquisitions.load(Ordering::Relaxed),
             contended: self.contended.load(Ordering::Relaxed),
             wait: self.wait.summary(),
+            gave_up: self.gave_up.summary(),
             hold: self.hold.summary(),
             hold_across_await: self.hold_across_await.summary(),
             waiters_at_release: self.waiters_at_release.load(Ordering::Relaxed),
@@ -294,6 +299,7 @@ impl Class {
         self.contended
             .fetch_add(other.contended.load(Ordering::Relaxed), Ordering::Relaxed);
         self.wait.absorb(&other.wait);
+        self.gave_up.absorb(&other.gave_up);
         self.hold.absorb(&other.hold);
         self.hold_across_await.absorb(&other.hold_across_await);
         self.waiters_at_release.fetch_add(
@@ -313,6 +319,7 @@ impl Class {
         self.acquisitions.store(0, Ordering::Relaxed);
         self.contended.store(0, Ordering::Relaxed);
         self.wait.reset();
+        self.gave_up.reset();
         self.hold.reset();
         self.hold_across_await.reset();
         self.waiters_at_release.store(0, Ordering::Relaxed);

@@ -307,6 +307,7 @@ mod tests {
                 total: wait,
                 ..Summary::default()
             },
+            gave_up: Summary::default(),
             hold: Summary::default(),
             hold_across_await: Summary::default(),
             waiters_at_release: 0,

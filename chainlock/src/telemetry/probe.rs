@@ -274,7 +274,10 @@ struct Sample {
 impl Drop for Sample {
     fn drop(&mut self) {
         if let Some((id, since)) = self.wait.take() {
-            end_wait(self, id, since, Instant::now(), false);
+            // A wait that ended without the lock: the releases during it were charged to
+            // their holders, so it is timed too (else the charges exceed the waits).
+            let waited = end_wait(self, id, since, Instant::now(), false);
+            self.class.gave_up.record(nanos(waited));
         }
         if let Some((id, lock, since)) = self.hold.take() {
             self.released(id, lock, since);

@@ -57,6 +57,12 @@ pub struct LockStats {
     pub contended: u64,
     /// The waits of the sampled acquisitions, contended or not.
     pub wait: Summary,
+    /// The sampled waits that ended without the lock: a deadline passed (`try_*_for`,
+    /// `*_until`), an optimistic upgrade failed, a future was dropped, a waiter unwound.
+    /// Not acquisitions, so not in `contended` nor `wait`; but the releases during them were
+    /// charged to their holders, so with `sample_every(1)` the `holder_sites` charges sum to
+    /// at most `wait.total + gave_up.total`.
+    pub gave_up: Summary,
     /// The sampled holds by threads.
     pub hold: Summary,
     /// The sampled holds of async guards (held by a task, across `.await`).
@@ -71,8 +77,8 @@ pub struct LockStats {
     pub other_waiter_sites: OtherSites,
     /// Up to 4 holder sites, by delay charged: at each release, the waiting of every
     /// waiter since the previous recorded release (Go 1.22's mutex profile: each wait is
-    /// charged once, so the charges sum to the waiting time when every acquisition is
-    /// recorded; under sampling, an underestimate).
+    /// charged once, so the charges sum to the waiting time, `wait` and `gave_up`, when
+    /// every acquisition is recorded; under sampling, an underestimate).
     pub holder_sites: Vec<SiteStats>,
     /// The delay charged to every other holder site, summed.
     pub other_holder_sites: OtherSites,

@@ -145,6 +145,16 @@ fn row(out: &mut String, lock: &LockStats, name: &str, width: usize, scale: u64)
             time(held.max),
         );
     }
+    if lock.gave_up.count > 0 {
+        let gave_up = &lock.gave_up;
+        let _ = writeln!(
+            out,
+            "  waits given up (no lock): {}, {} in all, max {}",
+            gave_up.count.saturating_mul(scale),
+            time(scaled(gave_up.total, scale)),
+            time(gave_up.max),
+        );
+    }
     if lock.waiters_at_release > 0 {
         let _ = writeln!(
             out,
@@ -277,6 +287,7 @@ mod tests {
             }],
             other_waiter_sites: OtherSites::default(),
             wait,
+            gave_up: Summary::default(),
             hold: summary(2, [10, 30, 40, 10, 30]),
             hold_across_await: Summary::default(),
             waiters_at_release: 0,
