@@ -133,28 +133,20 @@ fn row(out: &mut String, lock: &LockStats, name: &str, width: usize, scale: u64)
     out.push('\n');
     sites(out, "waiters", &lock.waiter_sites, lock.other_waiter_sites);
     sites(out, "holders", &lock.holder_sites, lock.other_holder_sites);
-    if lock.hold_across_await.count > 0 {
-        let held = &lock.hold_across_await;
-        let _ = writeln!(
-            out,
-            "  held across .await: {} holds, {} in all, avg {}, p99 {}, max {}",
-            held.count.saturating_mul(scale),
-            time(scaled(held.total, scale)),
-            time(held.mean()),
-            time(held.p99),
-            time(held.max),
-        );
-    }
-    if lock.gave_up.count > 0 {
-        let gave_up = &lock.gave_up;
-        let _ = writeln!(
-            out,
-            "  waits given up (no lock): {}, {} in all, max {}",
-            gave_up.count.saturating_mul(scale),
-            time(scaled(gave_up.total, scale)),
-            time(gave_up.max),
-        );
-    }
+    summary_line(
+        out,
+        "held across .await",
+        "holds",
+        &lock.hold_across_await,
+        scale,
+    );
+    summary_line(
+        out,
+        "waits given up (no lock)",
+        "waits",
+        &lock.gave_up,
+        scale,
+    );
     if lock.waiters_at_release > 0 {
         let _ = writeln!(
             out,
@@ -167,6 +159,22 @@ fn row(out: &mut String, lock: &LockStats, name: &str, width: usize, scale: u64)
             out,
             "  optimistic restarts: {}, of which fell back to locking: {}",
             lock.restarts, lock.fallbacks
+        );
+    }
+}
+
+/// A line of a row's extra `summary` (none if it is empty): its count and total scaled to
+/// estimates, its average, p99 and max as sampled.
+fn summary_line(out: &mut String, label: &str, unit: &str, summary: &Summary, scale: u64) {
+    if summary.count > 0 {
+        let _ = writeln!(
+            out,
+            "  {label}: {} {unit}, {} in all, avg {}, p99 {}, max {}",
+            summary.count.saturating_mul(scale),
+            time(scaled(summary.total, scale)),
+            time(summary.mean()),
+            time(summary.p99),
+            time(summary.max),
         );
     }
 }
