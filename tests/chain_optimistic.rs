@@ -166,6 +166,22 @@ fn absent_and_closed_levels_end_the_descent_at_their_level() {
     assert_eq!(ToClass.run_keys(&root, &1, &20, |_| ()), closed(0));
 }
 
+/// A stage into an `optimistic` level may answer `None` without naming a type: that level's
+/// lock can only be a `HybridLock` of its type, which the locker names (a stage into a locked
+/// level cannot: its lock is the caller's choice; `tests/ui`, `optimistic-stage-always-none`).
+#[test]
+fn a_stage_into_an_optimistic_level_that_always_answers_none_needs_no_annotation() {
+    let root = registry();
+    let absent = ToClass.run(&root, |_, _| None, to_class(10), |_| ());
+    assert_eq!(
+        absent,
+        Err(Exit::Absent {
+            level: 1,
+            cause: Absence::Missing,
+        })
+    );
+}
+
 #[test]
 fn a_writer_in_the_middle_of_a_pass_makes_the_stages_run_again() {
     let root = registry();

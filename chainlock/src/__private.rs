@@ -37,6 +37,7 @@ pub use crate::chain::{
     SharedLock, TimedExclusiveLock, TimedSharedLock, TimedUpgradableLock, Upgradable,
     UpgradableLock,
 };
+pub use crate::hybrid::HybridLock;
 pub use crate::telemetry::hooks::{
     Held, Level, Next, Off as RecOff, On as RecOn, Rec, hybrid, leaf, no_hold, out_of_line,
     records, release, release_as, release_taken, restart, spend_unreached_async,

@@ -31,14 +31,14 @@ const _: () = {
     static __CL_LEVELS: [__cl::Level; 3] = [__cl::Level::UNNAMED; 3];
     use __cl::{ProbeNode as _, ProbeOther as _, StageS as _, StageU as _, StageX as _};
     #[inline]
-    fn __descend<__W: __cl::Wait, __H, RegistryLock, LectureLock, ClassLock>(
+    fn __descend<__W: __cl::Wait, __H, RegistryLock, ClassLock>(
         __w: __W,
         __hold: __H,
         root: &__cl::Arc<RegistryLock>,
         stage0: impl for<'__g> __cl::FnMut(
             &'__g Registry,
             &'__g __cl::EpochGuard,
-        ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
+        ) -> __cl::Option<&'__g __cl::Arc<__cl::HybridLock<Lecture>>>,
         stage1: impl for<'__g> __cl::FnMut(
             &'__g Lecture,
             &'__g __cl::EpochGuard,
@@ -46,14 +46,12 @@ const _: () = {
     ) -> __cl::Res<__H::Out>
     where
         RegistryLock: ?__cl::Sized,
-        LectureLock: ?__cl::Sized,
         ClassLock: ?__cl::Sized,
         __H: __cl::End<<__W as __cl::WaitX<ClassLock>>::Guard, ClassLock, __cl::ModeX>,
         __H: __cl::Copy,
         __cl::Exit: __cl::From<__W::Error>,
         __cl::Stop: __cl::From<__W::Error>,
         RegistryLock: __cl::OptimisticLock<Target = Registry>,
-        LectureLock: __cl::OptimisticLock<Target = Lecture>,
         __W: __cl::WaitX<ClassLock, Target = Class>,
     {
         let __rec = ::chainlock::__private::RecOff;
@@ -111,13 +109,13 @@ const _: () = {
         /// The number of levels of this chain, root included.
         const DEPTH: usize = 3usize;
         ///Locks `Registry` (optimistic) → `Lecture` (optimistic) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), every lock taken released. The optimistic levels are read, not locked: their stages may run once per pass, their answers used once the level validates (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)).
-        fn descend<RegistryLock, LectureLock, ClassLock>(
+        fn descend<RegistryLock, ClassLock>(
             &self,
             root: &__cl::Arc<RegistryLock>,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
+            ) -> __cl::Option<&'__g __cl::Arc<__cl::HybridLock<Lecture>>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
@@ -125,20 +123,19 @@ const _: () = {
         ) -> __cl::Res<__cl::XGuard<ClassLock>>
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             __descend(__cl::Blocking, __cl::Unheld, root, stage0, stage1)
         }
         ///Like [`descend`](Self::descend), then runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run<RegistryLock, LectureLock, ClassLock, __R>(
+        fn run<RegistryLock, ClassLock, __R>(
             &self,
             root: &__cl::Arc<RegistryLock>,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
+            ) -> __cl::Option<&'__g __cl::Arc<__cl::HybridLock<Lecture>>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
@@ -147,7 +144,6 @@ const _: () = {
         ) -> __cl::Res<__R>
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::ExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = __descend(
@@ -169,6 +165,11 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::Link<
+                Registry,
+                Lecture,
+                Lock = __cl::HybridLock<Lecture>,
+            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,
@@ -192,6 +193,11 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::Link<
+                Registry,
+                Lecture,
+                Lock = __cl::HybridLock<Lecture>,
+            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,
@@ -206,14 +212,14 @@ const _: () = {
             __cl::Ok(leaf(&mut *__g2))
         }
         ///Locks `Registry` (optimistic) → `Lecture` (optimistic) → `Class` hand over hand and returns the leaf's owned guard: stage `i` returns the lock of level `i + 1`, taken before level `i` is released; `None` or a closed level ends the descent with [`Exit::Absent`](::chainlock::Exit::Absent), a lock not taken by `deadline` with `Exit::TimedOut`, every lock taken released. The optimistic levels are read, not locked: their stages may run once per pass, their answers used once the level validates (the guide's [Optimistic levels](macro@::chainlock::chain_locker#optimistic-levels)).
-        fn descend_until<RegistryLock, LectureLock, ClassLock>(
+        fn descend_until<RegistryLock, ClassLock>(
             &self,
             root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
+            ) -> __cl::Option<&'__g __cl::Arc<__cl::HybridLock<Lecture>>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
@@ -221,21 +227,20 @@ const _: () = {
         ) -> __cl::Res<__cl::XGuard<ClassLock>>
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             __descend(deadline, __cl::Unheld, root, stage0, stage1)
         }
         ///Like [`descend_until`](Self::descend_until), then runs `leaf` on the leaf and releases it.
         #[inline]
-        fn run_until<RegistryLock, LectureLock, ClassLock, __R>(
+        fn run_until<RegistryLock, ClassLock, __R>(
             &self,
             root: &__cl::Arc<RegistryLock>,
             deadline: __cl::Instant,
             stage0: impl for<'__g> __cl::FnMut(
                 &'__g Registry,
                 &'__g __cl::EpochGuard,
-            ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
+            ) -> __cl::Option<&'__g __cl::Arc<__cl::HybridLock<Lecture>>>,
             stage1: impl for<'__g> __cl::FnMut(
                 &'__g Lecture,
                 &'__g __cl::EpochGuard,
@@ -244,7 +249,6 @@ const _: () = {
         ) -> __cl::Res<__R>
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
-            LectureLock: __cl::OptimisticLock<Target = Lecture> + ?__cl::Sized,
             ClassLock: __cl::TimedExclusiveLock<Target = Class> + ?__cl::Sized,
         {
             let (mut __g2, __h2) = __descend(
@@ -267,6 +271,11 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::Link<
+                Registry,
+                Lecture,
+                Lock = __cl::HybridLock<Lecture>,
+            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkTX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,
@@ -291,6 +300,11 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::Link<
+                Registry,
+                Lecture,
+                Lock = __cl::HybridLock<Lecture>,
+            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkTX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,
@@ -313,6 +327,11 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::Link<
+                Registry,
+                Lecture,
+                Lock = __cl::HybridLock<Lecture>,
+            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,
@@ -347,6 +366,11 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
+            RegistryLock: __cl::Link<
+                Registry,
+                Lecture,
+                Lock = __cl::HybridLock<Lecture>,
+            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkTX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,

@@ -253,6 +253,11 @@ struct LevelCode<'a> {
     /// level (`LectureLock`, see [`name_lock_params`]); in the
     /// key-path methods, past the root, the projection found through the parent's `Children`.
     lock: TokenStream,
+    /// Whether `lock` is a generic parameter: every level's but an `optimistic` one below the
+    /// root (and not repeated), whose lock can only be a `HybridLock` of its type, named so
+    /// (then a stage that always returns `None` still infers, and no message names a
+    /// parameter the user cannot write).
+    generic: bool,
     /// The local holding this level's guard.
     guard: Ident,
     /// The local holding the telemetry's record of this level's hold (see `__private::Held`).
@@ -267,6 +272,7 @@ impl<'a> LevelCode<'a> {
             mode: level.mode,
             repeated: level.repeated,
             lock: format_ident!("__L{}", index).to_token_stream(),
+            generic: true,
             guard: format_ident!("__g{}", index),
             held: format_ident!("__h{}", index),
         }
@@ -462,7 +468,20 @@ fn name_lock_params(locker: &Ident, levels: &mut [LevelCode<'_>]) {
             .unwrap_or_else(|| format!("__L{}", level.index));
         taken.push(name.clone());
         level.lock = Ident::new(&name, Span::call_site()).to_token_stream();
+        if level.mode == Mode::Optimistic && level.index > 0 && !level.repeated {
+            let ty = level.ty;
+            level.lock = quote!(__cl::HybridLock<#ty>);
+            level.generic = false;
+        }
     }
+}
+
+/// The levels' lock parameters (see [`LevelCode::generic`]).
+fn lock_params<'l>(levels: &'l [LevelCode<'_>]) -> impl Iterator<Item = &'l TokenStream> {
+    levels
+        .iter()
+        .filter(|level| level.generic)
+        .map(|level| &level.lock)
 }
 
 /// `A (shared) → B → C`, for the docs of the generated methods.
@@ -492,7 +511,7 @@ struct Signature {
 }
 
 fn signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
-    let generics: Vec<TokenStream> = levels.iter().map(|level| level.lock.clone()).collect();
+    let generics: Vec<TokenStream> = lock_params(levels).cloned().collect();
     let root_lock = &levels[0].lock;
     let mut params = vec![quote!(root: &__cl::Arc<#root_lock>)];
     if flavor.has_deadline() {
@@ -500,6 +519,7 @@ fn signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
     }
     let bounds: Vec<TokenStream> = levels
         .iter()
+        .filter(|level| level.generic)
         .map(|level| {
             let (lock, ty) = (&level.lock, level.ty);
             let lock_trait = flavor.lock_trait(level.mode);
