@@ -296,6 +296,8 @@ mod optimistic {
     chain_locker! {
         struct Open(optimistic Dir, optimistic Dir*, u64);
         struct Locked(shared Dir, shared Dir*, u64);
+        /// An optimistic level between the root and the repeated one.
+        struct Below(optimistic Dir, optimistic Dir, optimistic Dir*, u64);
     }
 
     type Lent<'g, T> = Option<&'g Arc<T>>;
@@ -388,6 +390,28 @@ mod optimistic {
             drop(guard);
             assert!(free());
         }
+    }
+
+    #[test]
+    fn an_optimistic_level_between_the_root_and_the_repeated_one() {
+        let (dirs, files) = tree(4);
+        let root = &dirs[0];
+        for repetitions in 0..3 {
+            // The root, one fixed directory, `repetitions` more, then the file.
+            let deepest = repetitions as u64 + 2;
+            let keys = path(repetitions);
+            assert_eq!(
+                Below.run_keys(root, &d(), &d(), &keys, &f(), |bytes| *bytes),
+                Ok(deepest),
+                "{repetitions} repetitions"
+            );
+            assert_eq!(
+                Below.run(root, first, first, down(repetitions), file, |bytes| *bytes),
+                Ok(deepest)
+            );
+        }
+        assert!(dirs.iter().all(|dir| dir.try_write().is_some()));
+        assert!(files.iter().all(|file| file.try_lock().is_some()));
     }
 
     #[test]

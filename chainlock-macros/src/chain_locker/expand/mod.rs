@@ -254,7 +254,8 @@ struct LevelCode<'a> {
     /// key-path methods, past the root, the projection found through the parent's `Children`.
     lock: TokenStream,
     /// Whether `lock` is a generic parameter: every level's but an `optimistic` one below the
-    /// root (and not repeated), whose lock can only be a `HybridLock` of its type, named so
+    /// root of a chain without a repeated level, whose lock can only be a `HybridLock` of its
+    /// type, named so
     /// (then a stage that always returns `None` still infers, and no message names a
     /// parameter the user cannot write).
     generic: bool,
@@ -438,6 +439,9 @@ fn name_lock_params(locker: &Ident, levels: &mut [LevelCode<'_>]) {
             }
         }
     }
+    // A mixed chain keeps every lock a parameter: its key steps equate the repeated level's
+    // lock with a projection that a named lock of the same type would equate a second time.
+    let mixed = levels.iter().any(|level| level.repeated);
     let mut taken = vec![locker.unraw().to_string()];
     for level in levels.iter() {
         idents(level.ty.to_token_stream(), &mut taken);
@@ -468,7 +472,7 @@ fn name_lock_params(locker: &Ident, levels: &mut [LevelCode<'_>]) {
             .unwrap_or_else(|| format!("__L{}", level.index));
         taken.push(name.clone());
         level.lock = Ident::new(&name, Span::call_site()).to_token_stream();
-        if level.mode == Mode::Optimistic && level.index > 0 && !level.repeated {
+        if level.mode == Mode::Optimistic && level.index > 0 && !mixed {
             let ty = level.ty;
             level.lock = quote!(__cl::HybridLock<#ty>);
             level.generic = false;
