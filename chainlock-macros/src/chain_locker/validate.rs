@@ -4,7 +4,7 @@
 use super::ast::{Chain, Input, Kind};
 use crate::errors::Errors;
 use crate::krate::{Caller, crate_path};
-use crate::text::text;
+use crate::text::{edit_distance, text};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{Attribute, Ident, Token, Type};
@@ -490,31 +490,6 @@ fn near_miss(name: &str) -> Option<Mode> {
     .map(|(_, mode)| mode)
 }
 
-/// The optimal string alignment distance: insertions, deletions, substitutions and swaps of
-/// two adjacent letters, one each.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    // rows[i][j]: the distance between a[..i] and b[..j].
-    let mut rows = vec![vec![0; b.len() + 1]; a.len() + 1];
-    rows[0] = (0..=b.len()).collect();
-    for (i, row) in rows.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let substitution = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (rows[i - 1][j] + 1)
-                .min(rows[i][j - 1] + 1)
-                .min(rows[i - 1][j - 1] + substitution);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(rows[i - 2][j - 2] + 1);
-            }
-            rows[i][j] = best;
-        }
-    }
-    rows[a.len()][b.len()]
-}
-
 /// Reports what is wrong with a level type; returns the type to generate code for: the type
 /// itself, the data type the user meant (`Registry` for `&Registry` or `Arc<Mutex<Registry>>`),
 /// or `None` when no type can stand in for it.
@@ -591,7 +566,8 @@ fn find_self(tokens: TokenStream) -> Option<Ident> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Mode, edit_distance, near_miss};
+    use super::{Mode, near_miss};
+    use crate::text::edit_distance;
 
     #[test]
     fn a_misspelled_modifier_is_read_as_the_one_it_misses() {

@@ -68,7 +68,7 @@ fn field_impl(node: &ValidNode<'_>, child: &ChildField<'_>) -> TokenStream {
     let krate = &node.krate;
     let ident = &node.input.ident;
     let (impl_generics, type_generics, where_clause) = node.input.generics.split_for_impl();
-    let (field, child_ty, container) = (child.ident, &child.child, child.container);
+    let (field, child_ty, container) = (&child.member, &child.child, child.container);
     let header = respan(
         quote! {
             impl #impl_generics #krate::__private::ChildField<#child_ty> for #ident #type_generics #where_clause

@@ -9,15 +9,30 @@ use crate::krate::{Caller, crate_path};
 use proc_macro2::TokenStream;
 
 /// Parses, validates and expands one derive input.
-/// A failed derive still implements `ChainNode`, and `Children` for the fields that
-/// validated (see [`validate::validate`], [`expand::fallback`]).
+/// A failed derive still implements `ChainNode`, and `Children` for the fields whose
+/// attributes were understood and that validated (see [`ast::Node::from_syn`],
+/// [`validate::validate`], [`expand::fallback`]).
 pub(crate) fn derive(input: TokenStream) -> syn::Result<TokenStream> {
     let input: syn::DeriveInput = syn::parse2(input)?;
     let (errors, understood) = match ast::Node::from_syn(&input) {
-        Ok(node) => match validate::validate(&node) {
-            Ok(node) => return Ok(expand::expand(&node)),
-            Err((errors, understood)) => (errors, understood.map(|node| expand::expand(&node))),
-        },
+        Ok((node, mut errors)) => {
+            // The attributes' errors (the fields they are on read as they most likely
+            // meant, or left out), then the rules' errors.
+            let understood = match validate::validate(&node) {
+                Ok(node) => Some(node),
+                Err((more, understood)) => {
+                    errors.push(more);
+                    understood.map(|node| *node)
+                }
+            };
+            match errors.finish() {
+                Ok(()) => {
+                    let node = understood.expect("no error, so the crate was found");
+                    return Ok(expand::expand(&node));
+                }
+                Err(errors) => (errors, understood.map(|node| expand::expand(&node))),
+            }
+        }
         Err(errors) => (errors, None),
     };
     let mut tokens = errors.into_compile_error();

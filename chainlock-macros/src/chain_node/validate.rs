@@ -4,29 +4,30 @@
 use super::ast::{Errors, Node, Role};
 use crate::krate::{Caller, crate_path};
 use crate::text::text;
-use syn::{GenericArgument, Ident, Path, PathArguments, Type};
+use syn::{GenericArgument, Ident, Member, Path, PathArguments, Type};
 
 /// A node that passed validation: what `expand` needs and nothing more.
 pub(crate) struct ValidNode<'a> {
     pub(crate) input: &'a syn::DeriveInput,
     /// The runtime crate's path (`::chainlock` unless renamed).
     pub(crate) krate: proc_macro2::TokenStream,
-    pub(crate) closed: Closed<'a>,
+    pub(crate) closed: Closed,
     /// The child fields found by child type (one per child type).
     pub(crate) children: Vec<ChildField<'a>>,
 }
 
 /// How the node tells whether it is closed.
-pub(crate) enum Closed<'a> {
+pub(crate) enum Closed {
     Never,
-    Field(&'a Ident),
+    Field(Member),
     /// An `AtomicBool` field, loaded with acquire.
-    AtomicField(&'a Ident),
+    AtomicField(Member),
     Method(Path),
 }
 
 pub(crate) struct ChildField<'a> {
-    pub(crate) ident: &'a Ident,
+    /// The field (a tuple struct's by index: the derive reports it, and reads it still).
+    pub(crate) member: Member,
     pub(crate) container: &'a Type,
     pub(crate) child: Type,
 }
@@ -45,7 +46,7 @@ pub(crate) fn validate<'a>(
     // (child type as text, field, explicitly `default`)
     let mut candidates: Vec<(String, ChildField<'_>, bool)> = Vec::new();
 
-    for field in &node.fields {
+    for field in node.fields.iter().filter(|field| !field.guessed) {
         match &field.role {
             Role::Plain => {}
             Role::Conflict(span) => errors.push(syn::Error::new(
@@ -68,9 +69,9 @@ pub(crate) fn validate<'a>(
                         "a node has one closed marker; this is a second one",
                     ));
                 } else if atomic {
-                    closed = Closed::AtomicField(field.ident);
+                    closed = Closed::AtomicField(field.member.clone());
                 } else {
-                    closed = Closed::Field(field.ident);
+                    closed = Closed::Field(field.member.clone());
                 }
             }
             Role::Children(args) => {
@@ -87,7 +88,7 @@ pub(crate) fn validate<'a>(
                 };
                 let key = text(&child);
                 let entry = ChildField {
-                    ident: field.ident,
+                    member: field.member.clone(),
                     container: &field.field.ty,
                     child,
                 };
@@ -95,7 +96,7 @@ pub(crate) fn validate<'a>(
             }
         }
     }
-
+    read_guessed(node, &mut closed, &mut candidates);
     let children = choose_by_type(&candidates, &mut errors);
     let krate = crate_path(node.krate.as_ref(), Caller::ChainNode)
         .map_err(|not_found| errors.push(not_found))
@@ -109,6 +110,49 @@ pub(crate) fn validate<'a>(
     match errors.finish() {
         Ok(()) => Ok(valid.expect("the crate was found, else an error was pushed")),
         Err(errors) => Err((errors, valid.map(Box::new))),
+    }
+}
+
+/// The fields whose attributes had an error (already reported), read after the others so
+/// that they take nothing from them: the guessed role if it fits the field, else children if
+/// the field is a container the derive reads (`#[chain(closd)]` on a map), else nothing;
+/// never a second error.
+fn read_guessed<'a>(
+    node: &Node<'a>,
+    closed: &mut Closed,
+    candidates: &mut Vec<(String, ChildField<'a>, bool)>,
+) {
+    for field in node.fields.iter().filter(|field| field.guessed) {
+        let ty = &field.field.ty;
+        let atomic = is_atomic_bool(ty);
+        if matches!(field.role, Role::Closed(_))
+            && matches!(*closed, Closed::Never)
+            && (atomic || is_bool(ty))
+        {
+            *closed = if atomic {
+                Closed::AtomicField(field.member.clone())
+            } else {
+                Closed::Field(field.member.clone())
+            };
+            continue;
+        }
+        let (named, default) = match &field.role {
+            Role::Children(args) => (args.child.clone(), args.default.is_some()),
+            _ => (None, false),
+        };
+        let Some(child) = named.or_else(|| container_child(ty).cloned()) else {
+            continue;
+        };
+        let key = text(&child);
+        if candidates.iter().any(|(other, _, _)| *other == key) {
+            continue;
+        }
+        let entry = ChildField {
+            member: field.member.clone(),
+            container: ty,
+            child,
+        };
+        candidates.push((key, entry, default));
     }
 }
 
@@ -205,7 +249,7 @@ fn choose_by_type<'a>(
                     defaults[0]
                 };
                 children.push(ChildField {
-                    ident: chosen.1.ident,
+                    member: chosen.1.member.clone(),
                     container: chosen.1.container,
                     child: chosen.1.child.clone(),
                 });
@@ -213,19 +257,19 @@ fn choose_by_type<'a>(
             (_, 0) => {
                 let names: Vec<String> = same
                     .iter()
-                    .map(|(_, field, _)| format!("`{}`", field.ident))
+                    .map(|(_, field, _)| format!("`{}`", text(&field.member)))
                     .collect();
                 errors.push(syn::Error::new_spanned(
-                    same[1].1.ident,
+                    &same[1].1.member,
                     format!(
                         "fields {} hold children of the same type `{key}`, so a descent by type cannot tell them apart: mark the one to descend by type `#[chain(children, default)]` and reach the others by name (`node.{}.lookup(&key)`)",
                         names.join(" and "),
-                        same[1].1.ident
+                        text(&same[1].1.member)
                     ),
                 ));
             }
             _ => errors.push(syn::Error::new_spanned(
-                defaults[1].1.ident,
+                &defaults[1].1.member,
                 format!("only one field holding `{key}` children can be the `default`"),
             )),
         }

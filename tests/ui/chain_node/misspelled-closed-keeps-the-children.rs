@@ -1,0 +1,23 @@
+use chainlock::chain::EpochMap;
+use chainlock::hybrid::HybridLock;
+use chainlock::parking_lot::Mutex;
+use chainlock::{ChainNode, chain_locker};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+#[derive(ChainNode, Default)]
+struct Dir {
+    // The one error: `closed` misspelled (read as `closed`).
+    #[chain(closd)]
+    removed: AtomicBool,
+    #[chain(children)]
+    files: EpochMap<u32, Mutex<u64>>,
+}
+
+chain_locker!(struct ToFile(optimistic Dir, u64););
+
+fn main() {
+    // The other field is still a child field: this line adds no error.
+    let root = Arc::new(HybridLock::new(Dir::default()));
+    let _ = ToFile.run_keys(&root, &1, |file| *file);
+}
