@@ -419,3 +419,45 @@ mod configured_by_cfg_attr {
         assert_eq!(got, Ok(7));
     }
 }
+
+/// Level types named like the modifiers: `optimistic exclusive` is a level of type
+/// `exclusive` read optimistically, and a lone `shared` as the leaf after a level with its
+/// own modifier is a type (only a lone modifier that can be read as another level's, or as
+/// the level's before it, is reported as misplaced).
+#[expect(
+    non_camel_case_types,
+    reason = "the point: types named like the modifiers"
+)]
+mod level_types_named_like_modifiers {
+    use chainlock::chain::EpochGuard;
+    use chainlock::chain_locker;
+    use chainlock::hybrid::HybridLock;
+    use chainlock::parking_lot::Mutex;
+    use std::sync::Arc;
+
+    pub(crate) struct registry {
+        pub(crate) next: Arc<HybridLock<exclusive>>,
+    }
+    pub(crate) struct exclusive {
+        pub(crate) leaf: Arc<Mutex<shared>>,
+    }
+    pub(crate) struct shared(pub(crate) u32);
+
+    chain_locker! {
+        pub(crate) struct ToShared(optimistic registry, optimistic exclusive, shared);
+    }
+
+    #[test]
+    fn they_are_levels_and_run() {
+        let leaf = Arc::new(Mutex::new(shared(5)));
+        let next = Arc::new(HybridLock::new(exclusive { leaf }));
+        let root = Arc::new(HybridLock::new(registry { next }));
+        let got = ToShared.run(
+            &root,
+            |r: &registry, _: &EpochGuard| Some(&r.next),
+            |e: &exclusive, _: &EpochGuard| Some(&e.leaf),
+            |s| s.0,
+        );
+        assert_eq!(got, Ok(5));
+    }
+}

@@ -289,20 +289,51 @@ fn read_levels<'a>(chain: &'a Chain, errors: &mut Errors) -> Vec<Read<'a>> {
     let mut stray: Option<&'a Ident> = None;
     for (index, level) in chain.levels.iter().enumerate() {
         let alone = modifier_word(&level.ty);
+        // A modifier written as a level: the next typed level's if it has no modifier of its
+        // own, a stray one if it has; the last level's, the level's before it if that one
+        // has none (`Class, shared`), else a type as written (the leaf's type forgotten, or a
+        // type named `shared`: rustc says which).
         if let (Some(word), true) = (alone, level.modifiers.is_empty()) {
-            let example = chain.levels.get(index + 1).map_or_else(
-                || String::from("a type"),
-                |next| format!("`{word} {}`", text(&next.ty)),
-            );
-            errors.push(syn::Error::new_spanned(
-                word,
-                format!(
-                    "`{word}` is a modifier with no type: it goes before its level's type, \
-                     without a `,` ({example})"
-                ),
-            ));
-            stray = stray.or(Some(word));
-            continue;
+            let typed_after = chain.levels[index + 1..]
+                .iter()
+                .find(|next| !(next.modifiers.is_empty() && modifier_word(&next.ty).is_some()));
+            let message = match typed_after {
+                Some(next) if next.modifiers.is_empty() => {
+                    stray = stray.or(Some(word));
+                    format!(
+                        "`{word}` is a modifier with no type: it goes before its level's type, \
+                         without a `,` (`{word} {}`)",
+                        text(&next.ty)
+                    )
+                }
+                Some(next) => {
+                    let own: Vec<String> = next.modifiers.iter().map(ToString::to_string).collect();
+                    format!(
+                        "`{word}` is a modifier with no type, and the level after it has its \
+                         own (`{} {}`): remove `{word},`",
+                        own.join(" "),
+                        text(&next.ty)
+                    )
+                }
+                None => match read
+                    .last_mut()
+                    .filter(|before: &&mut Read<'a>| before.modifiers.is_empty())
+                {
+                    Some(before) => {
+                        before.modifiers = std::slice::from_ref(word);
+                        format!(
+                            "`{word}` after its type: a modifier goes before it, without a `,` \
+                             (`{word} {}`)",
+                            text(before.ty)
+                        )
+                    }
+                    None => String::new(),
+                },
+            };
+            if !message.is_empty() {
+                errors.push(syn::Error::new_spanned(word, message));
+                continue;
+            }
         }
         // `Class exclusive`: the last word before the "type" is the type.
         let after = alone.filter(|_| {

@@ -31,14 +31,14 @@ const _: () = {
     static __CL_LEVELS: [__cl::Level; 3] = [__cl::Level::UNNAMED; 3];
     use __cl::{ProbeNode as _, ProbeOther as _, StageS as _, StageU as _, StageX as _};
     #[inline]
-    fn __descend<__W: __cl::Wait, __H, RegistryLock, ClassLock>(
+    fn __descend<__W: __cl::Wait, __H, RegistryLock, LectureLock, ClassLock>(
         __w: __W,
         __hold: __H,
         root: &__cl::Arc<RegistryLock>,
         stage0: impl for<'__g> __cl::FnMut(
             &'__g Registry,
             &'__g __cl::EpochGuard,
-        ) -> __cl::Option<&'__g __cl::Arc<__cl::HybridLock<Lecture>>>,
+        ) -> __cl::Option<&'__g __cl::Arc<LectureLock>>,
         stage1: impl for<'__g> __cl::FnMut(
             &'__g Lecture,
             &'__g __cl::EpochGuard,
@@ -46,12 +46,14 @@ const _: () = {
     ) -> __cl::Res<__H::Out>
     where
         RegistryLock: ?__cl::Sized,
+        LectureLock: ?__cl::Sized,
         ClassLock: ?__cl::Sized,
         __H: __cl::End<<__W as __cl::WaitX<ClassLock>>::Guard, ClassLock, __cl::ModeX>,
         __H: __cl::Copy,
         __cl::Exit: __cl::From<__W::Error>,
         __cl::Stop: __cl::From<__W::Error>,
         RegistryLock: __cl::OptimisticLock<Target = Registry>,
+        LectureLock: __cl::OptimisticLock<Target = Lecture>,
         __W: __cl::WaitX<ClassLock, Target = Class>,
     {
         let __rec = ::chainlock::__private::RecOff;
@@ -165,11 +167,6 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
-            RegistryLock: __cl::Link<
-                Registry,
-                Lecture,
-                Lock = __cl::HybridLock<Lecture>,
-            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,
@@ -193,11 +190,6 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
-            RegistryLock: __cl::Link<
-                Registry,
-                Lecture,
-                Lock = __cl::HybridLock<Lecture>,
-            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,
@@ -271,11 +263,6 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
-            RegistryLock: __cl::Link<
-                Registry,
-                Lecture,
-                Lock = __cl::HybridLock<Lecture>,
-            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkTX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,
@@ -300,11 +287,6 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
-            RegistryLock: __cl::Link<
-                Registry,
-                Lecture,
-                Lock = __cl::HybridLock<Lecture>,
-            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkTX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,
@@ -327,11 +309,6 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
-            RegistryLock: __cl::Link<
-                Registry,
-                Lecture,
-                Lock = __cl::HybridLock<Lecture>,
-            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,
@@ -366,11 +343,6 @@ const _: () = {
         where
             RegistryLock: __cl::OptimisticLock<Target = Registry> + ?__cl::Sized,
             RegistryLock: __cl::LinkO<Registry, Lecture>,
-            RegistryLock: __cl::Link<
-                Registry,
-                Lecture,
-                Lock = __cl::HybridLock<Lecture>,
-            >,
             RegistryLock: __cl::LinkRef<Registry, Lecture>,
             RegistryLock: __cl::LinkTX<Lecture, Class>,
             RegistryLock: __cl::LinkRef<Lecture, Class>,

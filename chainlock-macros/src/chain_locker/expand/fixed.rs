@@ -4,7 +4,7 @@
 use super::super::validate::Mode;
 use super::flavor::{Flavor, recording_branches, recording_steps, runtime_note};
 use super::optimistic::{End, optimistic_levels, passes};
-use super::{Docs, LevelCode, Signature, link, literal, lock_params, method_ident, signature};
+use super::{Docs, LevelCode, Signature, link, literal, method_ident, signature};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote};
 
@@ -203,7 +203,6 @@ fn body_signature(
     }
     let bounds = levels
         .iter()
-        .filter(|level| level.generic)
         .map(|level| {
             let (lock, ty) = (&level.lock, level.ty);
             if is_async {
@@ -229,7 +228,7 @@ fn body_signature(
 /// released) and locks the leaves together. The public methods are thin wrappers around it.
 pub(super) fn body_method(levels: &[LevelCode<'_>], is_async: bool) -> TokenStream {
     let leaf = levels.last().expect("validated: at least one level");
-    let generics = lock_params(levels);
+    let generics = levels.iter().map(|level| &level.lock);
     let (params, bounds) = body_signature(levels, levels, is_async);
     let (leaf_lock, mode) = (&leaf.lock, leaf.end_mode());
     if is_async {
@@ -310,7 +309,7 @@ pub(super) fn body_method(levels: &[LevelCode<'_>], is_async: bool) -> TokenStre
     // The optimistic passes run the leaf's step in each pass: their end is copied.
     let copy = (optimistic > 0).then(|| quote!(__H: __cl::Copy,));
     // `?Sized` in the where clause, so that the generics fit a line.
-    let maybe_unsized = lock_params(levels);
+    let maybe_unsized = levels.iter().map(|level| &level.lock);
     quote! {
         __cl::tracked! {
             #[inline]

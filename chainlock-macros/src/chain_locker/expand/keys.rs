@@ -17,9 +17,7 @@ pub(super) fn keyed_levels<'a>(levels: &[LevelCode<'a>]) -> Vec<LevelCode<'a>> {
     let mut keyed = levels.to_vec();
     for (child, parent) in keyed.iter_mut().skip(1).zip(levels) {
         let (parent_ty, child_ty) = (parent.ty, child.ty);
-        if child.generic {
-            child.lock = quote!(__cl::LockOf<#root_lock, #parent_ty, #child_ty>);
-        }
+        child.lock = quote!(__cl::LockOf<#root_lock, #parent_ty, #child_ty>);
     }
     keyed
 }
@@ -44,11 +42,6 @@ pub(super) fn keys_signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signat
         params.push(quote!(#key: &__cl::KeyOf<#root_lock, #parent_ty, #child_ty>));
         let link = flavor.link_trait(child.mode);
         bounds.push(quote!(#root_lock: #link<#parent_ty, #child_ty>));
-        if !child.generic {
-            // Its lock is named (`LevelCode::generic`): the step's projection equals it.
-            let lock = &child.lock;
-            bounds.push(quote!(#root_lock: __cl::Link<#parent_ty, #child_ty, Lock = #lock>));
-        }
         if parent.mode == Mode::Optimistic {
             bounds.push(quote!(#root_lock: __cl::LinkRef<#parent_ty, #child_ty>));
         }

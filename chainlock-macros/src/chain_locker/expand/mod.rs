@@ -253,11 +253,12 @@ struct LevelCode<'a> {
     /// level (`LectureLock`, see [`name_lock_params`]); in the
     /// key-path methods, past the root, the projection found through the parent's `Children`.
     lock: TokenStream,
-    /// Whether `lock` is a generic parameter: every level's but an `optimistic` one below the
-    /// root of a chain without a repeated level, whose lock can only be a `HybridLock` of its
-    /// type, named so
-    /// (then a stage that always returns `None` still infers, and no message names a
-    /// parameter the user cannot write).
+    /// Whether the closure methods (`descend*`, `run*`) take `lock` as a generic parameter:
+    /// every level's but an `optimistic` one below the root of a chain without a repeated
+    /// level, whose lock can only be a `HybridLock` of its type, which they name instead
+    /// ([`Self::public_lock`]): then a stage into it that always returns `None` still
+    /// infers, and no message names a parameter the user cannot write. The bodies keep every
+    /// lock a parameter (the key-path methods give them projections).
     generic: bool,
     /// The local holding this level's guard.
     guard: Ident,
@@ -276,6 +277,17 @@ impl<'a> LevelCode<'a> {
             generic: true,
             guard: format_ident!("__g{}", index),
             held: format_ident!("__h{}", index),
+        }
+    }
+
+    /// The lock as the closure methods name it: the parameter, or `HybridLock<T>` (see
+    /// [`Self::generic`]).
+    fn public_lock(&self) -> TokenStream {
+        if self.generic {
+            self.lock.clone()
+        } else {
+            let ty = self.ty;
+            quote!(__cl::HybridLock<#ty>)
         }
     }
 
@@ -332,7 +344,12 @@ impl<'a> LevelCode<'a> {
     /// once per pass) on `&T` and the epoch guard, returning the child's `Arc` lent by them.
     /// `body`: as the blocking body sees it (its guard types the strategy's).
     fn stage_type(&self, child: &LevelCode<'_>, body: bool) -> TokenStream {
-        let (ty, child_lock) = (self.ty, &child.lock);
+        let ty = self.ty;
+        let child_lock = if body {
+            child.lock.clone()
+        } else {
+            child.public_lock()
+        };
         if self.mode == Mode::Optimistic {
             return quote! {
                 impl for<'__g> __cl::FnMut(&'__g #ty, &'__g __cl::EpochGuard)
@@ -439,8 +456,8 @@ fn name_lock_params(locker: &Ident, levels: &mut [LevelCode<'_>]) {
             }
         }
     }
-    // A mixed chain keeps every lock a parameter: its key steps equate the repeated level's
-    // lock with a projection that a named lock of the same type would equate a second time.
+    // A mixed chain keeps every lock a parameter: its key-path methods hand its closure
+    // stages projections of the root's lock, which a named lock would not match.
     let mixed = levels.iter().any(|level| level.repeated);
     let mut taken = vec![locker.unraw().to_string()];
     for level in levels.iter() {
@@ -472,20 +489,8 @@ fn name_lock_params(locker: &Ident, levels: &mut [LevelCode<'_>]) {
             .unwrap_or_else(|| format!("__L{}", level.index));
         taken.push(name.clone());
         level.lock = Ident::new(&name, Span::call_site()).to_token_stream();
-        if level.mode == Mode::Optimistic && level.index > 0 && !mixed {
-            let ty = level.ty;
-            level.lock = quote!(__cl::HybridLock<#ty>);
-            level.generic = false;
-        }
+        level.generic = !(level.mode == Mode::Optimistic && level.index > 0 && !mixed);
     }
-}
-
-/// The levels' lock parameters (see [`LevelCode::generic`]).
-fn lock_params<'l>(levels: &'l [LevelCode<'_>]) -> impl Iterator<Item = &'l TokenStream> {
-    levels
-        .iter()
-        .filter(|level| level.generic)
-        .map(|level| &level.lock)
 }
 
 /// `A (shared) → B → C`, for the docs of the generated methods.
@@ -515,7 +520,11 @@ struct Signature {
 }
 
 fn signature(levels: &[LevelCode<'_>], flavor: Flavor) -> Signature {
-    let generics: Vec<TokenStream> = lock_params(levels).cloned().collect();
+    let generics: Vec<TokenStream> = levels
+        .iter()
+        .filter(|level| level.generic)
+        .map(|level| level.lock.clone())
+        .collect();
     let root_lock = &levels[0].lock;
     let mut params = vec![quote!(root: &__cl::Arc<#root_lock>)];
     if flavor.has_deadline() {

@@ -8,7 +8,7 @@ use super::super::super::validate::Mode;
 use super::super::flavor::{Flavor, recording_branches};
 use super::super::keys::key_stages;
 use super::super::optimistic::{End, level_at, optimistic_levels, passes};
-use super::super::{Docs, LevelCode, Signature, literal, lock_params, method_ident};
+use super::super::{Docs, LevelCode, Signature, literal, method_ident};
 use super::Mixed;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -45,7 +45,7 @@ impl Mixed<'_, '_> {
         let leaf = levels
             .last()
             .expect("validated: the repeated level is not the leaf");
-        let generics = lock_params(levels);
+        let generics = levels.iter().map(|level| &level.lock);
         let mut params = vec![{
             let root_lock = &levels[0].lock;
             quote!(root: &__cl::Arc<#root_lock>)

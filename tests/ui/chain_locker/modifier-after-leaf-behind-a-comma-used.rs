@@ -1,0 +1,41 @@
+use chainlock::chain::{EpochGuard, EpochMap};
+use chainlock::chain_locker;
+use chainlock::hybrid::HybridLock;
+use chainlock::parking_lot::RwLock;
+use chainlock::ChainNode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+#[derive(ChainNode, Default)]
+struct Registry {
+    #[chain(children)]
+    lectures: EpochMap<String, HybridLock<Lecture>>,
+}
+#[derive(ChainNode, Default)]
+struct Lecture {
+    #[chain(closed)]
+    cancelled: AtomicBool,
+    #[chain(children)]
+    classes: EpochMap<u32, RwLock<Class>>,
+}
+#[derive(ChainNode, Default)]
+struct Class {
+    size: u32,
+}
+
+chain_locker! {
+    // One mistake, one error: the leaf's modifier after it, behind a `,`. The uses below read
+    // the leaf as `shared Class` and add no error of their own.
+    struct ToClass(optimistic Registry, optimistic Lecture, Class, shared);
+}
+
+fn main() {
+    let registry = Arc::new(HybridLock::new(Registry::default()));
+    let _ = ToClass.run_keys(&registry, &"a".to_string(), &1, |class| class.size);
+    let _ = ToClass.run(
+        &registry,
+        |registry: &Registry, guard: &EpochGuard| registry.lectures.get("a", guard),
+        |lecture: &Lecture, guard: &EpochGuard| lecture.classes.get(&1, guard),
+        |class| class.size,
+    );
+}
