@@ -1,7 +1,7 @@
 //! Semantic rules of a parsed invocation. Every violation is collected and reported at
 //! once, each pointing at the offending tokens.
 
-use super::ast::{Chain, Input, Kind};
+use super::ast::{Chain, Input, Kind, Level};
 use crate::errors::Errors;
 use crate::krate::{Caller, crate_path};
 use crate::text::{edit_distance, text};
@@ -289,63 +289,20 @@ fn read_levels<'a>(chain: &'a Chain, errors: &mut Errors) -> Vec<Read<'a>> {
     let mut stray: Option<&'a Ident> = None;
     for (index, level) in chain.levels.iter().enumerate() {
         let alone = modifier_word(&level.ty);
-        // A modifier written as a level: the next typed level's if it has no modifier of its
-        // own, a stray one if it has; the last level's, the level's before it if that one
-        // has none (`Class, shared`), else a type as written (the leaf's type forgotten, or a
-        // type named `shared`: rustc says which).
-        if let (Some(word), true) = (alone, level.modifiers.is_empty()) {
-            let typed_after = chain.levels[index + 1..]
-                .iter()
-                .find(|next| !(next.modifiers.is_empty() && modifier_word(&next.ty).is_some()));
-            let message = match typed_after {
-                Some(next) if next.modifiers.is_empty() => {
-                    stray = stray.or(Some(word));
-                    format!(
-                        "`{word}` is a modifier with no type: it goes before its level's type, \
-                         without a `,` (`{word} {}`)",
-                        text(&next.ty)
-                    )
-                }
-                Some(next) => {
-                    let own: Vec<String> = next.modifiers.iter().map(ToString::to_string).collect();
-                    format!(
-                        "`{word}` is a modifier with no type, and the level after it has its \
-                         own (`{} {}`): remove `{word},`",
-                        own.join(" "),
-                        text(&next.ty)
-                    )
-                }
-                None => match read
-                    .last_mut()
-                    .filter(|before: &&mut Read<'a>| before.modifiers.is_empty())
-                {
-                    Some(before) => {
-                        before.modifiers = std::slice::from_ref(word);
-                        format!(
-                            "`{word}` after its type: a modifier goes before it, without a `,` \
-                             (`{word} {}`)",
-                            text(before.ty)
-                        )
-                    }
-                    None => String::new(),
-                },
-            };
-            if !message.is_empty() {
-                errors.push(syn::Error::new_spanned(word, message));
-                continue;
-            }
+        if let (Some(word), true) = (alone, level.modifiers.is_empty())
+            && let Some(error) =
+                lone_modifier(word, &chain.levels[index + 1..], &mut read, &mut stray)
+        {
+            errors.push(error);
+            continue;
         }
         // `Class exclusive`: the last word before the "type" is the type.
-        let after = alone.filter(|_| {
-            level.modifiers.last().is_some_and(|last| {
-                capitalized(&last.to_string()) && near_miss(&last.to_string()).is_none()
-            })
-        });
+        let after = alone.filter(|_| level.modifiers.last().is_some_and(type_word));
         let words = level.modifiers.len() - usize::from(after.is_some());
         let mut start = 0;
         for (at, word) in level.modifiers[..words].iter().enumerate() {
-            let name = word.to_string();
-            if capitalized(&name) && near_miss(&name).is_none() {
+            if type_word(word) {
+                let name = word.to_string();
                 errors.push(syn::Error::new_spanned(
                     word,
                     format!("unknown modifier `{name}`: expected `shared`, `upgradable`, `optimistic` or `exclusive`; is a `,` missing after `{name}`?"),
@@ -359,16 +316,11 @@ fn read_levels<'a>(chain: &'a Chain, errors: &mut Errors) -> Vec<Read<'a>> {
             }
         }
         if let Some(modifier) = after {
-            let ty = &level.modifiers[words];
-            errors.push(syn::Error::new_spanned(
-                modifier,
-                format!(
-                    "`{modifier}` after its type: a modifier goes before it (`{modifier} {ty}`)"
-                ),
-            ));
+            let ty = &level.words[words];
+            errors.push(after_its_type(modifier, ty, ""));
             read.push(Read {
                 modifiers: std::slice::from_ref(modifier),
-                ty: &level.words[words],
+                ty,
                 repeat: level.repeat.as_ref(),
             });
             continue;
@@ -380,6 +332,67 @@ fn read_levels<'a>(chain: &'a Chain, errors: &mut Errors) -> Vec<Read<'a>> {
         });
     }
     read
+}
+
+/// A modifier written as a level of its own (`later`: the levels after it): the next typed
+/// level's if that one has no modifier of its own (noted in `stray`), reported and dropped if
+/// it has; the last level's, the previous level's if that one has none (`Class, shared`);
+/// `None` (a type as written: the leaf's type forgotten, or a type named `shared`, which
+/// rustc tells apart) when neither fits.
+fn lone_modifier<'a>(
+    word: &'a Ident,
+    later: &'a [Level],
+    read: &mut [Read<'a>],
+    stray: &mut Option<&'a Ident>,
+) -> Option<syn::Error> {
+    let typed_after = later
+        .iter()
+        .find(|next| !(next.modifiers.is_empty() && modifier_word(&next.ty).is_some()));
+    let message = match typed_after {
+        Some(next) if next.modifiers.is_empty() => {
+            stray.get_or_insert(word);
+            format!(
+                "`{word}` is a modifier with no type: it goes before its level's type, without \
+                 a `,` (`{word} {}`)",
+                text(&next.ty)
+            )
+        }
+        Some(next) => {
+            let own: Vec<String> = next.modifiers.iter().map(ToString::to_string).collect();
+            format!(
+                "`{word}` is a modifier with no type, and the level after it has its own \
+                 (`{} {}`): remove `{word},`",
+                own.join(" "),
+                text(&next.ty)
+            )
+        }
+        None => {
+            let before = read
+                .last_mut()
+                .filter(|before| before.modifiers.is_empty())?;
+            before.modifiers = std::slice::from_ref(word);
+            return Some(after_its_type(word, before.ty, ", without a `,`"));
+        }
+    };
+    Some(syn::Error::new_spanned(word, message))
+}
+
+/// A modifier written after its level's type (`how`: how else it was written wrong).
+fn after_its_type(modifier: &Ident, ty: &Type, how: &str) -> syn::Error {
+    syn::Error::new_spanned(
+        modifier,
+        format!(
+            "`{modifier}` after its type: a modifier goes before it{how} (`{modifier} {}`)",
+            text(ty)
+        ),
+    )
+}
+
+/// Whether a word in a modifier's place is a type (capitalized, and no modifier but for its
+/// case): a level whose `,` is missing, or the type a modifier was written after.
+fn type_word(word: &Ident) -> bool {
+    let name = word.to_string();
+    capitalized(&name) && near_miss(&name).is_none()
 }
 
 /// A level's own modifiers, or the stray one written before it when it has none.

@@ -57,30 +57,22 @@ impl<N: ?Sized> PathHold<N> {
         deadline: Option<Instant>,
         depth: usize,
     ) -> Option<Self> {
-        let site = Location::caller();
-        let (key, at) = (KeyRef::Index(depth), address(lock));
-        // Without a version to compare, neither ever answers `Restart`.
-        let taken = if M::EXCLUSIVE_PATH {
-            observe_hybrid::<_, true>(
-                &WALKS,
-                site,
-                key,
-                at,
-                || HybridLock::write_arc_at(lock, None, Some(Instant::now())),
-                || HybridLock::write_arc_at(lock, None, deadline),
-            )
-            .map(|taken| taken.map(|(guard, record)| (Path::Exclusive(guard), record)))
-        } else {
-            observe_hybrid::<_, true>(
-                &WALKS,
-                site,
-                key,
-                at,
-                || HybridLock::read_arc_at(lock, None, Some(Instant::now())),
-                || HybridLock::read_arc_at(lock, None, deadline),
-            )
-            .map(|taken| taken.map(|(guard, record)| (Path::Shared(guard), record)))
+        // Without a version to compare, neither mode ever answers `Restart`.
+        let take = |deadline| {
+            if M::EXCLUSIVE_PATH {
+                HybridLock::write_arc_at(lock, None, deadline).map(|got| got.map(Path::Exclusive))
+            } else {
+                HybridLock::read_arc_at(lock, None, deadline).map(|got| got.map(Path::Shared))
+            }
         };
+        let taken = observe_hybrid::<_, true>(
+            &WALKS,
+            Location::caller(),
+            KeyRef::Index(depth),
+            address(lock),
+            || take(Some(Instant::now())),
+            || take(deadline),
+        );
         let (node, record) = taken.ok().flatten()?;
         Some(Self { record, node })
     }
